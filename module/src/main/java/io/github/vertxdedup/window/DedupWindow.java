@@ -1,0 +1,604 @@
+package io.github.vertxdedup.window;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * A deduplication window: remembers which event ids (as 64-bit fingerprints) were accepted within the last
+ * {@code W} and answers each arrival with {@link Verdict#ACCEPTED} (first sighting: apply the effect),
+ * {@link Verdict#DUPLICATE} (drop it, still acknowledge it) or {@link Verdict#CONFLICT} (same id, other payload).
+ *
+ * <h2>Semantics</h2>
+ * Time is cut into buckets of width {@code b}; {@code W} is a whole number {@code N = W / b} of buckets
+ * ({@code 1 <= N <= }{@value #MAX_BUCKETS}). An id accepted at arrival time {@code t} gets the remember-until instant
+ * {@code T = t + W}, or an earlier {@code T} the caller passes (seed {@code 004_cde7cf8c0ac9f52f}: per-entry
+ * remember-until). The rule, for both: <b>an arrival before {@code T - b} finds the id (duplicate); an arrival at or
+ * after {@code T} does not (accepted again)</b>; in between either answer may come, because a whole bucket expires at
+ * once. So a default entry is remembered for between {@code W - b} and {@code W}. Once forgotten an id is never
+ * remembered again, and a duplicate never extends an entry's life (a broken producer cannot keep a key alive).
+ * Order does not matter: a late or past-stamped event is judged by its arrival time and goes to the newest bucket.
+ *
+ * <h2>Time</h2>
+ * Arrival time is {@link DedupClock#nowMs()} of the injected clock, which in production is monotonic: a wall-clock
+ * step neither wipes the window nor freezes expiry. A clock reading earlier than one already seen is treated as the
+ * latest one seen. After an idle gap of {@code W} or more every entry has expired, and the window empties in O(1)
+ * (it drops its table for a new small one) instead of walking buckets.
+ *
+ * <h2>Cost</h2>
+ * {@link #check} is one hash probe, O(1) expected, in a flat open-addressing table (see {@code FingerprintTable}):
+ * one random memory access per event. Expiry costs no random access: each slot carries its expiry bucket, expired
+ * entries count as absent at once, and a sequential sweep (amortised over {@code check} calls, a fixed share of the
+ * table per elapsed bucket) deletes them. Memory is 12 bytes per slot (20 with payload hashes) at a load of at most
+ * 3/4, so 16 to 32 bytes per held id as the table doubles; pass {@code expectedIds} to size it once and avoid the
+ * doubling rehash (an O(table) pause) in the hot path.
+ *
+ * <h2>Capacity</h2>
+ * At most {@code maxIds} live ids. A new id beyond that is refused with {@link WindowFullException} under
+ * {@link CapacityPolicy#REJECT} (the default: fail closed), or makes room by forgetting the bucket that expires
+ * soonest under {@link CapacityPolicy#EVICT_OLDEST} (counted as early evictions).
+ *
+ * <h2>Thread-safety</h2>
+ * Not thread-safe, by contract: one owner (a partition verticle on its event loop) calls every method. No locks,
+ * no allocation on the {@link #check} path (except when the table grows).
+ */
+public final class DedupWindow {
+
+  /** Largest bucket count {@code W / b}. Bounded because each slot stores its lifetime in 14 bits. */
+  public static final int MAX_BUCKETS = FingerprintTable.MAX_LIFETIME;
+
+  /** Passed as {@code payloadHash} when the event has none: it never conflicts. */
+  public static final long NO_PAYLOAD_HASH = 0L;
+
+  /** Passed as {@code rememberUntilMs} for the default {@code T = arrival + W}. */
+  public static final long DEFAULT_REMEMBER_UNTIL = Long.MIN_VALUE;
+
+  /**
+   * Slots visited by the sweep per {@link #check} while sweep work is owed: small enough to keep the cost per
+   * event flat, large enough to keep up with the debt below at any rate above a few events per bucket.
+   */
+  private static final int SWEEP_SLOTS_PER_CHECK = 16;
+
+  /**
+   * The sweep owes one full pass over the table per {@code max(1, N / SWEEP_PASSES_PER_WINDOW)} elapsed buckets, so
+   * dead entries stay under about 1/8 of held ones on average and are never older than a window.
+   */
+  private static final int SWEEP_PASSES_PER_WINDOW = 8;
+
+  private final DedupClock clock;
+  private final long windowMs;
+  private final long bucketMs;
+  private final int bucketCount;
+  private final long maxIds;
+  private final CapacityPolicy capacityPolicy;
+  private final boolean payloadHashes;
+  private final int initialCapacity;
+  private final int sweepPassBuckets;
+
+  private FingerprintTable table;
+  /** Live entries per expiry bucket, indexed by expiry bucket modulo {@code N + 1}. */
+  private final int[] expiringAt;
+
+  private long currentBucket;
+  /** Entries expiring at or before this bucket are forgotten (raised by early eviction). */
+  private long evictedThrough;
+  private int threshold;
+  private long sweepDebt;
+
+  private long held;
+  private long accepted;
+  private long duplicates;
+  private long conflicts;
+  private long expired;
+  private long earlyEvictions;
+  private long rejected;
+
+  private DedupWindow(Builder b) {
+    this.clock = b.clock;
+    this.windowMs = b.window.toMillis();
+    this.bucketMs = b.bucket.toMillis();
+    this.bucketCount = (int) (windowMs / bucketMs);
+    this.maxIds = b.maxIds;
+    this.capacityPolicy = b.capacityPolicy;
+    this.payloadHashes = b.payloadHashes;
+    // Room for expectedIds live ids plus the dead share the sweep leaves behind, within the 3/4 load limit.
+    long wanted = b.expectedIds == 0 ? 0 : (b.expectedIds + b.expectedIds / 8) * 4 / 3 + 1;
+    this.initialCapacity = (int) Math.min(wanted, FingerprintTable.maxCapacity(payloadHashes));
+    this.sweepPassBuckets = Math.max(1, bucketCount / SWEEP_PASSES_PER_WINDOW);
+    this.table = new FingerprintTable(payloadHashes, initialCapacity);
+    this.expiringAt = new int[bucketCount + 1];
+    this.currentBucket = Math.floorDiv(clock.nowMs(), bucketMs);
+    this.evictedThrough = currentBucket;
+    this.threshold = FingerprintTable.threshold(currentBucket);
+  }
+
+  /**
+   * Starts a builder.
+   *
+   * @return a new builder; {@link Builder#window(Duration)} is required
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Checks an arrival with no payload hash and the default remember-until ({@code arrival + W}); records it if it is
+   * new. Same as {@code check(fingerprint, NO_PAYLOAD_HASH, DEFAULT_REMEMBER_UNTIL)}.
+   *
+   * @param fingerprint the id's fingerprint (see {@link Fingerprinter}); must not be 0
+   * @return {@link Verdict#ACCEPTED} or {@link Verdict#DUPLICATE}
+   * @throws IllegalArgumentException if {@code fingerprint} is 0
+   * @throws WindowFullException under {@link CapacityPolicy#REJECT} when the window holds {@code maxIds} ids
+   */
+  public Verdict check(long fingerprint) {
+    return check(fingerprint, NO_PAYLOAD_HASH, DEFAULT_REMEMBER_UNTIL);
+  }
+
+  /**
+   * Checks an arrival at the clock's current time and records it if it is new. O(1) expected; allocates nothing.
+   *
+   * @param fingerprint the id's fingerprint; must not be 0
+   * @param payloadHash the payload's hash ({@link Fingerprinter#payloadHash}), or {@link #NO_PAYLOAD_HASH}. Kept with
+   *     the entry only when the window was built with {@link Builder#payloadHashes(boolean) payloadHashes(true)};
+   *     otherwise ignored
+   * @param rememberUntilMs the instant {@code T} (clock milliseconds) from which the id is forgotten, or
+   *     {@link #DEFAULT_REMEMBER_UNTIL} for {@code arrival + W}. Must satisfy {@code now < T <= now + W}
+   * @return {@link Verdict#ACCEPTED} if the id is not remembered (it is now, until {@code T}),
+   *     {@link Verdict#CONFLICT} if it is remembered with another non-zero payload hash (the first hash is kept),
+   *     else {@link Verdict#DUPLICATE}. Neither of the last two changes the entry
+   * @throws IllegalArgumentException if {@code fingerprint} is 0, or {@code rememberUntilMs} is not after now or is
+   *     beyond {@code now + W} (the message names the limit); nothing is recorded
+   * @throws WindowFullException under {@link CapacityPolicy#REJECT} when the id is new and the window holds
+   *     {@code maxIds} live ids; nothing is recorded
+   */
+  public Verdict check(long fingerprint, long payloadHash, long rememberUntilMs) {
+    requireFingerprint(fingerprint);
+    final long nowMs = clock.nowMs();
+    final long bucket = advance(nowMs);
+    final long expiryBucket = expiryBucket(nowMs, bucket, rememberUntilMs);
+    paySweepDebt();
+    if (table.needsRoom()) {
+      makeRoom();
+    }
+    int r = table.probe(fingerprint, threshold);
+    if (r >= 0) {
+      if (payloadHash != NO_PAYLOAD_HASH) {
+        long kept = table.payloadHashAt(r);
+        if (kept != NO_PAYLOAD_HASH && kept != payloadHash) {
+          conflicts++;
+          return Verdict.CONFLICT;
+        }
+      }
+      duplicates++;
+      return Verdict.DUPLICATE;
+    }
+    final int lifetime = (int) (expiryBucket - bucket);
+    if (lifetime <= 0) {
+      // T falls inside the current bucket: the rule allows forgetting it at once, there is nothing to remember.
+      accepted++;
+      return Verdict.ACCEPTED;
+    }
+    if (held >= maxIds) {
+      if (capacityPolicy == CapacityPolicy.REJECT) {
+        rejected++;
+        throw new WindowFullException(
+            "dedup window full: maxIds=" + maxIds + " live ids held; new id refused (capacityPolicy=REJECT)");
+      }
+      evictOldestBucket();
+    }
+    table.put(-r - 1, fingerprint, FingerprintTable.meta(expiryBucket, lifetime), payloadHash);
+    expiringAt[ringIndex(expiryBucket)]++;
+    held++;
+    accepted++;
+    return Verdict.ACCEPTED;
+  }
+
+  /**
+   * Answers whether an id is remembered now, recording nothing. O(1) expected.
+   *
+   * @param fingerprint the id's fingerprint; must not be 0
+   * @return true if an arrival now would be a duplicate (or conflict)
+   * @throws IllegalArgumentException if {@code fingerprint} is 0
+   */
+  public boolean contains(long fingerprint) {
+    requireFingerprint(fingerprint);
+    advance(clock.nowMs());
+    return table.probe(fingerprint, threshold) >= 0;
+  }
+
+  /**
+   * Returns what the window knows of an id, recording nothing. Times are at bucket precision: {@code firstSeenMs}
+   * is the start of the bucket it was accepted in, {@code expiresAtMs} the start of the bucket from which it is
+   * forgotten. Allocates the returned record.
+   *
+   * @param fingerprint the id's fingerprint; must not be 0
+   * @return the live entry, or null if the id is not remembered
+   * @throws IllegalArgumentException if {@code fingerprint} is 0
+   */
+  public Entry lookup(long fingerprint) {
+    requireFingerprint(fingerprint);
+    long bucket = advance(clock.nowMs());
+    int slot = table.probe(fingerprint, threshold);
+    if (slot < 0) {
+      return null;
+    }
+    int meta = table.metaAt(slot);
+    long expiry = FingerprintTable.expiryBucket(meta, bucket);
+    long firstSeen = expiry - FingerprintTable.lifetime(meta);
+    return new Entry(fingerprint, firstSeen * bucketMs, expiry * bucketMs, table.payloadHashAt(slot));
+  }
+
+  /**
+   * Puts back an entry recorded earlier (journal replay after a restart), as of its original times, so that it is
+   * forgotten when it would have been. Counted in {@link WindowStats#held()} but not in {@code accepted}.
+   *
+   * <p>An entry that has already expired is skipped. An entry whose expiry lies beyond {@code now + W} (possible
+   * only if the wall clock of the writing process was ahead of this one) is kept until {@code now + W}, the longest
+   * the window can hold anything. An id that is already live keeps its current entry.
+   *
+   * @param fingerprint the id's fingerprint; must not be 0
+   * @param payloadHash its payload hash or {@link #NO_PAYLOAD_HASH}
+   * @param firstSeenMs when it was first accepted, clock milliseconds
+   * @param expiresAtMs its remember-until instant {@code T}, clock milliseconds
+   * @return true if the entry was put back, false if it had expired or the id was already live
+   * @throws IllegalArgumentException if {@code fingerprint} is 0 or {@code expiresAtMs < firstSeenMs}
+   * @throws WindowFullException under {@link CapacityPolicy#REJECT} when the window already holds {@code maxIds}
+   */
+  public boolean restore(long fingerprint, long payloadHash, long firstSeenMs, long expiresAtMs) {
+    requireFingerprint(fingerprint);
+    if (expiresAtMs < firstSeenMs) {
+      throw new IllegalArgumentException(
+          "expiresAtMs must be >= firstSeenMs (" + firstSeenMs + ") but was " + expiresAtMs);
+    }
+    long bucket = advance(clock.nowMs());
+    long expiry = Math.min(Math.floorDiv(expiresAtMs, bucketMs), bucket + bucketCount);
+    if (expiry <= Math.max(bucket, evictedThrough)) {
+      return false;
+    }
+    int lifetime = (int) Math.min(bucketCount, Math.max(1, expiry - Math.floorDiv(firstSeenMs, bucketMs)));
+    paySweepDebt();
+    if (table.needsRoom()) {
+      makeRoom();
+    }
+    int r = table.probe(fingerprint, threshold);
+    if (r >= 0) {
+      return false;
+    }
+    if (held >= maxIds) {
+      if (capacityPolicy == CapacityPolicy.REJECT) {
+        rejected++;
+        throw new WindowFullException("dedup window full while restoring: maxIds=" + maxIds + " live ids held");
+      }
+      evictOldestBucket();
+    }
+    table.put(-r - 1, fingerprint, FingerprintTable.meta(expiry, lifetime), payloadHash);
+    expiringAt[ringIndex(expiry)]++;
+    held++;
+    return true;
+  }
+
+  /**
+   * Returns the counters. Reads the clock first, so {@code held} excludes ids expired by now.
+   *
+   * @return a snapshot (a new record)
+   */
+  public WindowStats stats() {
+    advance(clock.nowMs());
+    return new WindowStats(accepted, duplicates, conflicts, held, expired, earlyEvictions, rejected,
+        table.capacity(), table.bytes());
+  }
+
+  /** @return the number of ids remembered now; O(1) */
+  public long held() {
+    advance(clock.nowMs());
+    return held;
+  }
+
+  /** @return the window {@code W} */
+  public Duration window() {
+    return Duration.ofMillis(windowMs);
+  }
+
+  /** @return the bucket width {@code b} */
+  public Duration bucket() {
+    return Duration.ofMillis(bucketMs);
+  }
+
+  /** @return {@code N = W / b} */
+  public int bucketCount() {
+    return bucketCount;
+  }
+
+  /** @return the clock this window reads */
+  public DedupClock clock() {
+    return clock;
+  }
+
+  /**
+   * Returns the earliest arrival time this window can vouch for now: an event that first arrived before it may
+   * have been forgotten. It is {@code now - W + b} at bucket precision, or later after an early eviction.
+   *
+   * @return clock milliseconds
+   */
+  public long memoryStartMs() {
+    long bucket = advance(clock.nowMs());
+    long oldestRemembered = Math.max(bucket - bucketCount + 1, evictedThrough - bucketCount + 1);
+    return oldestRemembered * bucketMs;
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+
+  private static void requireFingerprint(long fingerprint) {
+    if (fingerprint == 0) {
+      throw new IllegalArgumentException("fingerprint must be non-zero (0 marks an empty slot) but was 0");
+    }
+  }
+
+  private long expiryBucket(long nowMs, long bucket, long rememberUntilMs) {
+    if (rememberUntilMs == DEFAULT_REMEMBER_UNTIL) {
+      return bucket + bucketCount;
+    }
+    if (rememberUntilMs <= nowMs) {
+      throw new IllegalArgumentException(
+          "rememberUntilMs must be after now (" + nowMs + ") but was " + rememberUntilMs);
+    }
+    if (rememberUntilMs - nowMs > windowMs) {
+      throw new IllegalArgumentException("rememberUntilMs must be <= now + window (" + nowMs + " + " + windowMs
+          + " = " + (nowMs + windowMs) + ") but was " + rememberUntilMs);
+    }
+    return Math.floorDiv(rememberUntilMs, bucketMs);
+  }
+
+  private int ringIndex(long expiryBucket) {
+    return (int) Math.floorMod(expiryBucket, (long) expiringAt.length);
+  }
+
+  /** Moves the window to the bucket of {@code nowMs}: expires whole buckets, schedules sweep work. */
+  private long advance(long nowMs) {
+    final long bucket = Math.floorDiv(nowMs, bucketMs);
+    if (bucket <= currentBucket) {
+      return currentBucket;
+    }
+    final long elapsed = bucket - currentBucket;
+    if (elapsed >= bucketCount) {
+      // Idle for a whole window: everything has expired. O(1): a new small table, no walk.
+      expired += held;
+      held = 0;
+      Arrays.fill(expiringAt, 0);
+      table.clear();
+      sweepDebt = 0;
+      evictedThrough = bucket;
+    } else {
+      for (long e = currentBucket + 1; e <= bucket; e++) {
+        int i = ringIndex(e);
+        held -= expiringAt[i];
+        expired += expiringAt[i];
+        expiringAt[i] = 0;
+      }
+      sweepDebt += elapsed * table.capacity() / sweepPassBuckets;
+    }
+    currentBucket = bucket;
+    threshold = FingerprintTable.threshold(Math.max(bucket, evictedThrough));
+    if (sweepDebt > table.capacity()) {
+      // Fell more than a pass behind (few checks per bucket): catch up now so no dead entry outlives a window.
+      table.sweep(sweepDebt - table.capacity(), threshold);
+      sweepDebt = table.capacity();
+    }
+    return bucket;
+  }
+
+  private void paySweepDebt() {
+    if (sweepDebt > 0) {
+      int n = (int) Math.min(sweepDebt, SWEEP_SLOTS_PER_CHECK);
+      table.sweep(n, threshold);
+      sweepDebt -= n;
+    }
+  }
+
+  private void makeRoom() {
+    int before = table.capacity();
+    if (!table.makeRoom(held, threshold)) {
+      rejected++;
+      throw new WindowFullException("dedup window full: the table reached its largest size ("
+          + table.capacity() + " slots) with " + held + " live ids");
+    }
+    if (table.capacity() != before) {
+      sweepDebt = 0;
+    }
+  }
+
+  private void evictOldestBucket() {
+    long from = Math.max(currentBucket, evictedThrough) + 1;
+    for (long e = from; e <= currentBucket + bucketCount; e++) {
+      int i = ringIndex(e);
+      int n = expiringAt[i];
+      if (n > 0) {
+        held -= n;
+        earlyEvictions += n;
+        expiringAt[i] = 0;
+        evictedThrough = e;
+        threshold = FingerprintTable.threshold(evictedThrough);
+        return;
+      }
+    }
+    throw new IllegalStateException("no live bucket to evict although held=" + held);
+  }
+
+  /**
+   * What the window remembers of one id. Times at bucket precision, clock milliseconds.
+   *
+   * @param fingerprint the id's fingerprint
+   * @param firstSeenMs start of the bucket in which it was accepted
+   * @param expiresAtMs start of the bucket from which it is forgotten
+   * @param payloadHash the payload hash kept with it, or {@link #NO_PAYLOAD_HASH}
+   */
+  public record Entry(long fingerprint, long firstSeenMs, long expiresAtMs, long payloadHash) {}
+
+  /**
+   * Builds a {@link DedupWindow}. Not thread-safe; each setter validates its argument at once.
+   */
+  public static final class Builder {
+    private Duration window;
+    private Duration bucket;
+    private DedupClock clock = DedupClock.system();
+    private long maxIds = -1;
+    private CapacityPolicy capacityPolicy = CapacityPolicy.REJECT;
+    private boolean payloadHashes;
+    private int expectedIds;
+
+    private Builder() {}
+
+    /**
+     * Sets {@code W}, how long an accepted id is remembered. Required; choose it above the longest redelivery path
+     * of your system (seed {@code 004_cde7cf8c0ac9f52f}).
+     *
+     * @param window positive, whole milliseconds
+     * @return this builder
+     * @throws IllegalArgumentException if not positive or not a whole number of milliseconds
+     */
+    public Builder window(Duration window) {
+      this.window = requirePositiveMillis("window", window);
+      return this;
+    }
+
+    /**
+     * Sets the bucket width {@code b}; {@code W} must be a whole multiple of it, with at most {@value #MAX_BUCKETS}
+     * buckets. Default {@code W / 60}.
+     *
+     * @param bucket positive, whole milliseconds
+     * @return this builder
+     * @throws IllegalArgumentException if not positive or not a whole number of milliseconds
+     */
+    public Builder bucket(Duration bucket) {
+      this.bucket = requirePositiveMillis("bucket", bucket);
+      return this;
+    }
+
+    /**
+     * Sets the clock. Default {@link DedupClock#system()}; tests pass a {@link ManualClock}.
+     *
+     * @param clock the clock
+     * @return this builder
+     */
+    public Builder clock(DedupClock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /**
+     * Caps the number of live ids. Default and upper limit: {@link #maxIdsLimit(boolean)}.
+     *
+     * @param maxIds {@code 1 ..} the limit
+     * @return this builder
+     * @throws IllegalArgumentException if out of range
+     */
+    public Builder maxIds(long maxIds) {
+      if (maxIds < 1) {
+        throw new IllegalArgumentException("maxIds must be >= 1 but was " + maxIds);
+      }
+      this.maxIds = maxIds;
+      return this;
+    }
+
+    /**
+     * Sets what happens to a new id when {@code maxIds} are held. Default {@link CapacityPolicy#REJECT}.
+     *
+     * @param policy the policy
+     * @return this builder
+     */
+    public Builder capacityPolicy(CapacityPolicy policy) {
+      this.capacityPolicy = Objects.requireNonNull(policy, "capacityPolicy");
+      return this;
+    }
+
+    /**
+     * Keeps an 8-byte payload hash with every entry so that the same id with another payload is a
+     * {@link Verdict#CONFLICT}. Default false: the window then pays nothing for it (12-byte slots instead of 20).
+     *
+     * @param payloadHashes whether to keep payload hashes
+     * @return this builder
+     */
+    public Builder payloadHashes(boolean payloadHashes) {
+      this.payloadHashes = payloadHashes;
+      return this;
+    }
+
+    /**
+     * Sizes the table once for this many live ids (typically rate x W), so that it never doubles (an O(table)
+     * rehash) while serving. Default 0: start small and grow.
+     *
+     * @param expectedIds {@code >= 0}
+     * @return this builder
+     * @throws IllegalArgumentException if negative
+     */
+    public Builder expectedIds(int expectedIds) {
+      if (expectedIds < 0) {
+        throw new IllegalArgumentException("expectedIds must be >= 0 but was " + expectedIds);
+      }
+      this.expectedIds = expectedIds;
+      return this;
+    }
+
+    /**
+     * Builds the window; it reads the clock once to find its first bucket.
+     *
+     * @return a new, empty window
+     * @throws IllegalArgumentException if {@code window} is missing, is not a whole multiple of {@code bucket}, has
+     *     more than {@value #MAX_BUCKETS} buckets, or {@code maxIds} / {@code expectedIds} exceed the table's limit
+     */
+    public DedupWindow build() {
+      if (window == null) {
+        throw new IllegalArgumentException("window is required (there is no safe default window)");
+      }
+      long w = window.toMillis();
+      if (bucket == null) {
+        if (w % 60 != 0) {
+          throw new IllegalArgumentException("bucket defaults to window / 60, so window must be a multiple of 60 ms"
+              + " but was " + w + " ms; set bucket explicitly");
+        }
+        bucket = Duration.ofMillis(w / 60);
+      }
+      long b = bucket.toMillis();
+      if (w % b != 0) {
+        throw new IllegalArgumentException(
+            "window (" + w + " ms) must be a whole multiple of bucket (" + b + " ms)");
+      }
+      if (w / b > MAX_BUCKETS) {
+        throw new IllegalArgumentException("window / bucket must be <= " + MAX_BUCKETS + " buckets but was "
+            + (w / b) + " (window " + w + " ms, bucket " + b + " ms); choose a wider bucket");
+      }
+      long limit = maxIdsLimit(payloadHashes);
+      if (maxIds == -1) {
+        maxIds = limit;
+      } else if (maxIds > limit) {
+        throw new IllegalArgumentException("maxIds must be <= " + limit + " but was " + maxIds);
+      }
+      if (expectedIds > limit) {
+        throw new IllegalArgumentException("expectedIds must be <= " + limit + " but was " + expectedIds);
+      }
+      return new DedupWindow(this);
+    }
+
+    private static Duration requirePositiveMillis(String name, Duration d) {
+      Objects.requireNonNull(d, name);
+      if (d.isNegative() || d.isZero()) {
+        throw new IllegalArgumentException(name + " must be > 0 but was " + d);
+      }
+      if (d.toNanos() % 1_000_000L != 0) {
+        throw new IllegalArgumentException(name + " must be a whole number of milliseconds but was " + d);
+      }
+      return d;
+    }
+  }
+
+  /**
+   * The largest {@code maxIds} a window can have: the table is one byte array below 2^31 bytes, filled to at most
+   * 3/4 of its largest slot count.
+   *
+   * @param payloadHashes whether entries carry payload hashes (20-byte slots instead of 12)
+   * @return 100,663,295 without payload hashes, 50,331,647 with
+   */
+  public static long maxIdsLimit(boolean payloadHashes) {
+    return FingerprintTable.maxEntries(payloadHashes);
+  }
+}

@@ -1,0 +1,23 @@
+package io.github.vertxdedup.window;
+
+/**
+ * The window's answer to one arrival.
+ *
+ * <ul>
+ *   <li>{@link #ACCEPTED}: first sighting within the window; the id is now remembered and the caller applies the
+ *       effect.</li>
+ *   <li>{@link #DUPLICATE}: the id is remembered; the caller drops the event and still acknowledges it so that the
+ *       broker stops redelivering.</li>
+ *   <li>{@link #CONFLICT}: the id is remembered with a different payload hash (seed
+ *       {@code 004_cde7cf8c0ac9f52f}: "same ID + different hash -> identity conflict"); the first hash is kept and
+ *       the caller routes the event to its conflict / dead-letter path.</li>
+ * </ul>
+ */
+public enum Verdict {
+  /** First sighting: apply the effect. */
+  ACCEPTED,
+  /** Seen within the window: drop and acknowledge. */
+  DUPLICATE,
+  /** Seen within the window with another payload hash: do not apply, report. */
+  CONFLICT
+}

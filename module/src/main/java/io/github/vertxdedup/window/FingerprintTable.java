@@ -127,7 +127,8 @@ final class FingerprintTable {
   /** True if an entry with this meta is still remembered, i.e. its expiry epoch is after {@code threshold}. */
   static boolean isLive(int meta, int threshold) {
     int d = ((meta >>> LIFETIME_BITS) - threshold) & EPOCH_MASK;
-    return d != 0 && d < HALF_EPOCH;
+    // Non-short-circuit '&': no branch here, the caller's one branch decides.
+    return (d != 0) & (d < HALF_EPOCH);
   }
 
   /** The absolute expiry bucket of an entry, given any bucket within half an epoch period of it. */
@@ -172,6 +173,19 @@ final class FingerprintTable {
       }
       i = (i + 1) & mask;
     }
+  }
+
+  /**
+   * Reads the home slot of {@code fingerprint} and returns a value derived from it, so that the load is not
+   * optimised away. Issued for a whole batch before probing it, these loads are independent of each other and
+   * overlap in the memory system (memory-level parallelism), where a probe's data-dependent branches would
+   * otherwise wait for each cache miss in turn.
+   */
+  long touch(long fingerprint) {
+    int off = home(fingerprint) * stride;
+    // The probe usually ends within a few slots, often in the next 64-byte cache line: read that one too.
+    int next = Math.min(off + 64, slots.length - Long.BYTES);
+    return getLong(slots, off) + getLong(slots, next);
   }
 
   /** Writes an entry into a slot returned (encoded) by {@link #probe}. */
@@ -256,9 +270,13 @@ final class FingerprintTable {
     final byte[] s = slots;
     int removed = 0;
     int i = sweepCursor;
+    final int stride = this.stride;
+    final int mask = this.mask;
     for (long n = 0; n < count; n++) {
       int off = i * stride;
-      if (getLong(s, off) != 0 && !isLive(getInt(s, off + META_OFFSET), threshold)) {
+      // Both tests evaluated without a branch: slots are empty or live in random order, dead ones are few.
+      boolean dead = (getLong(s, off) != 0) & !isLive(getInt(s, off + META_OFFSET), threshold);
+      if (dead) {
         deleteAt(i);
         removed++;
         // Backward shift may have moved another entry into slot i: look at it again.

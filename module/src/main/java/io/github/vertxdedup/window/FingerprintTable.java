@@ -54,7 +54,7 @@ final class FingerprintTable {
   static final int PAYLOAD_STRIDE = 20;
 
   static final int MIN_CAPACITY = 64;
-  private static final long FIBONACCI = 0x9E3779B97F4A7C15L;
+  static final long FIBONACCI = 0x9E3779B97F4A7C15L;
 
   private final int stride;
   private final int maxCapacity;
@@ -140,7 +140,8 @@ final class FingerprintTable {
     return (meta & LIFETIME_MASK) + 1;
   }
 
-  private int home(long fingerprint) {
+  /** The slot where the probe chain of {@code fingerprint} starts. Package-private for the table's tests. */
+  int home(long fingerprint) {
     return (int) ((fingerprint * FIBONACCI) >>> shift);
   }
 
@@ -248,7 +249,9 @@ final class FingerprintTable {
   }
 
   /**
-   * Visits {@code count} slots from the sweep cursor on and deletes the dead entries among them.
+   * Visits {@code count} slots from the sweep cursor on and deletes the dead entries among them. A call with
+   * {@code count >= capacity()} deletes every dead entry: a backward shift moves an entry only into the hole at
+   * or after the slot being visited, so no dead entry slips from the slots still to visit into those visited.
    *
    * @return the number of entries deleted
    */
@@ -256,15 +259,18 @@ final class FingerprintTable {
     final byte[] s = slots;
     int removed = 0;
     int i = sweepCursor;
-    for (long n = 0; n < count; n++) {
+    long visited = 0;
+    while (visited < count) {
       int off = i * stride;
       if (getLong(s, off) != 0 && !isLive(getInt(s, off + META_OFFSET), threshold)) {
         deleteAt(i);
         removed++;
-        // Backward shift may have moved another entry into slot i: look at it again.
+        // Backward shift may have moved another entry into slot i: look at it again. A re-visit is not a new
+        // slot, so it does not count (else a sweep of the whole table would stop short by one slot per deletion).
         continue;
       }
       i = (i + 1) & mask;
+      visited++;
     }
     sweepCursor = i;
     occupied -= removed;

@@ -79,6 +79,8 @@ public final class DedupWindow {
   /** Live entries per expiry bucket, indexed by expiry bucket modulo {@code N + 1}. */
   private final int[] expiringAt;
 
+  /** The latest clock reading seen: the window's now (a reading below it counts as this one). */
+  private long nowMs;
   private long currentBucket;
   /** Entries expiring at or before this bucket are forgotten (raised by early eviction). */
   private long evictedThrough;
@@ -107,7 +109,8 @@ public final class DedupWindow {
     this.sweepPassBuckets = Math.max(1, bucketCount / SWEEP_PASSES_PER_WINDOW);
     this.table = new FingerprintTable(payloadHashes, initialCapacity);
     this.expiringAt = new int[bucketCount + 1];
-    this.currentBucket = Math.floorDiv(clock.nowMs(), bucketMs);
+    this.nowMs = clock.nowMs();
+    this.currentBucket = Math.floorDiv(nowMs, bucketMs);
     this.evictedThrough = currentBucket;
     this.threshold = FingerprintTable.threshold(currentBucket);
   }
@@ -153,8 +156,7 @@ public final class DedupWindow {
    */
   public Verdict check(long fingerprint, long payloadHash, long rememberUntilMs) {
     requireFingerprint(fingerprint);
-    final long nowMs = clock.nowMs();
-    final long bucket = advance(nowMs);
+    final long bucket = advance(clock.nowMs());
     final long expiryBucket = expiryBucket(nowMs, bucket, rememberUntilMs);
     paySweepDebt();
     if (table.needsRoom()) {
@@ -326,6 +328,15 @@ public final class DedupWindow {
     return oldestRemembered * bucketMs;
   }
 
+  /**
+   * Counts the live entries by scanning the whole table, O(capacity): for tests, which compare it with
+   * {@link #held()}.
+   */
+  long liveEntriesInTable() {
+    advance(clock.nowMs());
+    return table.countLive(threshold);
+  }
+
   // ---------------------------------------------------------------------------------------------------------------
 
   private static void requireFingerprint(long fingerprint) {
@@ -353,8 +364,14 @@ public final class DedupWindow {
     return (int) Math.floorMod(expiryBucket, (long) expiringAt.length);
   }
 
-  /** Moves the window to the bucket of {@code nowMs}: expires whole buckets, schedules sweep work. */
-  private long advance(long nowMs) {
+  /**
+   * Moves the window to a clock reading: expires whole buckets, schedules sweep work. A reading below the latest
+   * one seen counts as that one, so that every check (the remember-until validation included) sees one timeline.
+   */
+  private long advance(long readingMs) {
+    if (readingMs > nowMs) {
+      nowMs = readingMs;
+    }
     final long bucket = Math.floorDiv(nowMs, bucketMs);
     if (bucket <= currentBucket) {
       return currentBucket;

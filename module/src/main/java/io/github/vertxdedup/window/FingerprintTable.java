@@ -303,6 +303,18 @@ final class FingerprintTable {
     allocate(MIN_CAPACITY);
   }
 
+  /** Counts the live entries by visiting every slot: O(capacity), for tests and diagnostics. */
+  int countLive(int threshold) {
+    int live = 0;
+    for (int i = 0; i < capacity; i++) {
+      int off = i * stride;
+      if (getLong(slots, off) != 0 && isLive(getInt(slots, off + META_OFFSET), threshold)) {
+        live++;
+      }
+    }
+    return live;
+  }
+
   int capacity() {
     return capacity;
   }

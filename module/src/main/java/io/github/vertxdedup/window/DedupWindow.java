@@ -392,7 +392,9 @@ public final class DedupWindow {
         expired += expiringAt[i];
         expiringAt[i] = 0;
       }
-      sweepDebt += elapsed * table.capacity() / sweepPassBuckets;
+      // Rounded up: rounded down, a small table in a window of many buckets (capacity < N / 8) owed nothing for a
+      // one-bucket step, dead entries were never swept, and after 2^17 buckets their wrapped epochs read as live.
+      sweepDebt += (elapsed * table.capacity() + sweepPassBuckets - 1) / sweepPassBuckets;
     }
     currentBucket = bucket;
     threshold = FingerprintTable.threshold(Math.max(bucket, evictedThrough));

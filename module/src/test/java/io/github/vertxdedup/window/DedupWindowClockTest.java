@@ -3,7 +3,10 @@ package io.github.vertxdedup.window;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** How the window follows its clock: readings that go backwards, long idles, and wrapping expiry epochs. */
 class DedupWindowClockTest {
@@ -102,5 +105,53 @@ class DedupWindowClockTest {
     readingMs = 1_060_000;
     assertThat(window.held()).isZero();
     assertThat(window.contains(1)).isFalse();
+  }
+
+  /**
+   * Sparse traffic over more than two epoch periods (2^18 buckets each). "Sleeper" ids are accepted once and
+   * checked again only every 150,000 buckets, so a dead entry that is never swept would read as live once its
+   * wrapped expiry epoch comes round again (after 2^17 buckets). Everything is compared with the model.
+   */
+  @ParameterizedTest(name = "N={0}, b={1} ms, longest step {2} buckets")
+  @CsvSource({"4, 1000, 9", "60, 1, 3", "1024, 1, 1", "16384, 1, 1", "16384, 1, 20000"})
+  void shouldAgreeWithModelOverManyEpochWrapsOfSparseTraffic(int n, long bucketMs, int longestStep) {
+    SplittableRandom random = new SplittableRandom(n * 31L + longestStep);
+    long start = -3 * bucketMs - 1; // negative times too
+    WindowDifferential d =
+        new WindowDifferential(n * bucketMs, bucketMs, 0, CapacityPolicy.REJECT, true, start);
+    long[] sleepers = new long[20];
+    for (int i = 0; i < sleepers.length; i++) {
+      sleepers[i] = 0x1000 + i;
+      d.check(sleepers[i]);
+    }
+    long startBucket = Math.floorDiv(start, bucketMs);
+    long lastSleeperCheck = startBucket;
+    long steps = 0;
+    int sleeperRounds = 0;
+    while (d.model.bucket - startBucket < (1L << 19) + (1L << 17)) {
+      int buckets = 1 + random.nextInt(longestStep);
+      d.advance(buckets * bucketMs - random.nextInt((int) bucketMs) + random.nextInt((int) bucketMs));
+      long hot = 1 + random.nextInt(6);
+      switch (random.nextInt(8)) {
+        case 0 -> d.check(hot, 1 + random.nextInt(2), DedupWindow.DEFAULT_REMEMBER_UNTIL);
+        case 1 -> d.check(hot, 0, d.nowMs() + 1 + random.nextLong(n * bucketMs));
+        case 2 -> d.contains(hot);
+        case 3 -> d.lookup(hot);
+        case 4 -> d.setReading(d.readingMs() - random.nextLong(4 * buckets * bucketMs)); // backwards, a little
+        default -> d.check(hot);
+      }
+      if (d.model.bucket - lastSleeperCheck >= 150_000) {
+        lastSleeperCheck = d.model.bucket;
+        sleeperRounds++;
+        for (long sleeper : sleepers) {
+          d.check(sleeper);
+        }
+      }
+      if (++steps % 16_384 == 0) {
+        d.verifyAll();
+      }
+    }
+    d.verifyAll();
+    assertThat(sleeperRounds).isGreaterThanOrEqualTo(4);
   }
 }

@@ -82,8 +82,13 @@ public final class DedupWindow {
   /** The latest clock reading seen: the window's now (a reading below it counts as this one). */
   private long nowMs;
   private long currentBucket;
-  /** Entries expiring at or before this bucket are forgotten (raised by early eviction). */
+  /**
+   * Entries expiring at or before this bucket are forgotten: raised by early eviction (so that evicting a bucket
+   * is O(1)), lowered back to the current bucket once the evicted entries are deleted from the table.
+   */
   private long evictedThrough;
+  /** The latest expiry bucket ever evicted early, for {@link #memoryStartMs()}. */
+  private long latestEvictedBucket;
   private int threshold;
   private long sweepDebt;
 
@@ -112,6 +117,7 @@ public final class DedupWindow {
     this.nowMs = clock.nowMs();
     this.currentBucket = Math.floorDiv(nowMs, bucketMs);
     this.evictedThrough = currentBucket;
+    this.latestEvictedBucket = currentBucket;
     this.threshold = FingerprintTable.threshold(currentBucket);
   }
 
@@ -180,17 +186,7 @@ public final class DedupWindow {
       accepted++;
       return Verdict.ACCEPTED;
     }
-    if (held >= maxIds) {
-      if (capacityPolicy == CapacityPolicy.REJECT) {
-        rejected++;
-        throw new WindowFullException(
-            "dedup window full: maxIds=" + maxIds + " live ids held; new id refused (capacityPolicy=REJECT)");
-      }
-      evictOldestBucket();
-    }
-    table.put(-r - 1, fingerprint, FingerprintTable.meta(expiryBucket, lifetime), payloadHash);
-    expiringAt[ringIndex(expiryBucket)]++;
-    held++;
+    insert(r, fingerprint, expiryBucket, lifetime, payloadHash, false);
     accepted++;
     return Verdict.ACCEPTED;
   }
@@ -236,7 +232,8 @@ public final class DedupWindow {
    *
    * <p>An entry that has already expired is skipped. An entry whose expiry lies beyond {@code now + W} (possible
    * only if the wall clock of the writing process was ahead of this one) is kept until {@code now + W}, the longest
-   * the window can hold anything. An id that is already live keeps its current entry.
+   * the window can hold anything. An id that is already live keeps its current entry. A full window makes room
+   * as {@link #check} does: under {@link CapacityPolicy#EVICT_OLDEST} it forgets its soonest-expiring bucket.
    *
    * @param fingerprint the id's fingerprint; must not be 0
    * @param payloadHash its payload hash or {@link #NO_PAYLOAD_HASH}
@@ -254,7 +251,7 @@ public final class DedupWindow {
     }
     long bucket = advance(clock.nowMs());
     long expiry = Math.min(Math.floorDiv(expiresAtMs, bucketMs), bucket + bucketCount);
-    if (expiry <= Math.max(bucket, evictedThrough)) {
+    if (expiry <= bucket) {
       return false;
     }
     int lifetime = (int) Math.min(bucketCount, Math.max(1, expiry - Math.floorDiv(firstSeenMs, bucketMs)));
@@ -266,16 +263,7 @@ public final class DedupWindow {
     if (r >= 0) {
       return false;
     }
-    if (held >= maxIds) {
-      if (capacityPolicy == CapacityPolicy.REJECT) {
-        rejected++;
-        throw new WindowFullException("dedup window full while restoring: maxIds=" + maxIds + " live ids held");
-      }
-      evictOldestBucket();
-    }
-    table.put(-r - 1, fingerprint, FingerprintTable.meta(expiry, lifetime), payloadHash);
-    expiringAt[ringIndex(expiry)]++;
-    held++;
+    insert(r, fingerprint, expiry, lifetime, payloadHash, true);
     return true;
   }
 
@@ -324,7 +312,7 @@ public final class DedupWindow {
    */
   public long memoryStartMs() {
     long bucket = advance(clock.nowMs());
-    long oldestRemembered = Math.max(bucket - bucketCount + 1, evictedThrough - bucketCount + 1);
+    long oldestRemembered = Math.max(bucket - bucketCount + 1, latestEvictedBucket - bucketCount + 1);
     return oldestRemembered * bucketMs;
   }
 
@@ -426,6 +414,35 @@ public final class DedupWindow {
     }
   }
 
+  /**
+   * Records a new entry at the insertion point {@code r} that {@code table.probe} returned, after making room for it
+   * under the capacity policy.
+   */
+  private void insert(int r, long fingerprint, long expiry, int lifetime, long payloadHash, boolean restoring) {
+    if (held >= maxIds) {
+      if (capacityPolicy == CapacityPolicy.REJECT) {
+        rejected++;
+        throw new WindowFullException("dedup window full: maxIds=" + maxIds + " live ids held; "
+            + (restoring ? "entry not restored" : "new id refused") + " (capacityPolicy=REJECT)");
+      }
+      evictOldestBucket();
+    }
+    if (expiry <= evictedThrough) {
+      // The entry expires no later than a bucket evicted early (typically the one just evicted, when every held id
+      // went into the current bucket): under the raised threshold it would be forgotten as soon as written. Delete
+      // the evicted entries for real with one full sweep, O(capacity), then put the threshold back where time has
+      // it. At most once per eviction: dear only if ids with a short remember-until keep arriving at a full window.
+      table.sweep(table.capacity(), threshold);
+      sweepDebt = 0;
+      evictedThrough = currentBucket;
+      threshold = FingerprintTable.threshold(currentBucket);
+      r = table.probe(fingerprint, threshold);
+    }
+    table.put(-r - 1, fingerprint, FingerprintTable.meta(expiry, lifetime), payloadHash);
+    expiringAt[ringIndex(expiry)]++;
+    held++;
+  }
+
   private void evictOldestBucket() {
     long from = Math.max(currentBucket, evictedThrough) + 1;
     for (long e = from; e <= currentBucket + bucketCount; e++) {
@@ -436,6 +453,7 @@ public final class DedupWindow {
         earlyEvictions += n;
         expiringAt[i] = 0;
         evictedThrough = e;
+        latestEvictedBucket = Math.max(latestEvictedBucket, e);
         threshold = FingerprintTable.threshold(evictedThrough);
         return;
       }

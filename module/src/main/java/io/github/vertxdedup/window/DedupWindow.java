@@ -325,6 +325,11 @@ public final class DedupWindow {
     return table.countLive(threshold);
   }
 
+  /** The hash table, for tests that look at its tallies. */
+  FingerprintTable table() {
+    return table;
+  }
+
   // ---------------------------------------------------------------------------------------------------------------
 
   private static void requireFingerprint(long fingerprint) {

@@ -72,6 +72,11 @@ final class FingerprintTable {
   private int resizeAt;
   private int sweepCursor;
 
+  /** Tallies for tests and diagnostics, never reset: dead entries deleted, entries moved back, dead slots reused. */
+  long deletedEntries;
+  long shiftedEntries;
+  long reusedSlots;
+
   FingerprintTable(boolean payloadHashes, int initialCapacity) {
     this.stride = payloadHashes ? PAYLOAD_STRIDE : PLAIN_STRIDE;
     this.maxCapacity = maxCapacity(payloadHashes);
@@ -180,6 +185,8 @@ final class FingerprintTable {
     int off = slot * stride;
     if (getLong(slots, off) == 0) {
       occupied++;
+    } else {
+      reusedSlots++;
     }
     putLong(slots, off, fingerprint);
     putInt(slots, off + META_OFFSET, meta);
@@ -274,6 +281,7 @@ final class FingerprintTable {
     }
     sweepCursor = i;
     occupied -= removed;
+    deletedEntries += removed;
     return removed;
   }
 
@@ -293,6 +301,7 @@ final class FingerprintTable {
       if (!stays) {
         System.arraycopy(s, off, s, hole * stride, stride);
         hole = j;
+        shiftedEntries++;
       }
     }
     Arrays.fill(s, hole * stride, hole * stride + stride, (byte) 0);

@@ -100,12 +100,12 @@ public final class DedupWindow {
   private long earlyEvictions;
   private long rejected;
 
-  private DedupWindow(Builder b) {
+  private DedupWindow(Builder b, long windowMs, long bucketMs, long maxIds) {
     this.clock = b.clock;
-    this.windowMs = b.window.toMillis();
-    this.bucketMs = b.bucket.toMillis();
+    this.windowMs = windowMs;
+    this.bucketMs = bucketMs;
     this.bucketCount = (int) (windowMs / bucketMs);
-    this.maxIds = b.maxIds;
+    this.maxIds = maxIds;
     this.capacityPolicy = b.capacityPolicy;
     this.payloadHashes = b.payloadHashes;
     // Room for expectedIds live ids plus the dead share the sweep leaves behind, within the 3/4 load limit.
@@ -497,6 +497,7 @@ public final class DedupWindow {
      * @param window positive, whole milliseconds
      * @return this builder
      * @throws IllegalArgumentException if not positive or not a whole number of milliseconds
+     * @throws NullPointerException if null
      */
     public Builder window(Duration window) {
       this.window = requirePositiveMillis("window", window);
@@ -510,6 +511,7 @@ public final class DedupWindow {
      * @param bucket positive, whole milliseconds
      * @return this builder
      * @throws IllegalArgumentException if not positive or not a whole number of milliseconds
+     * @throws NullPointerException if null
      */
     public Builder bucket(Duration bucket) {
       this.bucket = requirePositiveMillis("bucket", bucket);
@@ -521,6 +523,7 @@ public final class DedupWindow {
      *
      * @param clock the clock
      * @return this builder
+     * @throws NullPointerException if null
      */
     public Builder clock(DedupClock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
@@ -547,6 +550,7 @@ public final class DedupWindow {
      *
      * @param policy the policy
      * @return this builder
+     * @throws NullPointerException if null
      */
     public Builder capacityPolicy(CapacityPolicy policy) {
       this.capacityPolicy = Objects.requireNonNull(policy, "capacityPolicy");
@@ -592,15 +596,18 @@ public final class DedupWindow {
       if (window == null) {
         throw new IllegalArgumentException("window is required (there is no safe default window)");
       }
+      // Resolved into locals, not into the fields: a builder may be changed and built again.
       long w = window.toMillis();
+      long b;
       if (bucket == null) {
         if (w % 60 != 0) {
           throw new IllegalArgumentException("bucket defaults to window / 60, so window must be a multiple of 60 ms"
               + " but was " + w + " ms; set bucket explicitly");
         }
-        bucket = Duration.ofMillis(w / 60);
+        b = w / 60;
+      } else {
+        b = bucket.toMillis();
       }
-      long b = bucket.toMillis();
       if (w % b != 0) {
         throw new IllegalArgumentException(
             "window (" + w + " ms) must be a whole multiple of bucket (" + b + " ms)");
@@ -610,15 +617,13 @@ public final class DedupWindow {
             + (w / b) + " (window " + w + " ms, bucket " + b + " ms); choose a wider bucket");
       }
       long limit = maxIdsLimit(payloadHashes);
-      if (maxIds == -1) {
-        maxIds = limit;
-      } else if (maxIds > limit) {
+      if (maxIds > limit) {
         throw new IllegalArgumentException("maxIds must be <= " + limit + " but was " + maxIds);
       }
       if (expectedIds > limit) {
         throw new IllegalArgumentException("expectedIds must be <= " + limit + " but was " + expectedIds);
       }
-      return new DedupWindow(this);
+      return new DedupWindow(this, w, b, maxIds == -1 ? limit : maxIds);
     }
 
     private static Duration requirePositiveMillis(String name, Duration d) {

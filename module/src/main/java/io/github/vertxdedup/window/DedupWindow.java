@@ -346,7 +346,8 @@ public final class DedupWindow {
       throw new IllegalArgumentException(
           "rememberUntilMs must be after now (" + nowMs + ") but was " + rememberUntilMs);
     }
-    if (rememberUntilMs - nowMs > windowMs) {
+    // T > now here, so T - now is positive: compared unsigned it stays right where the signed difference overflows.
+    if (Long.compareUnsigned(rememberUntilMs - nowMs, windowMs) > 0) {
       throw new IllegalArgumentException("rememberUntilMs must be <= now + window (" + nowMs + " + " + windowMs
           + " = " + (nowMs + windowMs) + ") but was " + rememberUntilMs);
     }

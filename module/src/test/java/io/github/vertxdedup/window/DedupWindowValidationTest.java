@@ -192,6 +192,17 @@ class DedupWindowValidationTest {
   }
 
   @Test
+  void shouldRefuseRememberUntilBeyondTheWindowWhenTheDifferenceOverflows() {
+    ManualClock early = new ManualClock(-1_000);
+    DedupWindow window = DedupWindow.builder().window(Duration.ofMinutes(1)).clock(early).build();
+
+    assertThatThrownBy(() -> window.check(2, 0, Long.MAX_VALUE)) // Long.MAX_VALUE - (-1000) overflows
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("rememberUntilMs must be <= now + window");
+    assertNothingRecorded(window);
+  }
+
+  @Test
   void shouldRefuseRestoringAnEntryThatExpiresBeforeItWasFirstSeen() {
     DedupWindow window = minute().build();
     assertThatThrownBy(() -> window.restore(1, 0, 1_000_000, 999_999))

@@ -497,7 +497,8 @@ public final class DedupWindow {
      *
      * @param window positive, whole milliseconds
      * @return this builder
-     * @throws IllegalArgumentException if not positive or not a whole number of milliseconds
+     * @throws IllegalArgumentException if not positive, not a whole number of milliseconds, or longer than
+     *     {@link Long#MAX_VALUE} ms
      * @throws NullPointerException if null
      */
     public Builder window(Duration window) {
@@ -511,7 +512,8 @@ public final class DedupWindow {
      *
      * @param bucket positive, whole milliseconds
      * @return this builder
-     * @throws IllegalArgumentException if not positive or not a whole number of milliseconds
+     * @throws IllegalArgumentException if not positive, not a whole number of milliseconds, or longer than
+     *     {@link Long#MAX_VALUE} ms
      * @throws NullPointerException if null
      */
     public Builder bucket(Duration bucket) {
@@ -632,8 +634,13 @@ public final class DedupWindow {
       if (d.isNegative() || d.isZero()) {
         throw new IllegalArgumentException(name + " must be > 0 but was " + d);
       }
-      if (d.toNanos() % 1_000_000L != 0) {
+      if (d.getNano() % 1_000_000 != 0) {
         throw new IllegalArgumentException(name + " must be a whole number of milliseconds but was " + d);
+      }
+      try {
+        d.toMillis();
+      } catch (ArithmeticException e) {
+        throw new IllegalArgumentException(name + " must be <= " + Long.MAX_VALUE + " ms but was " + d, e);
       }
       return d;
     }

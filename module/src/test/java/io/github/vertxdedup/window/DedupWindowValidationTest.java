@@ -90,6 +90,16 @@ class DedupWindowValidationTest {
   }
 
   @Test
+  void shouldRefuseDurationsBeyondLongMilliseconds() {
+    assertThatThrownBy(() -> DedupWindow.builder().window(Duration.ofSeconds(Long.MAX_VALUE)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("window must be <= 9223372036854775807 ms but was");
+    assertThatThrownBy(() -> DedupWindow.builder().bucket(Duration.ofSeconds(Long.MAX_VALUE / 1000 + 1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("bucket must be <= 9223372036854775807 ms but was");
+  }
+
+  @Test
   void shouldRefuseNullArgumentsNamingThem() {
     assertThatThrownBy(() -> DedupWindow.builder().window(null))
         .isInstanceOf(NullPointerException.class).hasMessage("window");
@@ -209,6 +219,25 @@ class DedupWindowValidationTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("expiresAtMs must be >= firstSeenMs (1000000) but was 999999");
     assertNothingRecorded(window);
+  }
+
+  @Test
+  void shouldRefuseManualClockStepsBackwardsOrPastTheEndOfTime() {
+    assertThatThrownBy(() -> clock.advanceMs(-1))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("deltaMs must be >= 0 but was -1");
+    assertThatThrownBy(() -> clock.advance(Duration.ofMillis(-1)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("amount must be >= 0 but was PT-0.001S");
+    assertThatThrownBy(() -> clock.setMs(999_999))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("epochMs must be >= the current time 1000000 (the clock is monotonic) but was 999999");
+    assertThatThrownBy(() -> clock.advanceMs(Long.MAX_VALUE))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("deltaMs must be <= Long.MAX_VALUE - now (now = 1000000)");
+    assertThatThrownBy(() -> clock.advance(Duration.ofSeconds(Long.MAX_VALUE)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("amount must be <= 9223372036854775807 ms");
+    assertThat(clock.nowMs()).isEqualTo(1_000_000);
+    assertThat(new ManualClock(-5).advanceMs(Long.MAX_VALUE).nowMs()).isEqualTo(Long.MAX_VALUE - 5);
   }
 
   private static void assertNothingRecorded(DedupWindow window) {

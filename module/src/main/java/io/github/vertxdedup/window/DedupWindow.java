@@ -36,7 +36,9 @@ import java.util.Objects;
  * <h2>Capacity</h2>
  * At most {@code maxIds} live ids. A new id beyond that is refused with {@link WindowFullException} under
  * {@link CapacityPolicy#REJECT} (the default: fail closed), or makes room by forgetting the bucket that expires
- * soonest under {@link CapacityPolicy#EVICT_OLDEST} (counted as early evictions).
+ * soonest under {@link CapacityPolicy#EVICT_OLDEST} (counted as early evictions). Evicting is O(1), except that
+ * a new id expiring no later than an evicted bucket (every held id went into its bucket, or its remember-until is
+ * short) first costs one pass over the table, O(capacity), at most once per eviction.
  *
  * <h2>Thread-safety</h2>
  * Not thread-safe, by contract: one owner (a partition verticle on its event loop) calls every method. No locks,

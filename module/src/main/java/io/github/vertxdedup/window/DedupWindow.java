@@ -439,7 +439,7 @@ public final class DedupWindow {
       // The entry expires no later than a bucket evicted early (typically the one just evicted, when every held id
       // went into the current bucket): under the raised threshold it would be forgotten as soon as written. Delete
       // the evicted entries for real with one full sweep, O(capacity), then put the threshold back where time has
-      // it. At most once per eviction: dear only if ids with a short remember-until keep arriving at a full window.
+      // it. At most once per eviction: costly only if short-lived ids keep arriving at a full window.
       table.sweep(table.capacity(), threshold);
       sweepDebt = 0;
       evictedThrough = currentBucket;

@@ -36,7 +36,9 @@ import java.util.Objects;
  * <h2>Capacity</h2>
  * At most {@code maxIds} live ids. A new id beyond that is refused with {@link WindowFullException} under
  * {@link CapacityPolicy#REJECT} (the default: fail closed), or makes room by forgetting the bucket that expires
- * soonest under {@link CapacityPolicy#EVICT_OLDEST} (counted as early evictions).
+ * soonest under {@link CapacityPolicy#EVICT_OLDEST} (counted as early evictions). Evicting is O(1), except that
+ * a new id expiring no later than an evicted bucket (every held id went into its bucket, or its remember-until is
+ * short) first costs one pass over the table, O(capacity), at most once per eviction.
  *
  * <h2>Thread-safety</h2>
  * Not thread-safe, by contract: one owner (a partition verticle on its event loop) calls every method. No locks,
@@ -85,17 +87,24 @@ public final class DedupWindow {
   /** Live entries per expiry bucket, indexed by expiry bucket modulo {@code N + 1}. */
   private final int[] expiringAt;
 
+  /** The latest clock reading seen: the window's now (a reading below it counts as this one). */
+  private long nowMs;
   private long currentBucket;
   /** {@code currentBucket} modulo the ring length. */
   private int currentRingIndex;
-  /** Entries expiring at or before this bucket are forgotten (raised by early eviction). */
-  private long evictedThrough;
-  private int threshold;
-  private long sweepDebt;
   /** Start of the bucket after {@code currentBucket}, clock milliseconds: saves a division per check. */
   private long nextBucketStartMs;
   /** Keeps the read-ahead loads of {@link #checkBatch} from being optimised away. */
   private long prefetchSink;
+  /**
+   * Entries expiring at or before this bucket are forgotten: raised by early eviction (so that evicting a bucket
+   * is O(1)), lowered back to the current bucket once the evicted entries are deleted from the table.
+   */
+  private long evictedThrough;
+  /** The latest expiry bucket ever evicted early, for {@link #memoryStartMs()}. */
+  private long latestEvictedBucket;
+  private int threshold;
+  private long sweepDebt;
 
   private long held;
   private long accepted;
@@ -105,12 +114,12 @@ public final class DedupWindow {
   private long earlyEvictions;
   private long rejected;
 
-  private DedupWindow(Builder b) {
+  private DedupWindow(Builder b, long windowMs, long bucketMs, long maxIds) {
     this.clock = b.clock;
-    this.windowMs = b.window.toMillis();
-    this.bucketMs = b.bucket.toMillis();
+    this.windowMs = windowMs;
+    this.bucketMs = bucketMs;
     this.bucketCount = (int) (windowMs / bucketMs);
-    this.maxIds = b.maxIds;
+    this.maxIds = maxIds;
     this.capacityPolicy = b.capacityPolicy;
     this.payloadHashes = b.payloadHashes;
     // Room for expectedIds live ids plus the dead share the sweep leaves behind, within the 3/4 load limit.
@@ -119,10 +128,12 @@ public final class DedupWindow {
     this.sweepPassBuckets = Math.max(1, bucketCount / SWEEP_PASSES_PER_WINDOW);
     this.table = new FingerprintTable(payloadHashes, initialCapacity);
     this.expiringAt = new int[bucketCount + 1];
-    this.currentBucket = Math.floorDiv(clock.nowMs(), bucketMs);
-    this.nextBucketStartMs = (currentBucket + 1) * bucketMs;
+    this.nowMs = clock.nowMs();
+    this.currentBucket = Math.floorDiv(nowMs, bucketMs);
+    this.nextBucketStartMs = bucketStartMs(currentBucket + 1);
     this.currentRingIndex = (int) Math.floorMod(currentBucket, (long) expiringAt.length);
     this.evictedThrough = currentBucket;
+    this.latestEvictedBucket = currentBucket;
     this.threshold = FingerprintTable.threshold(currentBucket);
   }
 
@@ -167,8 +178,7 @@ public final class DedupWindow {
    */
   public Verdict check(long fingerprint, long payloadHash, long rememberUntilMs) {
     requireFingerprint(fingerprint);
-    final long nowMs = clock.nowMs();
-    final long bucket = advance(nowMs);
+    final long bucket = advance(clock.nowMs());
     return decide(fingerprint, payloadHash, bucket, expiryBucket(nowMs, bucket, rememberUntilMs));
   }
 
@@ -243,17 +253,7 @@ public final class DedupWindow {
       accepted++;
       return Verdict.ACCEPTED;
     }
-    if (held >= maxIds) {
-      if (capacityPolicy == CapacityPolicy.REJECT) {
-        rejected++;
-        throw new WindowFullException(
-            "dedup window full: maxIds=" + maxIds + " live ids held; new id refused (capacityPolicy=REJECT)");
-      }
-      evictOldestBucket();
-    }
-    table.put(-r - 1, fingerprint, FingerprintTable.meta(expiryBucket, lifetime), payloadHash);
-    expiringAt[ringIndex(expiryBucket)]++;
-    held++;
+    insert(r, fingerprint, expiryBucket, lifetime, payloadHash, false);
     accepted++;
     return Verdict.ACCEPTED;
   }
@@ -299,7 +299,8 @@ public final class DedupWindow {
    *
    * <p>An entry that has already expired is skipped. An entry whose expiry lies beyond {@code now + W} (possible
    * only if the wall clock of the writing process was ahead of this one) is kept until {@code now + W}, the longest
-   * the window can hold anything. An id that is already live keeps its current entry.
+   * the window can hold anything. An id that is already live keeps its current entry. A full window makes room
+   * as {@link #check} does: under {@link CapacityPolicy#EVICT_OLDEST} it forgets its soonest-expiring bucket.
    *
    * @param fingerprint the id's fingerprint; must not be 0
    * @param payloadHash its payload hash or {@link #NO_PAYLOAD_HASH}
@@ -317,7 +318,7 @@ public final class DedupWindow {
     }
     long bucket = advance(clock.nowMs());
     long expiry = Math.min(Math.floorDiv(expiresAtMs, bucketMs), bucket + bucketCount);
-    if (expiry <= Math.max(bucket, evictedThrough)) {
+    if (expiry <= bucket) {
       return false;
     }
     int lifetime = (int) Math.min(bucketCount, Math.max(1, expiry - Math.floorDiv(firstSeenMs, bucketMs)));
@@ -329,16 +330,7 @@ public final class DedupWindow {
     if (r >= 0) {
       return false;
     }
-    if (held >= maxIds) {
-      if (capacityPolicy == CapacityPolicy.REJECT) {
-        rejected++;
-        throw new WindowFullException("dedup window full while restoring: maxIds=" + maxIds + " live ids held");
-      }
-      evictOldestBucket();
-    }
-    table.put(-r - 1, fingerprint, FingerprintTable.meta(expiry, lifetime), payloadHash);
-    expiringAt[ringIndex(expiry)]++;
-    held++;
+    insert(r, fingerprint, expiry, lifetime, payloadHash, true);
     return true;
   }
 
@@ -387,8 +379,22 @@ public final class DedupWindow {
    */
   public long memoryStartMs() {
     long bucket = advance(clock.nowMs());
-    long oldestRemembered = Math.max(bucket - bucketCount + 1, evictedThrough - bucketCount + 1);
+    long oldestRemembered = Math.max(bucket - bucketCount + 1, latestEvictedBucket - bucketCount + 1);
     return oldestRemembered * bucketMs;
+  }
+
+  /**
+   * Counts the live entries by scanning the whole table, O(capacity): for tests, which compare it with
+   * {@link #held()}.
+   */
+  long liveEntriesInTable() {
+    advance(clock.nowMs());
+    return table.countLive(threshold);
+  }
+
+  /** The hash table, for tests that look at its tallies. */
+  FingerprintTable table() {
+    return table;
   }
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -407,7 +413,8 @@ public final class DedupWindow {
       throw new IllegalArgumentException(
           "rememberUntilMs must be after now (" + nowMs + ") but was " + rememberUntilMs);
     }
-    if (rememberUntilMs - nowMs > windowMs) {
+    // T > now here, so T - now is positive: compared unsigned it stays right where the signed difference overflows.
+    if (Long.compareUnsigned(rememberUntilMs - nowMs, windowMs) > 0) {
       throw new IllegalArgumentException("rememberUntilMs must be <= now + window (" + nowMs + " + " + windowMs
           + " = " + (nowMs + windowMs) + ") but was " + rememberUntilMs);
     }
@@ -424,13 +431,27 @@ public final class DedupWindow {
     return (int) Math.floorMod(expiryBucket, (long) expiringAt.length);
   }
 
-  /** Moves the window to the bucket of {@code nowMs}: expires whole buckets, schedules sweep work. */
-  private long advance(long nowMs) {
+  /** Start of a bucket in clock milliseconds, saturated at {@code Long.MAX_VALUE}. */
+  private long bucketStartMs(long bucket) {
+    return bucket > Long.MAX_VALUE / bucketMs ? Long.MAX_VALUE : bucket * bucketMs;
+  }
+
+  /**
+   * Moves the window to a clock reading: expires whole buckets, schedules sweep work. A reading below the latest
+   * one seen counts as that one, so that every check (the remember-until validation included) sees one timeline.
+   */
+  private long advance(long readingMs) {
+    if (readingMs > nowMs) {
+      nowMs = readingMs;
+    }
     if (nowMs < nextBucketStartMs) {
       return currentBucket;
     }
     final long bucket = Math.floorDiv(nowMs, bucketMs);
-    nextBucketStartMs = (bucket + 1) * bucketMs;
+    if (bucket <= currentBucket) {
+      return currentBucket;
+    }
+    nextBucketStartMs = bucketStartMs(bucket + 1);
     final long elapsed = bucket - currentBucket;
     if (elapsed >= bucketCount) {
       // Idle for a whole window: everything has expired. O(1): a new small table, no walk.
@@ -447,7 +468,9 @@ public final class DedupWindow {
         expired += expiringAt[i];
         expiringAt[i] = 0;
       }
-      sweepDebt += elapsed * table.capacity() / sweepPassBuckets;
+      // Rounded up: rounded down, a small table in a window of many buckets (capacity < N / 8) owed nothing for a
+      // one-bucket step, dead entries were never swept, and after 2^17 buckets their wrapped epochs read as live.
+      sweepDebt += (elapsed * table.capacity() + sweepPassBuckets - 1) / sweepPassBuckets;
     }
     currentBucket = bucket;
     currentRingIndex = (int) Math.floorMod(bucket, (long) expiringAt.length);
@@ -480,6 +503,35 @@ public final class DedupWindow {
     }
   }
 
+  /**
+   * Records a new entry at the insertion point {@code r} that {@code table.probe} returned, after making room for it
+   * under the capacity policy.
+   */
+  private void insert(int r, long fingerprint, long expiry, int lifetime, long payloadHash, boolean restoring) {
+    if (held >= maxIds) {
+      if (capacityPolicy == CapacityPolicy.REJECT) {
+        rejected++;
+        throw new WindowFullException("dedup window full: maxIds=" + maxIds + " live ids held; "
+            + (restoring ? "entry not restored" : "new id refused") + " (capacityPolicy=REJECT)");
+      }
+      evictOldestBucket();
+    }
+    if (expiry <= evictedThrough) {
+      // The entry expires no later than a bucket evicted early (typically the one just evicted, when every held id
+      // went into the current bucket): under the raised threshold it would be forgotten as soon as written. Delete
+      // the evicted entries for real with one full sweep, O(capacity), then put the threshold back where time has
+      // it. At most once per eviction: costly only if short-lived ids keep arriving at a full window.
+      table.sweep(table.capacity(), threshold);
+      sweepDebt = 0;
+      evictedThrough = currentBucket;
+      threshold = FingerprintTable.threshold(currentBucket);
+      r = table.probe(fingerprint, threshold);
+    }
+    table.put(-r - 1, fingerprint, FingerprintTable.meta(expiry, lifetime), payloadHash);
+    expiringAt[ringIndex(expiry)]++;
+    held++;
+  }
+
   private void evictOldestBucket() {
     long from = Math.max(currentBucket, evictedThrough) + 1;
     for (long e = from; e <= currentBucket + bucketCount; e++) {
@@ -490,6 +542,7 @@ public final class DedupWindow {
         earlyEvictions += n;
         expiringAt[i] = 0;
         evictedThrough = e;
+        latestEvictedBucket = Math.max(latestEvictedBucket, e);
         threshold = FingerprintTable.threshold(evictedThrough);
         return;
       }
@@ -527,7 +580,9 @@ public final class DedupWindow {
      *
      * @param window positive, whole milliseconds
      * @return this builder
-     * @throws IllegalArgumentException if not positive or not a whole number of milliseconds
+     * @throws IllegalArgumentException if not positive, not a whole number of milliseconds, or longer than
+     *     {@link Long#MAX_VALUE} ms
+     * @throws NullPointerException if null
      */
     public Builder window(Duration window) {
       this.window = requirePositiveMillis("window", window);
@@ -540,7 +595,9 @@ public final class DedupWindow {
      *
      * @param bucket positive, whole milliseconds
      * @return this builder
-     * @throws IllegalArgumentException if not positive or not a whole number of milliseconds
+     * @throws IllegalArgumentException if not positive, not a whole number of milliseconds, or longer than
+     *     {@link Long#MAX_VALUE} ms
+     * @throws NullPointerException if null
      */
     public Builder bucket(Duration bucket) {
       this.bucket = requirePositiveMillis("bucket", bucket);
@@ -552,6 +609,7 @@ public final class DedupWindow {
      *
      * @param clock the clock
      * @return this builder
+     * @throws NullPointerException if null
      */
     public Builder clock(DedupClock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
@@ -578,6 +636,7 @@ public final class DedupWindow {
      *
      * @param policy the policy
      * @return this builder
+     * @throws NullPointerException if null
      */
     public Builder capacityPolicy(CapacityPolicy policy) {
       this.capacityPolicy = Objects.requireNonNull(policy, "capacityPolicy");
@@ -623,15 +682,18 @@ public final class DedupWindow {
       if (window == null) {
         throw new IllegalArgumentException("window is required (there is no safe default window)");
       }
+      // Resolved into locals, not into the fields: a builder may be changed and built again.
       long w = window.toMillis();
+      long b;
       if (bucket == null) {
         if (w % 60 != 0) {
           throw new IllegalArgumentException("bucket defaults to window / 60, so window must be a multiple of 60 ms"
               + " but was " + w + " ms; set bucket explicitly");
         }
-        bucket = Duration.ofMillis(w / 60);
+        b = w / 60;
+      } else {
+        b = bucket.toMillis();
       }
-      long b = bucket.toMillis();
       if (w % b != 0) {
         throw new IllegalArgumentException(
             "window (" + w + " ms) must be a whole multiple of bucket (" + b + " ms)");
@@ -641,15 +703,13 @@ public final class DedupWindow {
             + (w / b) + " (window " + w + " ms, bucket " + b + " ms); choose a wider bucket");
       }
       long limit = maxIdsLimit(payloadHashes);
-      if (maxIds == -1) {
-        maxIds = limit;
-      } else if (maxIds > limit) {
+      if (maxIds > limit) {
         throw new IllegalArgumentException("maxIds must be <= " + limit + " but was " + maxIds);
       }
       if (expectedIds > limit) {
         throw new IllegalArgumentException("expectedIds must be <= " + limit + " but was " + expectedIds);
       }
-      return new DedupWindow(this);
+      return new DedupWindow(this, w, b, maxIds == -1 ? limit : maxIds);
     }
 
     private static Duration requirePositiveMillis(String name, Duration d) {
@@ -657,8 +717,13 @@ public final class DedupWindow {
       if (d.isNegative() || d.isZero()) {
         throw new IllegalArgumentException(name + " must be > 0 but was " + d);
       }
-      if (d.toNanos() % 1_000_000L != 0) {
+      if (d.getNano() % 1_000_000 != 0) {
         throw new IllegalArgumentException(name + " must be a whole number of milliseconds but was " + d);
+      }
+      try {
+        d.toMillis();
+      } catch (ArithmeticException e) {
+        throw new IllegalArgumentException(name + " must be <= " + Long.MAX_VALUE + " ms but was " + d, e);
       }
       return d;
     }

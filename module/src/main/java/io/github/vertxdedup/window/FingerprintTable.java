@@ -54,7 +54,7 @@ final class FingerprintTable {
   static final int PAYLOAD_STRIDE = 20;
 
   static final int MIN_CAPACITY = 64;
-  private static final long FIBONACCI = 0x9E3779B97F4A7C15L;
+  static final long FIBONACCI = 0x9E3779B97F4A7C15L;
 
   private final int stride;
   private final int maxCapacity;
@@ -71,6 +71,11 @@ final class FingerprintTable {
   private int occupied;
   private int resizeAt;
   private int sweepCursor;
+
+  /** Tallies for tests and diagnostics, never reset: dead entries deleted, entries moved back, dead slots reused. */
+  long deletedEntries;
+  long shiftedEntries;
+  long reusedSlots;
 
   FingerprintTable(boolean payloadHashes, int initialCapacity) {
     this.stride = payloadHashes ? PAYLOAD_STRIDE : PLAIN_STRIDE;
@@ -141,7 +146,8 @@ final class FingerprintTable {
     return (meta & LIFETIME_MASK) + 1;
   }
 
-  private int home(long fingerprint) {
+  /** The slot where the probe chain of {@code fingerprint} starts. Package-private for the table's tests. */
+  int home(long fingerprint) {
     return (int) ((fingerprint * FIBONACCI) >>> shift);
   }
 
@@ -193,6 +199,8 @@ final class FingerprintTable {
     int off = slot * stride;
     if (getLong(slots, off) == 0) {
       occupied++;
+    } else {
+      reusedSlots++;
     }
     putLong(slots, off, fingerprint);
     putInt(slots, off + META_OFFSET, meta);
@@ -262,7 +270,9 @@ final class FingerprintTable {
   }
 
   /**
-   * Visits {@code count} slots from the sweep cursor on and deletes the dead entries among them.
+   * Visits {@code count} slots from the sweep cursor on and deletes the dead entries among them. A call with
+   * {@code count >= capacity()} deletes every dead entry: a backward shift moves an entry only into the hole at
+   * or after the slot being visited, so no dead entry slips from the slots still to visit into those visited.
    *
    * @return the number of entries deleted
    */
@@ -272,20 +282,24 @@ final class FingerprintTable {
     int i = sweepCursor;
     final int stride = this.stride;
     final int mask = this.mask;
-    for (long n = 0; n < count; n++) {
+    long visited = 0;
+    while (visited < count) {
       int off = i * stride;
       // Both tests evaluated without a branch: slots are empty or live in random order, dead ones are few.
       boolean dead = (getLong(s, off) != 0) & !isLive(getInt(s, off + META_OFFSET), threshold);
       if (dead) {
         deleteAt(i);
         removed++;
-        // Backward shift may have moved another entry into slot i: look at it again.
+        // Backward shift may have moved another entry into slot i: look at it again. A re-visit is not a new
+        // slot, so it does not count (else a sweep of the whole table would stop short by one slot per deletion).
         continue;
       }
       i = (i + 1) & mask;
+      visited++;
     }
     sweepCursor = i;
     occupied -= removed;
+    deletedEntries += removed;
     return removed;
   }
 
@@ -305,6 +319,7 @@ final class FingerprintTable {
       if (!stays) {
         System.arraycopy(s, off, s, hole * stride, stride);
         hole = j;
+        shiftedEntries++;
       }
     }
     Arrays.fill(s, hole * stride, hole * stride + stride, (byte) 0);
@@ -313,6 +328,18 @@ final class FingerprintTable {
   /** Forgets every entry in O(1): replaces the table by a new one of the smallest size. */
   void clear() {
     allocate(MIN_CAPACITY);
+  }
+
+  /** Counts the live entries by visiting every slot: O(capacity), for tests and diagnostics. */
+  int countLive(int threshold) {
+    int live = 0;
+    for (int i = 0; i < capacity; i++) {
+      int off = i * stride;
+      if (getLong(slots, off) != 0 && isLive(getInt(slots, off + META_OFFSET), threshold)) {
+        live++;
+      }
+    }
+    return live;
   }
 
   int capacity() {

@@ -22,6 +22,10 @@ import net.openhft.hashing.LongHashFunction;
  * <p><b>Zero.</b> The value 0 is reserved by the window as the empty-slot marker; a hash that comes out 0 is
  * replaced by {@link #ZERO_REPLACEMENT}, which changes the collision odds by a negligible {@code 2^-64}.
  *
+ * <p><b>Text.</b> A {@code String} id, scope or payload must be well-formed UTF-16: one with an unpaired surrogate
+ * has no UTF-8 form and is refused with {@link IllegalArgumentException} (the JDK's encoder would silently turn
+ * the surrogate into {@code '?'}, and two different ids into one fingerprint).
+ *
  * <p>Immutable and thread-safe. Each call allocates nothing except the UTF-8 encoding of a {@code String} id.
  */
 public final class Fingerprinter {
@@ -40,8 +44,7 @@ public final class Fingerprinter {
 
   private Fingerprinter(String scope) {
     this.scope = scope;
-    byte[] utf8 = scope.getBytes(StandardCharsets.UTF_8);
-    this.hash = LongHashFunction.xx3(SCOPE_HASH.hashBytes(utf8));
+    this.hash = LongHashFunction.xx3(SCOPE_HASH.hashBytes(utf8(scope, "scope")));
   }
 
   /**
@@ -50,6 +53,7 @@ public final class Fingerprinter {
    * @param scope the namespace of the ids, e.g. a service address or a Kafka topic; may be empty
    * @return a fingerprinter; cache it, creating one hashes the scope
    * @throws NullPointerException if {@code scope} is null
+   * @throws IllegalArgumentException if {@code scope} has an unpaired surrogate (it has no UTF-8 form)
    */
   public static Fingerprinter forScope(String scope) {
     return new Fingerprinter(Objects.requireNonNull(scope, "scope"));
@@ -66,10 +70,11 @@ public final class Fingerprinter {
    * @param id the id; any length, may be empty
    * @return a non-zero 64-bit fingerprint
    * @throws NullPointerException if {@code id} is null
+   * @throws IllegalArgumentException if {@code id} has an unpaired surrogate: such a string has no UTF-8 form
+   *     (the JDK's encoder would write {@code '?'} for it, so {@code "a\uD800"} would pass for {@code "a?"})
    */
   public long fingerprint(String id) {
-    byte[] utf8 = id.getBytes(StandardCharsets.UTF_8);
-    return nonZero(hash.hashBytes(utf8));
+    return nonZero(hash.hashBytes(utf8(id, "id")));
   }
 
   /**
@@ -113,12 +118,33 @@ public final class Fingerprinter {
    *
    * @param payload the canonical payload text
    * @return a non-zero 64-bit hash
+   * @throws IllegalArgumentException if {@code payload} has an unpaired surrogate (see {@link #fingerprint(String)})
    */
   public static long payloadHash(String payload) {
-    return payloadHash(payload.getBytes(StandardCharsets.UTF_8));
+    return payloadHash(utf8(payload, "payload"));
   }
 
-  private static long nonZero(long h) {
+  /**
+   * The UTF-8 bytes of a text that has them. {@link String#getBytes} replaces an unpaired surrogate by {@code '?'},
+   * which would make two different texts hash alike, so such a text is refused instead.
+   */
+  private static byte[] utf8(String text, String name) {
+    for (int i = 0, n = text.length(); i < n; i++) {
+      char c = text.charAt(i);
+      if (Character.isSurrogate(c)) {
+        if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(text.charAt(i + 1))) {
+          i++;
+        } else {
+          throw new IllegalArgumentException(
+              name + " must be well-formed UTF-16 but has an unpaired surrogate at index " + i);
+        }
+      }
+    }
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** Package-private for tests: the value 0 is the window's empty-slot marker. */
+  static long nonZero(long h) {
     return h == 0 ? ZERO_REPLACEMENT : h;
   }
 }

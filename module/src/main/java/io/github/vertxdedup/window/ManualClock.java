@@ -30,9 +30,10 @@ public final class ManualClock implements DedupClock {
   /**
    * Moves the clock forward.
    *
-   * @param amount how far; zero is allowed
+   * @param amount how far, whole milliseconds counted (a remainder below 1 ms is dropped); zero is allowed
    * @return this clock
-   * @throws IllegalArgumentException if {@code amount} is negative
+   * @throws IllegalArgumentException if {@code amount} is negative or would move the clock past
+   *     {@link Long#MAX_VALUE}
    * @throws NullPointerException if {@code amount} is null
    */
   public ManualClock advance(Duration amount) {
@@ -40,7 +41,13 @@ public final class ManualClock implements DedupClock {
     if (amount.isNegative()) {
       throw new IllegalArgumentException("amount must be >= 0 but was " + amount);
     }
-    return advanceMs(amount.toMillis());
+    final long deltaMs;
+    try {
+      deltaMs = amount.toMillis();
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException("amount must be <= " + Long.MAX_VALUE + " ms but was " + amount, e);
+    }
+    return advanceMs(deltaMs);
   }
 
   /**
@@ -48,13 +55,19 @@ public final class ManualClock implements DedupClock {
    *
    * @param deltaMs milliseconds, {@code >= 0}
    * @return this clock
-   * @throws IllegalArgumentException if {@code deltaMs} is negative
+   * @throws IllegalArgumentException if {@code deltaMs} is negative or would move the clock past
+   *     {@link Long#MAX_VALUE}
    */
   public synchronized ManualClock advanceMs(long deltaMs) {
     if (deltaMs < 0) {
       throw new IllegalArgumentException("deltaMs must be >= 0 but was " + deltaMs);
     }
-    nowMs = Math.addExact(nowMs, deltaMs);
+    try {
+      nowMs = Math.addExact(nowMs, deltaMs);
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException(
+          "deltaMs must be <= Long.MAX_VALUE - now (now = " + nowMs + ") but was " + deltaMs, e);
+    }
     return this;
   }
 

@@ -1,0 +1,108 @@
+package io.github.vertxdedup.window;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.SplittableRandom;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.LongRange;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link DedupWindow#checkBatch} must answer exactly as single {@link DedupWindow#check(long)} calls at the same
+ * instant: checked against a twin window fed one id at a time.
+ */
+class DedupWindowCheckBatchTest {
+
+  private long readingMs;
+
+  private DedupWindow window(long maxIds, CapacityPolicy policy) {
+    DedupWindow.Builder b = DedupWindow.builder()
+        .window(Duration.ofMillis(600))
+        .bucket(Duration.ofMillis(10))
+        .clock(() -> readingMs)
+        .capacityPolicy(policy);
+    if (maxIds > 0) {
+      b.maxIds(maxIds);
+    }
+    return b.build();
+  }
+
+  @Property(tries = 50)
+  void shouldAnswerLikeSingleChecks(@ForAll long seed, @ForAll @IntRange(min = 8, max = 5_000) int idSpace,
+      @ForAll @LongRange(min = 0, max = 2_000) long maxIds) {
+    CapacityPolicy policy = maxIds > 0 ? CapacityPolicy.EVICT_OLDEST : CapacityPolicy.REJECT;
+    readingMs = 0;
+    DedupWindow batched = window(maxIds, policy);
+    DedupWindow single = window(maxIds, policy);
+    SplittableRandom r = new SplittableRandom(seed);
+    long[] ids = new long[300];
+    Verdict[] verdicts = new Verdict[300];
+    for (int round = 0; round < 400; round++) {
+      readingMs += r.nextInt(4) == 0 ? r.nextInt(700) : r.nextInt(15);
+      int n = 1 + r.nextInt(ids.length);
+      for (int i = 0; i < n; i++) {
+        ids[i] = 1 + r.nextInt(idSpace);
+      }
+      int offset = r.nextInt(ids.length - n + 1);
+      long[] shifted = new long[ids.length];
+      System.arraycopy(ids, 0, shifted, offset, n);
+      Arrays.fill(verdicts, null);
+      int accepted = batched.checkBatch(shifted, offset, n, verdicts);
+      int acceptedSingly = 0;
+      for (int i = 0; i < n; i++) {
+        Verdict expected = single.check(ids[i]);
+        assertThat(verdicts[offset + i]).as("round %d, event %d of %d, id %d", round, i, n, ids[i])
+            .isEqualTo(expected);
+        if (expected == Verdict.ACCEPTED) {
+          acceptedSingly++;
+        }
+      }
+      assertThat(accepted).isEqualTo(acceptedSingly);
+      assertThat(batched.held()).isEqualTo(single.held());
+    }
+    assertThat(batched.stats()).isEqualTo(single.stats());
+  }
+
+  @Test
+  void shouldAnswerRepeatInsideBatchAsDuplicate() {
+    DedupWindow w = window(0, CapacityPolicy.REJECT);
+    Verdict[] out = new Verdict[4];
+    assertThat(w.checkBatch(new long[] {5, 6, 5, 5}, 0, 4, out)).isEqualTo(2);
+    assertThat(out).containsExactly(Verdict.ACCEPTED, Verdict.ACCEPTED, Verdict.DUPLICATE, Verdict.DUPLICATE);
+  }
+
+  @Test
+  void shouldRejectZeroFingerprintBeforeRecordingAnything() {
+    DedupWindow w = window(0, CapacityPolicy.REJECT);
+    assertThatThrownBy(() -> w.checkBatch(new long[] {5, 0}, 0, 2, new Verdict[2]))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("fingerprints[1]");
+    assertThat(w.contains(5)).isFalse();
+  }
+
+  @Test
+  void shouldRecordEventsBeforeTheRefusedOneWhenFullUnderReject() {
+    DedupWindow w = window(2, CapacityPolicy.REJECT);
+    Verdict[] out = new Verdict[4];
+    assertThatThrownBy(() -> w.checkBatch(new long[] {1, 2, 1, 3}, 0, 4, out))
+        .isInstanceOf(WindowFullException.class)
+        .hasMessageContaining("maxIds=2");
+    assertThat(out).containsExactly(Verdict.ACCEPTED, Verdict.ACCEPTED, Verdict.DUPLICATE, null);
+    assertThat(w.contains(3)).isFalse();
+    assertThat(w.held()).isEqualTo(2);
+  }
+
+  @Test
+  void shouldRejectRangesOutsideTheArrays() {
+    DedupWindow w = window(0, CapacityPolicy.REJECT);
+    assertThatThrownBy(() -> w.checkBatch(new long[2], 1, 2, new Verdict[3]))
+        .isInstanceOf(IndexOutOfBoundsException.class);
+    assertThatThrownBy(() -> w.checkBatch(new long[] {1, 2, 3}, 0, 3, new Verdict[2]))
+        .isInstanceOf(IndexOutOfBoundsException.class);
+  }
+}

@@ -28,6 +28,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import net.openhft.chronicle.bytes.Bytes;
+import net.openhft.chronicle.bytes.MappedBytes;
 import net.openhft.chronicle.bytes.SyncMode;
 import net.openhft.chronicle.core.io.Closeable;
 import net.openhft.chronicle.queue.ExcerptAppender;
@@ -37,7 +38,9 @@ import net.openhft.chronicle.queue.impl.RollingResourcesCache;
 import net.openhft.chronicle.queue.impl.StoreFileListener;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueBuilder;
+import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueStore;
 import net.openhft.chronicle.wire.DocumentContext;
+import net.openhft.chronicle.wire.Wires;
 
 /**
  * The journal of one partition: a Chronicle Queue in one directory, holding accepted ids, claims, commits, releases
@@ -151,6 +154,9 @@ public final class Journal implements AutoCloseable {
         if (catalog.isSnapshotComplete(newest)) {
           rolledCycle = newest;
         }
+      }
+      if (newest != CycleCatalog.NONE) {
+        repairWritePosition(newest);
       }
       // Creating the appender repairs what a killed writer left (end-of-cycle markers, an unfinished header);
       // Chronicle waits at most chronicleTimeout on each.
@@ -366,6 +372,39 @@ public final class Journal implements AutoCloseable {
           return;
         }
       }
+    }
+  }
+
+  /*
+   * Chronicle keeps, in each cycle file's header, the position of the last excerpt, and appends after the excerpt it
+   * finds there. If that excerpt is not on disk (a power loss persisted the file header but not the page holding the
+   * excerpt, or the file was cut exactly there), the header word at that position is zero: Chronicle would append
+   * four bytes further on, behind a zero word that ends every reader, and every later record would be invisible to
+   * replay. Fill the slot with an empty metadata excerpt, which readers skip, so appends continue where readers can
+   * reach them. Done at open, under the directory lock, before the appender exists.
+   */
+  private void repairWritePosition(int cycle) {
+    SingleChronicleQueueStore store = queue.storeForCycle(cycle, epochMs, false, null);
+    if (store == null) {
+      return;
+    }
+    try {
+      MappedBytes bytes = store.bytes();
+      try {
+        long position = store.writePosition();
+        if (position > 0 && bytes.readVolatileInt(position) == 0) {
+          bytes.writeInt(position + 4, 0);
+          if (bytes.compareAndSwapInt(position, 0, Wires.META_DATA | 4)) {
+            LOG.log(System.Logger.Level.WARNING, "journal {0}: the last record of {1} at byte {2} is missing (a "
+                + "power loss or a truncated file); marked its slot empty so later records stay readable", dir,
+                fileOf(cycle), position);
+          }
+        }
+      } finally {
+        bytes.releaseLast();
+      }
+    } finally {
+      queue.closeStore(store);
     }
   }
 

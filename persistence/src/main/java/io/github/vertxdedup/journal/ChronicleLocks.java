@@ -4,6 +4,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import net.openhft.chronicle.queue.impl.TableStore;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
+import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueBuilder;
 import net.openhft.chronicle.queue.impl.single.TableStoreWriteLock;
 import net.openhft.chronicle.queue.impl.table.Metadata;
 import net.openhft.chronicle.queue.impl.table.SingleTableBuilder;
@@ -23,6 +24,12 @@ import net.openhft.chronicle.threads.BusyTimedPauser;
 final class ChronicleLocks {
 
   private static final System.Logger LOG = System.getLogger("io.github.vertxdedup.journal");
+
+  static {
+    // The metadata file names its classes by alias; a fresh JVM knows them only once the queue builder registered
+    // them (as Chronicle's UnlockMain does).
+    SingleChronicleQueueBuilder.addAliases();
+  }
 
   private ChronicleLocks() {
   }

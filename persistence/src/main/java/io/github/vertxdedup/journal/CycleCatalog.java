@@ -9,8 +9,9 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /*
- * What the journal knows about each cycle file on disk: the latest expiry of any entry in it (accept or commit
- * expiresAtMs, claim leaseEndMs) and whether it starts with a complete roll snapshot (ROLL ... SNAPSHOT_END).
+ * What the journal knows about each cycle file on disk: the latest expiry of any accept or commit in it (claims
+ * do not count: an open claim is carried into each new cycle) and whether it starts with a complete roll snapshot
+ * (ROLL ... SNAPSHOT_END).
  *
  * Where replay starts, and so what retention may delete: walk the cycles oldest first and stop at the first one
  * that may still hold a live entry (its max expiry is after now, or unknown), never past the newest cycle (it holds

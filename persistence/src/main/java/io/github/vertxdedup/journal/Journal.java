@@ -156,7 +156,7 @@ public final class Journal implements AutoCloseable {
         }
       }
       if (newest != CycleCatalog.NONE) {
-        repairWritePosition(newest);
+        repairTail(newest);
       }
       // Creating the appender repairs what a killed writer left (end-of-cycle markers, an unfinished header);
       // Chronicle waits at most chronicleTimeout on each.
@@ -376,14 +376,21 @@ public final class Journal implements AutoCloseable {
   }
 
   /*
-   * Chronicle keeps, in each cycle file's header, the position of the last excerpt, and appends after the excerpt it
-   * finds there. If that excerpt is not on disk (a power loss persisted the file header but not the page holding the
-   * excerpt, or the file was cut exactly there), the header word at that position is zero: Chronicle would append
-   * four bytes further on, behind a zero word that ends every reader, and every later record would be invisible to
-   * replay. Fill the slot with an empty metadata excerpt, which readers skip, so appends continue where readers can
-   * reach them. Done at open, under the directory lock, before the appender exists.
+   * Repairs the tail of the newest cycle at open, under the directory lock, before the appender exists (no writer is
+   * alive, so nothing here races):
+   *
+   * - Chronicle keeps, in the cycle file's header, the position of the last excerpt, and appends after the excerpt
+   *   it finds there. If that excerpt is not on disk (a power loss kept the file header but not the page holding the
+   *   excerpt, or the file was cut exactly there), the word at that position is zero: Chronicle would append four
+   *   bytes further on, behind a zero word that ends every reader, so later records would be invisible to replay.
+   *   The slot becomes an empty metadata excerpt, which readers skip.
+   * - A writer killed while appending leaves a header with Chronicle's "not complete" bit after the last excerpt.
+   *   Its record was never acknowledged (an append returns only after the header is complete). Chronicle would wait
+   *   timeoutMS on it when it next rolls to a new cycle; the header is cleared instead, so the next append neither
+   *   waits nor warns. Bytes the dead writer left beyond it are harmless: every append zeroes the word after its
+   *   own end, so no reader reaches them.
    */
-  private void repairWritePosition(int cycle) {
+  private void repairTail(int cycle) {
     SingleChronicleQueueStore store = queue.storeForCycle(cycle, epochMs, false, null);
     if (store == null) {
       return;
@@ -392,13 +399,29 @@ public final class Journal implements AutoCloseable {
       MappedBytes bytes = store.bytes();
       try {
         long position = store.writePosition();
-        if (position > 0 && bytes.readVolatileInt(position) == 0) {
+        if (position <= 0) {
+          return;
+        }
+        int header = bytes.readVolatileInt(position);
+        if (header == 0) {
           bytes.writeInt(position + 4, 0);
           if (bytes.compareAndSwapInt(position, 0, Wires.META_DATA | 4)) {
             LOG.log(System.Logger.Level.WARNING, "journal {0}: the last record of {1} at byte {2} is missing (a "
                 + "power loss or a truncated file); marked its slot empty so later records stay readable", dir,
                 fileOf(cycle), position);
           }
+          return;
+        }
+        for (int steps = 0; steps < 4096 && header != 0 && header != Wires.END_OF_DATA; steps++) {
+          if ((header & Wires.NOT_COMPLETE) != 0) {
+            if (bytes.compareAndSwapInt(position, header, 0)) {
+              LOG.log(System.Logger.Level.INFO, "journal {0}: discarded an unfinished record at byte {1} of {2} "
+                  + "(its writer died while appending it; it was never acknowledged)", dir, position, fileOf(cycle));
+            }
+            return;
+          }
+          position = (position + 4 + Wires.lengthOf(header) + 3) & ~3L;
+          header = bytes.readVolatileInt(position);
         }
       } finally {
         bytes.releaseLast();
@@ -498,7 +521,7 @@ public final class Journal implements AutoCloseable {
     try {
       encoder.begin(CLAIM, 0, 1);
       putClaim(encoder, fingerprint, keyFingerprint, token, claimer, leaseEndMs);
-      return write(leaseEndMs);
+      return write(NO_EXPIRY); // a claim does not keep its cycle: the roll snapshot carries it while it is open
     } finally {
       appending = false;
     }
@@ -797,13 +820,11 @@ public final class Journal implements AutoCloseable {
       for (int from = 0; from < claims.size(); from += SNAPSHOT_CHUNK) {
         int to = Math.min(claims.size(), from + SNAPSHOT_CHUNK);
         encoder.begin(CLAIM, FLAG_CARRIED, to - from);
-        long max = NO_EXPIRY;
         for (int i = from; i < to; i++) {
           Object[] c = claims.get(i);
           putClaim(encoder, (Long) c[0], (Long) c[1], (Long) c[2], (byte[]) c[3], (Long) c[4]);
-          max = Math.max(max, (Long) c[4]);
         }
-        write(max);
+        write(NO_EXPIRY);
       }
       for (int from = 0; from < offsets.size(); from += SNAPSHOT_CHUNK) {
         int to = Math.min(offsets.size(), from + SNAPSHOT_CHUNK);

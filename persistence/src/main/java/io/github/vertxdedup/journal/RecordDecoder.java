@@ -52,7 +52,7 @@ final class RecordDecoder {
   int type;
   int flags;
   int count;
-  /** Latest expiresAtMs / leaseEndMs in the record, or NO_EXPIRY. */
+  /** Latest expiresAtMs of an accept or commit in the record, or NO_EXPIRY. */
   long maxExpiry;
   String tornReason;
   int rollCycle;
@@ -221,7 +221,6 @@ final class RecordDecoder {
       return tornSize(end - HEADER_BYTES);
     }
     final byte[] b = buf;
-    long max = NO_EXPIRY;
     int p = HEADER_BYTES;
     for (int i = 0; i < count; i++) {
       long fingerprint = (long) LONG.get(b, p);
@@ -231,10 +230,9 @@ final class RecordDecoder {
       int strLen = b[p + 32] & 0xFF;
       String claimer = new String(b, p + CLAIM_FIXED_BYTES, strLen, StandardCharsets.UTF_8);
       p += CLAIM_FIXED_BYTES + strLen;
-      max = Math.max(max, leaseEnd);
       v.onClaim(fingerprint, key, token, claimer, leaseEnd);
     }
-    maxExpiry = max;
+    // A claim does not keep its cycle: while open it is carried into every new cycle (see RollSnapshotSource).
     claims += count;
     return OK;
   }

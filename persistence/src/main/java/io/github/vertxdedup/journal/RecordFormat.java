@@ -34,8 +34,9 @@ import java.nio.ByteOrder;
  * reads zeroes past the end), a flipped bit. CRC32C is the Castagnoli polynomial (RFC 3720), computed by
  * java.util.zip.CRC32C, an intrinsic on x86 and ARM.
  *
- * The previous cycle's max expiry in a ROLL record is the latest expiresAtMs or leaseEndMs of any entry in the
- * cycle before, or Long.MIN_VALUE if it held none, or Long.MAX_VALUE if the writer did not know it.
+ * The previous cycle's max expiry in a ROLL record is the latest expiresAtMs of any accept or commit in the cycle
+ * before, or Long.MIN_VALUE if it held none, or Long.MAX_VALUE if the writer did not know it. Claims do not count:
+ * a claim still open at a roll is carried into the new cycle by the owner's snapshot.
  */
 final class RecordFormat {
 

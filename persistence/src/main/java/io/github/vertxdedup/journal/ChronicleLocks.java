@@ -54,7 +54,7 @@ final class ChronicleLocks {
         long holder = lock.lockedBy();
         lock.forceUnlock();
         LOG.log(System.Logger.Level.INFO, "journal {0}: cleared Chronicle''s {1} left by pid {2} (the directory "
-            + "lock proves that writer is gone)", dir, name, (int) holder);
+            + "lock proves that writer is gone)", dir, name, String.valueOf((int) holder));
       }
     } finally {
       lock.close();

@@ -133,6 +133,7 @@ public final class Journal implements AutoCloseable {
     this.rollCycle = RollCycleChoice.of(options.getRollCycle());
     this.time = new JournalTime(options.getClock());
     ChronicleLocks.clearLeftovers(dir);
+    removeUnfinishedCycleFiles(dir);
     this.queue = SingleChronicleQueueBuilder.binary(dir)
         .rollCycle(rollCycle)
         .timeProvider(time)
@@ -199,6 +200,41 @@ public final class Journal implements AutoCloseable {
     } catch (RuntimeException | Error e) {
       lock.close();
       throw e;
+    }
+  }
+
+  /*
+   * A writer killed while it created a cycle file leaves a file whose first header (Chronicle's store header) never
+   * got its "complete" mark. No record can be in it: Chronicle completes that header before the first excerpt. Yet
+   * every open of that cycle would wait timeoutMS for the dead writer to finish it. Such a file is deleted before
+   * the queue opens; the directory lock proves its writer is gone.
+   */
+  private static void removeUnfinishedCycleFiles(Path dir) {
+    List<Path> files = new ArrayList<>();
+    try (java.util.stream.Stream<Path> s = Files.list(dir)) {
+      s.filter(p -> p.getFileName().toString().endsWith(SingleChronicleQueue.SUFFIX)).forEach(files::add);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot list the journal directory " + dir, e);
+    }
+    for (Path file : files) {
+      try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
+          java.nio.file.StandardOpenOption.READ)) {
+        java.nio.ByteBuffer first = java.nio.ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        int n = ch.read(first, 0);
+        int header = n == 4 ? first.getInt(0) : 0;
+        if (header != 0 && (header & Wires.NOT_COMPLETE) == 0) {
+          continue;
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot read the journal cycle file " + file, e);
+      }
+      try {
+        Files.delete(file);
+        LOG.log(System.Logger.Level.WARNING, "journal {0}: deleted {1}, a cycle file whose creation never finished "
+            + "(its writer died creating it; it holds no record)", dir, file.getFileName());
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot delete the unfinished journal cycle file " + file, e);
+      }
     }
   }
 
@@ -408,7 +444,7 @@ public final class Journal implements AutoCloseable {
           if (bytes.compareAndSwapInt(position, 0, Wires.META_DATA | 4)) {
             LOG.log(System.Logger.Level.WARNING, "journal {0}: the last record of {1} at byte {2} is missing (a "
                 + "power loss or a truncated file); marked its slot empty so later records stay readable", dir,
-                fileOf(cycle), position);
+                fileOf(cycle), String.valueOf(position));
           }
           return;
         }
@@ -416,7 +452,8 @@ public final class Journal implements AutoCloseable {
           if ((header & Wires.NOT_COMPLETE) != 0) {
             if (bytes.compareAndSwapInt(position, header, 0)) {
               LOG.log(System.Logger.Level.INFO, "journal {0}: discarded an unfinished record at byte {1} of {2} "
-                  + "(its writer died while appending it; it was never acknowledged)", dir, position, fileOf(cycle));
+                  + "(its writer died while appending it; it was never acknowledged)", dir, String.valueOf(position),
+                  fileOf(cycle));
             }
             return;
           }

@@ -63,7 +63,8 @@ class JournalCrashTest {
         restarts.add(ready);
         if (run > 1) {
           assertThat(figures.get("firstAppendMs"))
-              .as("open to first append after kill -9 (run %d, seed %d)", run, seed)
+              .as("open to first append after kill -9 (run %d, seed %d); child log:%n%s", run, seed,
+                  Files.readString(tmp.resolve("child-" + run + ".err")))
               .isLessThan(HANG_GUARD_MS);
           assertThat(figures.get("recovered")).isGreaterThanOrEqualTo(acked.size());
         }

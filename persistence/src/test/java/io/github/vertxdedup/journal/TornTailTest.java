@@ -168,6 +168,30 @@ class TornTailTest {
     }
   }
 
+  @Test
+  void shouldDeleteACycleFileWhoseCreationNeverFinished() throws Exception {
+    List<String> kept = new ArrayList<>(writeJournal(dir));
+    kept.addAll(batchAccepts());
+    // The next 5-minute cycle's file, as a writer killed while creating it leaves it: the store header claimed
+    // (Chronicle's "not complete" bit) and nothing else. Without the repair, each open of that cycle waits the
+    // Chronicle timeout (60 s here) for the dead writer.
+    Path unfinished = dir.resolve("20231114-2215V.cq4");
+    byte[] page = new byte[4096];
+    System.arraycopy(ChronicleFiles.intLe(ChronicleFiles.NOT_COMPLETE), 0, page, 0, 4);
+    Files.write(unfinished, page);
+    clock.advance(java.time.Duration.ofMinutes(5));
+
+    JournalOptions patient = options().setChronicleTimeout(java.time.Duration.ofSeconds(60));
+    try (Journal j = Journal.open(dir, patient)) {
+      assertThat(unfinished).doesNotExist();
+      RecordingVisitor v = new RecordingVisitor();
+      j.replay(v);
+      assertThat(v.accepts()).containsExactlyElementsOf(kept);
+      j.appendAccept(99, 0, 0, t, until);
+    }
+    assertThat(ChronicleFiles.cycleFiles(dir)).hasSize(2).contains(unfinished);
+  }
+
   private List<String> batchAccepts() {
     List<String> list = new ArrayList<>();
     for (int i = 0; i < BATCH; i++) {

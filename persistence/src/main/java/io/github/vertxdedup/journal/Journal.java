@@ -282,7 +282,10 @@ public final class Journal implements AutoCloseable {
       }
       progress.total = estimateRecords(start);
       try (ExcerptTailer tailer = queue.createTailer()) {
-        if (tailer.moveToCycle(start)) {
+        if (!tailer.moveToCycle(start)) {
+          LOG.log(System.Logger.Level.WARNING, "journal {0}: cannot move to cycle {1} ({2}) to replay it; was the "
+              + "file removed while the journal was open?", dir, String.valueOf(start), fileOf(start));
+        } else {
           int current = CycleCatalog.NONE;
           long currentMax = NO_EXPIRY;
           while (true) {
@@ -828,9 +831,12 @@ public final class Journal implements AutoCloseable {
     return utf8;
   }
 
+  private record CarriedClaim(long fingerprint, long keyFingerprint, long token, byte[] claimer, long leaseEndMs) {
+  }
+
   /** Collects a roll snapshot and writes it as carried-over CLAIM and OFFSETS records of at most SNAPSHOT_CHUNK. */
   private final class SnapshotWriter implements RollSnapshotWriter {
-    private final List<Object[]> claims = new ArrayList<>();
+    private final List<CarriedClaim> claims = new ArrayList<>();
     private final List<OffsetCommit> offsets = new ArrayList<>();
     int claimCount;
     int offsetCount;
@@ -845,7 +851,7 @@ public final class Journal implements AutoCloseable {
     @Override
     public void claim(long fingerprint, long keyFingerprint, long token, String claimerId, long leaseEndMs) {
       checkFingerprint(fingerprint);
-      claims.add(new Object[] {fingerprint, keyFingerprint, token, claimerBytes(claimerId), leaseEndMs});
+      claims.add(new CarriedClaim(fingerprint, keyFingerprint, token, claimerBytes(claimerId), leaseEndMs));
     }
 
     @Override
@@ -858,8 +864,8 @@ public final class Journal implements AutoCloseable {
         int to = Math.min(claims.size(), from + SNAPSHOT_CHUNK);
         encoder.begin(CLAIM, FLAG_CARRIED, to - from);
         for (int i = from; i < to; i++) {
-          Object[] c = claims.get(i);
-          putClaim(encoder, (Long) c[0], (Long) c[1], (Long) c[2], (byte[]) c[3], (Long) c[4]);
+          CarriedClaim c = claims.get(i);
+          putClaim(encoder, c.fingerprint(), c.keyFingerprint(), c.token(), c.claimer(), c.leaseEndMs());
         }
         write(NO_EXPIRY);
       }

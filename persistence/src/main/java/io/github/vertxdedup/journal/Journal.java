@@ -155,12 +155,10 @@ public final class Journal implements AutoCloseable {
         if (catalog.isSnapshotComplete(newest)) {
           rolledCycle = newest;
         }
-      }
-      if (newest != CycleCatalog.NONE) {
         repairTail(newest);
       }
-      // Creating the appender repairs what a killed writer left (end-of-cycle markers, an unfinished header);
-      // Chronicle waits at most chronicleTimeout on each.
+      // Creating the appender writes the end-of-cycle markers a killed writer did not write; with the tail
+      // repaired it has nothing to wait for (and would wait at most chronicleTimeout).
       this.appender = queue.createAppender();
       this.syncer = new Syncer(dir);
       this.backgroundSync = options.getSyncPolicy() == SyncPolicy.ASYNC

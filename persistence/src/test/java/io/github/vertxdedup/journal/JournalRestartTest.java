@@ -126,6 +126,39 @@ class JournalRestartTest {
     }
   }
 
+  /** As a partition uses it: a worker opens and replays, the event loop appends, another worker syncs and closes. */
+  @Test
+  void shouldAppendFromAnotherThreadThanTheOneThatOpenedAndClosed() throws Exception {
+    long t = clock.nowMs();
+    java.util.concurrent.ExecutorService worker = java.util.concurrent.Executors.newSingleThreadExecutor();
+    java.util.concurrent.ExecutorService loop = java.util.concurrent.Executors.newSingleThreadExecutor();
+    try {
+      Journal j = worker.submit(() -> openReplayed(options().setSyncPolicy(SyncPolicy.SYNC))).get();
+      long last = loop.submit(() -> {
+        long index = 0;
+        for (int i = 1; i <= 100; i++) {
+          index = j.appendAccept(i, 0, 0, t, t + 60_000);
+        }
+        return index;
+      }).get();
+      assertThat(java.util.concurrent.CompletableFuture.supplyAsync(j::sync).get()).isEqualTo(last);
+      loop.submit(() -> {
+        clock.advance(Duration.ofMinutes(5));
+        return j.appendAccept(101, 0, 0, t, t + 600_000);
+      }).get();
+      worker.submit(j::close).get();
+    } finally {
+      worker.shutdownNow();
+      loop.shutdownNow();
+    }
+    try (Journal j = Journal.open(dir, options())) {
+      RecordingVisitor v = new RecordingVisitor();
+      j.replay(v);
+      assertThat(v.accepts()).hasSize(1).first().asString().startsWith("accept 101 ");
+      assertThat(j.cycleCount()).isEqualTo(2);
+    }
+  }
+
   @Test
   void shouldRefuseAppendsBeforeReplay() {
     try (Journal j = Journal.open(dir, options())) {

@@ -1,0 +1,74 @@
+package io.github.vertxdedup.journal;
+
+/**
+ * Receives the records of a {@link Journal#replay replay}, in the order they were appended. The journal does not
+ * interpret them: the owner decides what each means for its window (an accept whose {@code expiresAtMs} has passed
+ * is still delivered; skip it).
+ *
+ * <p>Every method has an empty default, so a visitor overrides only what it needs. Methods are called on the
+ * replaying thread, one at a time. A visitor that throws stops the replay; the exception propagates from
+ * {@link Journal#replay} unchanged.
+ *
+ * <p>Claims and offsets that were open at a roll are written again at the start of the next cycle (see
+ * {@link RollSnapshotSource}), so a claim or offset may be delivered more than once; both are idempotent for a
+ * visitor that keeps the latest claim per fingerprint and the highest offset per topic-partition
+ * ({@link CommittedOffsets}).
+ */
+public interface JournalVisitor {
+
+  /**
+   * An id was accepted: remember it until {@code expiresAtMs}.
+   *
+   * @param fingerprint the id's fingerprint, never 0
+   * @param keyFingerprint the business key's fingerprint, or 0 if none
+   * @param payloadHash the payload's hash, or 0 if none
+   * @param acceptedAtMs when it was accepted, epoch milliseconds of the owner's clock
+   * @param expiresAtMs when it may be forgotten (remember-until), epoch milliseconds, {@code > acceptedAtMs}
+   */
+  default void onAccept(long fingerprint, long keyFingerprint, long payloadHash, long acceptedAtMs,
+      long expiresAtMs) {
+  }
+
+  /**
+   * An id was claimed: it is in flight, held by {@code claimerId}, until {@code leaseEndMs} unless committed or
+   * released first. A claim whose lease has ended at recovery frees the id again; it is never a commit.
+   *
+   * @param fingerprint the id's fingerprint, never 0
+   * @param keyFingerprint the business key's fingerprint, or 0 if none
+   * @param token the claim token that a commit or release must present
+   * @param claimerId who holds the claim
+   * @param leaseEndMs when the lease ends, epoch milliseconds
+   */
+  default void onClaim(long fingerprint, long keyFingerprint, long token, String claimerId, long leaseEndMs) {
+  }
+
+  /**
+   * A claim was committed: remember the id until {@code expiresAtMs}.
+   *
+   * @param fingerprint the id's fingerprint, never 0
+   * @param token the token of the claim that was committed
+   * @param expiresAtMs when it may be forgotten, epoch milliseconds
+   */
+  default void onCommit(long fingerprint, long token, long expiresAtMs) {
+  }
+
+  /**
+   * A claim was released: the id is free again.
+   *
+   * @param fingerprint the id's fingerprint, never 0
+   * @param token the token of the claim that was released
+   */
+  default void onRelease(long fingerprint, long token) {
+  }
+
+  /**
+   * A consumer offset was committed. Offsets of one topic-partition may arrive lower than one delivered earlier
+   * (see the type comment); keep the highest ({@link CommittedOffsets#record}).
+   *
+   * @param topic the topic
+   * @param partition the partition, {@code >= 0}
+   * @param offset the committed offset, {@code >= 0}
+   */
+  default void onOffsetCommit(String topic, int partition, long offset) {
+  }
+}

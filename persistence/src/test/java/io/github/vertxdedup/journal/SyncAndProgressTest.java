@@ -1,0 +1,97 @@
+package io.github.vertxdedup.journal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SyncAndProgressTest {
+
+  @TempDir
+  Path dir;
+
+  private final TestClock clock = new TestClock();
+  private final long t = clock.nowMs();
+
+  @Test
+  void shouldReportNothingSyncedBeforeTheFirstAppend() {
+    try (Journal j = Journal.open(dir, new JournalOptions().setClock(clock).setSyncPolicy(SyncPolicy.SYNC))) {
+      j.replay(new RecordingVisitor());
+      assertThat(j.sync()).isEqualTo(Journal.NO_INDEX);
+      assertThat(j.lastAppendedIndex()).isEqualTo(Journal.NO_INDEX);
+    }
+  }
+
+  @Test
+  void shouldCoverEveryRecordAppendedBeforeTheSyncAcrossARoll() {
+    try (Journal j = Journal.open(dir, new JournalOptions().setClock(clock).setSyncPolicy(SyncPolicy.SYNC)
+        .setRollCycle(Duration.ofSeconds(1)))) {
+      j.replay(new RecordingVisitor());
+      long first = j.appendAccept(1, 0, 0, t, t + 60_000);
+      clock.advance(Duration.ofSeconds(1));
+      long second = j.appendAccept(2, 0, 0, t, t + 60_000);
+      assertThat(second).isGreaterThan(first);
+      long synced = j.sync();
+      assertThat(synced).isEqualTo(second).isEqualTo(j.syncedIndex()).isEqualTo(j.lastAppendedIndex());
+      assertThat(j.sync()).as("nothing new: returns at once with the same index").isEqualTo(synced);
+    }
+  }
+
+  @Test
+  void shouldLetConcurrentSyncsShareTheWorkAndCoverTheirAppends() throws Exception {
+    ExecutorService workers = Executors.newFixedThreadPool(4);
+    try (Journal j = Journal.open(dir, new JournalOptions().setClock(clock).setSyncPolicy(SyncPolicy.SYNC))) {
+      j.replay(new RecordingVisitor());
+      for (int round = 0; round < 50; round++) {
+        long index = j.appendAccept(round + 1, 0, 0, t, t + 60_000);
+        List<Future<Long>> syncs = new ArrayList<>();
+        for (int k = 0; k < 4; k++) {
+          syncs.add(workers.submit(j::sync));
+        }
+        for (Future<Long> f : syncs) {
+          assertThat(f.get()).isGreaterThanOrEqualTo(index);
+        }
+      }
+    } finally {
+      workers.shutdownNow();
+    }
+  }
+
+  @Test
+  void shouldReportReplayProgressAndAFinalReport() {
+    try (Journal j = Journal.open(dir, new JournalOptions().setClock(clock).setSyncPolicy(SyncPolicy.NONE))) {
+      j.replay(new RecordingVisitor());
+      for (int i = 1; i <= 1000; i++) {
+        j.appendAccept(i, 0, 0, t, i % 2 == 0 ? t + 60_000 : t + 1);
+      }
+    }
+    List<ReplayProgress> reports = new ArrayList<>();
+    List<Boolean> done = new ArrayList<>();
+    clock.advanceMs(10);
+    JournalOptions options = new JournalOptions().setClock(clock).setSyncPolicy(SyncPolicy.NONE)
+        .setProgressInterval(Duration.ZERO).setProgressListener((journal, p, last) -> {
+          reports.add(p);
+          done.add(last);
+        });
+    try (Journal j = Journal.open(dir, options)) {
+      ReplayResult r = j.replay(new RecordingVisitor());
+      assertThat(r.liveIds()).isEqualTo(500);
+    }
+    assertThat(reports).hasSizeGreaterThanOrEqualTo(4);
+    assertThat(done).containsOnlyOnce(true).last().isEqualTo(true);
+    ReplayProgress last = reports.get(reports.size() - 1);
+    assertThat(last.entriesRead()).isEqualTo(1000);
+    assertThat(last.liveIds()).isEqualTo(500);
+    assertThat(last.percent()).isEqualTo(100.0);
+    ReplayProgress middle = reports.get(1);
+    assertThat(middle.recordsRead()).isEqualTo(512);
+    assertThat(middle.percent()).isBetween(40.0, 60.0);
+  }
+}

@@ -56,10 +56,17 @@ public final class DedupWindow {
   public static final long DEFAULT_REMEMBER_UNTIL = Long.MIN_VALUE;
 
   /**
-   * Slots visited by the sweep per {@link #check} while sweep work is owed: small enough to keep the cost per
-   * event flat, large enough to keep up with the debt below at any rate above a few events per bucket.
+   * Slots the sweep visits per {@link #check}, on average, while sweep work is owed: small enough to keep the cost
+   * per event flat, large enough to keep up with the debt below at any rate above a few events per bucket.
    */
   private static final int SWEEP_SLOTS_PER_CHECK = 16;
+
+  /**
+   * The sweep work is paid every this many checks, {@code SWEEP_SLOTS_PER_CHECK} times as many slots at once: one
+   * sequential run instead of sixteen slots per check keeps the check itself short, so the processor can start the
+   * next check's (independent) table load while this one still waits for its own.
+   */
+  private static final int SWEEP_EVERY_CHECKS = 64;
 
   /**
    * The sweep owes one full pass over the table per {@code max(1, N / SWEEP_PASSES_PER_WINDOW)} elapsed buckets, so
@@ -105,6 +112,7 @@ public final class DedupWindow {
   private long latestEvictedBucket;
   private int threshold;
   private long sweepDebt;
+  private int checksUntilSweep = SWEEP_EVERY_CHECKS;
 
   private long held;
   private long accepted;
@@ -484,10 +492,13 @@ public final class DedupWindow {
   }
 
   private void paySweepDebt() {
-    if (sweepDebt > 0) {
-      int n = (int) Math.min(sweepDebt, SWEEP_SLOTS_PER_CHECK);
-      table.sweep(n, threshold);
-      sweepDebt -= n;
+    if (--checksUntilSweep <= 0) {
+      checksUntilSweep = SWEEP_EVERY_CHECKS;
+      if (sweepDebt > 0) {
+        int n = (int) Math.min(sweepDebt, (long) SWEEP_SLOTS_PER_CHECK * SWEEP_EVERY_CHECKS);
+        table.sweep(n, threshold);
+        sweepDebt -= n;
+      }
     }
   }
 

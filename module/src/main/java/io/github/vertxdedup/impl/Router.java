@@ -70,6 +70,14 @@ public final class Router implements Handler<Message<Object>> {
       return;
     }
     if (action == DedupAction.STATS) {
+      if (!(body instanceof LocalRequest)) {
+        try {
+          RequestDecoder.requireStatsBody(body);
+        } catch (RequestFailure f) {
+          msg.fail(f.code(), f.getMessage());
+          return;
+        }
+      }
       allStats(msg);
       return;
     }

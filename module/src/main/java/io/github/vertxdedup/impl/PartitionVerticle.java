@@ -199,7 +199,8 @@ public final class PartitionVerticle extends VerticleBase {
       return;
     } catch (WindowFullException e) {
       unavailable++;
-      msg.fail(DedupFailure.UNAVAILABLE, "partition " + partition + ": " + e.getMessage() + "; retry later");
+      msg.fail(DedupFailure.UNAVAILABLE, "partition " + partition + " window full (maxIdsPerPartition="
+          + options.getMaxIdsPerPartition() + "): " + e.getMessage() + "; nothing recorded, retry later");
       return;
     } catch (IllegalArgumentException e) {
       // The window's own checks (e.g. rememberUntilMs that passed between validation and decision).

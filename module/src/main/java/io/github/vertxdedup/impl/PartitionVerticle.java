@@ -128,8 +128,8 @@ public final class PartitionVerticle extends VerticleBase {
     // Listen first, so that requests during recovery are answered 503 rather than finding no handler.
     consumer = vertx.eventBus().consumer(address, this::handle);
     return consumer.completion()
-        .compose(v -> journal.open())
-        .compose(v -> journal.recover(new Sink()))
+        .compose(v -> onContext(journal.open()))
+        .compose(v -> onContext(journal.recover(new Sink())))
         .andThen(ar -> {
           if (ar.succeeded()) {
             state = State.READY;
@@ -335,6 +335,13 @@ public final class PartitionVerticle extends VerticleBase {
       case FAILED -> "partition " + partition + " is unavailable: " + failure;
       case READY -> "partition " + partition + " is ready";
     };
+  }
+
+  /** The same outcome, delivered on this partition's context whatever thread completes the journal's future. */
+  private <T> Future<T> onContext(Future<T> f) {
+    Promise<T> p = Promise.promise();
+    f.onComplete(ar -> context.runOnContext(v -> p.handle(ar)));
+    return p.future();
   }
 
   /** A decided request whose reply waits for a journal write. */

@@ -61,6 +61,9 @@ final class PartitionCore {
   private long memoryBeganMs;
   private Future<?> lastWrite = DONE;
   private LongConsumer duplicateAges = age -> { };
+  /** Scratch arrays of {@link #checkPlainRun}, grown to the largest batch seen. */
+  private long[] runFingerprints = new long[0];
+  private Verdict[] runVerdicts = new Verdict[0];
 
   private final DedupResult accepted;
   private final DedupResult acceptedUnvouched;
@@ -297,10 +300,59 @@ final class PartitionCore {
       requireRoom(need);
     }
     DedupResult[] out = new DedupResult[events.length];
-    for (int i = 0; i < events.length; i++) {
-      out[i] = claims ? claim(events[i]) : check(events[i]);
+    if (claims || !claimsById.isEmpty()) {
+      for (int i = 0; i < events.length; i++) {
+        out[i] = claims ? claim(events[i]) : check(events[i]);
+      }
+      return out;
+    }
+    // No claim can be involved (a check creates none): runs of plain events go through the window's batch check,
+    // which overlaps their cache misses; an event with a key, payload hash or instant takes the single path.
+    int i = 0;
+    while (i < events.length) {
+      if (!plain(events[i])) {
+        out[i] = check(events[i]);
+        i++;
+        continue;
+      }
+      int end = i + 1;
+      while (end < events.length && plain(events[end])) {
+        end++;
+      }
+      checkPlainRun(events, i, end, out);
+      i = end;
     }
     return out;
+  }
+
+  /** An event the window's batch check can decide: id only, default expiry, no payload hash, no event time. */
+  private static boolean plain(ParsedEvent e) {
+    return e.keyFp == 0 && e.payloadHash == DedupWindow.NO_PAYLOAD_HASH
+        && e.eventTimeMs == ParsedEvent.NO_EVENT_TIME && e.rememberUntilMs == DedupWindow.DEFAULT_REMEMBER_UNTIL;
+  }
+
+  private void checkPlainRun(ParsedEvent[] events, int from, int to, DedupResult[] out) {
+    int n = to - from;
+    if (runFingerprints.length < n) {
+      runFingerprints = new long[n];
+      runVerdicts = new Verdict[n];
+    }
+    for (int k = 0; k < n; k++) {
+      runFingerprints[k] = events[from + k].idFp;
+    }
+    final long now = clock.nowMs();
+    window.checkBatch(runFingerprints, 0, n, runVerdicts);
+    for (int k = 0; k < n; k++) {
+      long fp = runFingerprints[k];
+      Verdict v = runVerdicts[k];
+      if (v == Verdict.ACCEPTED) {
+        acceptedCount++;
+        lastWrite = journal.accepted(fp, 0, DedupWindow.NO_PAYLOAD_HASH, now, now + windowMs);
+        out[from + k] = accepted;
+      } else {
+        out[from + k] = seen(window.lookup(fp), v == Verdict.CONFLICT, now);
+      }
+    }
   }
 
   /**

@@ -10,6 +10,7 @@ import io.github.vertxdedup.window.CapacityPolicy;
 import io.github.vertxdedup.window.DedupClock;
 import io.github.vertxdedup.window.DedupWindow;
 import io.github.vertxdedup.window.Verdict;
+import io.github.vertxdedup.window.WindowFullException;
 import io.github.vertxdedup.window.WindowStats;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
@@ -83,6 +84,7 @@ final class PartitionCore {
   long releaseCount;
   long expiredLeases;
   long capacityRejects;
+  long keysNotRecorded;
 
   PartitionCore(DedupOptions options, int partition, DedupClock clock, PartitionJournal journal) {
     this.partition = partition;
@@ -161,7 +163,7 @@ final class PartitionCore {
     requireRoom(e.keyFp != 0 ? 2 : 1);
     window.check(e.idFp, e.payloadHash, e.rememberUntilMs);
     if (e.keyFp != 0) {
-      window.check(e.keyFp, e.payloadHash, e.rememberUntilMs);
+      rememberKey(e.keyFp, e.payloadHash, e.rememberUntilMs);
     }
     acceptedCount++;
     lastWrite = journal.accepted(e.idFp, e.keyFp, e.payloadHash, now, expiresAt(e.rememberUntilMs, now));
@@ -234,7 +236,7 @@ final class PartitionCore {
       // The claim reserved these entries, and kept every other request for the id (or key) out of the window.
       window.check(c.idFp, c.payloadHash, until);
       if (c.keyFp != 0) {
-        window.check(c.keyFp, c.payloadHash, until);
+        rememberKey(c.keyFp, c.payloadHash, until);
       }
     }
     remove(c);
@@ -421,6 +423,7 @@ final class PartitionCore {
         .put("expired", w.expired())
         .put("earlyEvictions", w.earlyEvictions())
         .put("rejected", w.rejected() + capacityRejects)
+        .put("keysNotRecorded", keysNotRecorded)
         .put("tableBytes", w.tableBytes())
         .put("bytesPerHeldId", w.bytesPerHeldId())
         .put("vouchedFromMs", vouchedFromMs())
@@ -501,6 +504,19 @@ final class PartitionCore {
       claimsByKey.remove(c.keyFp);
     }
     reserved -= c.entries();
+  }
+
+  /**
+   * Records the key of an event whose id was just recorded. The room for both was checked first; should the table
+   * still be unable to grow, the id stays recorded and the event accepted (refusing it now would make its retry a
+   * duplicate of an effect that never ran), and the key alone is not remembered: counted in {@code keysNotRecorded}.
+   */
+  private void rememberKey(long keyFp, long payloadHash, long rememberUntilMs) {
+    try {
+      window.check(keyFp, payloadHash, rememberUntilMs);
+    } catch (WindowFullException full) {
+      keysNotRecorded++;
+    }
   }
 
   private DedupWindow.Entry remembered(ParsedEvent e) {

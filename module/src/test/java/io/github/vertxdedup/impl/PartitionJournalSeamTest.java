@@ -44,10 +44,13 @@ class PartitionJournalSeamTest {
     this.vertx = vertx;
   }
 
+  private PartitionVerticle partition;
+
   private Future<String> deploy(int maxPending) {
     DedupOptions options = new DedupOptions().setWindowMs(60_000).setBucketMs(1_000).setMaxPending(maxPending)
         .validate();
-    return vertx.deployVerticle(new PartitionVerticle(options, 0, clock, journal, null));
+    partition = new PartitionVerticle(options, 0, clock, journal, null);
+    return vertx.deployVerticle(partition);
   }
 
   private String deployReady(int maxPending) {
@@ -80,9 +83,11 @@ class PartitionJournalSeamTest {
     assertThat(e.failureCode()).isEqualTo(503);
     assertThat(e.getMessage()).contains("recovering");
     assertThat(deployed.isComplete()).isFalse();
+    assertThat(partition.state()).isEqualTo(PartitionVerticle.State.RECOVERING);
 
     journal.recovery.complete();
     await(deployed);
+    assertThat(partition.state()).isEqualTo(PartitionVerticle.State.READY);
     assertThat(verdict(request("check", id("a")))).isEqualTo("ACCEPTED");
   }
 
@@ -132,6 +137,7 @@ class PartitionJournalSeamTest {
     ReplyException later = failure(request("check", id("c")));
     assertThat(later.failureCode()).isEqualTo(503);
     assertThat(later.getMessage()).contains("unavailable", "disk full");
+    assertThat(partition.state()).isEqualTo(PartitionVerticle.State.FAILED);
   }
 
   @Test

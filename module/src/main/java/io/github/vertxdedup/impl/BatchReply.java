@@ -8,7 +8,7 @@ import java.util.List;
 /**
  * The reply to a batch request through the local codec: one result per event, in order. Immutable.
  */
-public final class BatchReply {
+final class BatchReply {
 
   private final List<DedupResult> results;
 

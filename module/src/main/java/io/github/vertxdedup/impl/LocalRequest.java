@@ -9,7 +9,7 @@ import java.util.List;
  * service: the action travels in the object instead of a header, the event as a {@link DedupEvent} instead of JSON.
  * Immutable (the events it refers to must not be changed while the request is in flight).
  */
-public final class LocalRequest {
+final class LocalRequest {
 
   final DedupAction action;
   final DedupEvent event;

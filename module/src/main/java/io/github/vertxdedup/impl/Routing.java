@@ -15,7 +15,7 @@ import io.github.vertxdedup.window.Fingerprinter;
  *
  * <p>Immutable and thread-safe.
  */
-public final class Routing {
+final class Routing {
 
   private final int partitions;
   private final Fingerprinter ids;

@@ -1,0 +1,142 @@
+package io.github.vertxdedup;
+
+import io.github.vertxdedup.impl.DedupClientImpl;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import java.util.List;
+
+/**
+ * A {@link Future}-based client of the dedup service. It computes the owning partition of each event itself (the
+ * same function as the router at {@code <address>}) and sends the request straight to {@code <address>.<p>}, so a
+ * request costs one event-bus round trip. In the same JVM as the service it passes {@link DedupEvent}s and results by
+ * reference through a local codec (no JSON); in a clustered Vert.x it sends JSON, the wire form.
+ *
+ * <p>Futures fail with the service's {@link io.vertx.core.eventbus.ReplyException}, whose
+ * {@link io.vertx.core.eventbus.ReplyException#failureCode() failureCode} is one of {@link DedupFailure}; a
+ * duplicate is not a failure but a {@link DedupResult} with {@link DedupVerdict#DUPLICATE}.
+ *
+ * <p>Thread-safe; completes on the caller's context like any event-bus request. Do not change a {@link DedupEvent}
+ * until the future of the request carrying it has completed.
+ */
+public interface DedupClient {
+
+  /** How requests travel. */
+  enum Transport {
+    /** By reference through a local codec: the service must run in the same JVM. */
+    LOCAL,
+    /** As JSON bodies with the action in a header: the wire form, for any caller. */
+    JSON
+  }
+
+  /**
+   * Creates a client of the service configured by {@code options} (it uses {@code address} and
+   * {@code partitions}, which must match the deployed service). Uses {@link Transport#LOCAL} unless the Vert.x
+   * instance is clustered.
+   *
+   * @param vertx the Vert.x instance
+   * @param options the service's options
+   * @return a client
+   */
+  static DedupClient create(Vertx vertx, DedupOptions options) {
+    return create(vertx, options, vertx.isClustered() ? Transport.JSON : Transport.LOCAL);
+  }
+
+  /**
+   * Creates a client with an explicit transport.
+   *
+   * @param vertx the Vert.x instance
+   * @param options the service's options
+   * @param transport how requests travel
+   * @return a client
+   */
+  static DedupClient create(Vertx vertx, DedupOptions options, Transport transport) {
+    return new DedupClientImpl(vertx, options, transport);
+  }
+
+  /**
+   * Finds the partition that owns an event: by the fingerprint of its key if it has one, else of its id.
+   * O(length of the id or key).
+   *
+   * @param event the event (id, and key if any)
+   * @return {@code 0 .. partitions - 1}; 0 when the event has neither id nor key
+   */
+  int partitionOf(DedupEvent event);
+
+  /**
+   * {@code check}: a first sighting is recorded and answered {@link DedupVerdict#ACCEPTED}.
+   *
+   * @param event id (required), key, payloadHash, eventTimeMs, rememberUntilMs
+   * @return ACCEPTED, DUPLICATE, CONFLICT, IN_FLIGHT or UNKNOWN
+   */
+  Future<DedupResult> check(DedupEvent event);
+
+  /**
+   * {@code check} of a bare id.
+   *
+   * @param id the event id
+   * @return see {@link #check(DedupEvent)}
+   */
+  default Future<DedupResult> check(String id) {
+    return check(new DedupEvent(id));
+  }
+
+  /**
+   * {@code claim}: a first sighting is held for a lease and answered ACCEPTED with a {@code claimToken}.
+   *
+   * @param event as for check, plus leaseMs
+   * @return ACCEPTED (with a token), DUPLICATE, CONFLICT, IN_FLIGHT or UNKNOWN
+   */
+  Future<DedupResult> claim(DedupEvent event);
+
+  /**
+   * {@code commit}: the claimed id becomes remembered until its expiry. Repeating it is harmless.
+   *
+   * @param event id, key (if the claim had one), claimToken
+   * @return COMMITTED; fails with 409 if the id is not claimed, the token differs or the lease ran out
+   */
+  Future<DedupResult> commit(DedupEvent event);
+
+  /**
+   * {@code release}: the claimed id is forgotten, so a redelivery is accepted.
+   *
+   * @param event id, key (if the claim had one), claimToken
+   * @return RELEASED; fails with 409 if the id is not claimed, the token differs or the lease ran out
+   */
+  Future<DedupResult> release(DedupEvent event);
+
+  /**
+   * {@code lookup}: what the owning partition knows of the id (or its key); records nothing.
+   *
+   * @param event id, and key if any
+   * @return the state and times
+   */
+  Future<DedupLookup> lookup(DedupEvent event);
+
+  /**
+   * {@code stats} of one partition.
+   *
+   * @param partition {@code 0 .. partitions - 1}
+   * @return the counters
+   */
+  Future<JsonObject> stats(int partition);
+
+  /**
+   * {@code checkBatch}: the events, in order, in one request. All must belong to one partition (group them with
+   * {@link #partitionOf}); at most {@code maxBatch}. One invalid event fails the whole batch with a 400 naming
+   * {@code events[i].field} and nothing is recorded.
+   *
+   * @param events the events
+   * @return one result per event, in order; a failed future with {@link IllegalArgumentException} if the events
+   *     span partitions
+   */
+  Future<List<DedupResult>> checkBatch(List<DedupEvent> events);
+
+  /**
+   * {@code claimBatch}: as {@link #checkBatch}, with claims.
+   *
+   * @param events the events
+   * @return one result per event, in order
+   */
+  Future<List<DedupResult>> claimBatch(List<DedupEvent> events);
+}

@@ -1,0 +1,637 @@
+package io.github.vertxdedup;
+
+import io.github.vertxdedup.window.CapacityPolicy;
+import io.github.vertxdedup.window.DedupWindow;
+import io.vertx.core.json.JsonObject;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Configuration of a {@link DedupVerticle}: the Java form of its JSON deployment config. {@link #toJson()} builds
+ * the config, {@link #DedupOptions(JsonObject)} reads it back; the two round-trip.
+ *
+ * <p>Every setter validates its own value at once and names it in the {@link IllegalArgumentException}; rules that
+ * relate two values (a bucket must divide the window, the window is required) are checked by {@link #validate()},
+ * which the verticle calls before it deploys anything. The JSON constructor rejects unknown keys, so a typo in a
+ * config does not silently fall back to a default.
+ *
+ * <p>JSON keys (all optional except {@code windowMs}): {@code address}, {@code partitions}, {@code windowMs},
+ * {@code bucketMs}, {@code maxIdsPerPartition}, {@code expectedIdsPerPartition}, {@code capacityPolicy}
+ * ({@code "REJECT"} | {@code "EVICT_OLDEST"}), {@code payloadHashes}, {@code unvouchedPolicy} ({@code "UNKNOWN"} |
+ * {@code "ACCEPT"}), {@code maxIdBytes}, {@code maxBatch}, {@code leaseMs}, {@code maxPending}, {@code journalDir}.
+ *
+ * <p>Not thread-safe: build it on one thread, then hand it over (deployment copies it into JSON).
+ */
+public class DedupOptions {
+
+  /** Default {@code address}: partition {@code p} listens on {@code "dedup.<p>"}. */
+  public static final String DEFAULT_ADDRESS = "dedup";
+  /** Default number of partitions. */
+  public static final int DEFAULT_PARTITIONS = 1;
+  /** Largest number of partitions (each is a verticle on an event loop). */
+  public static final int MAX_PARTITIONS = 1024;
+  /** Largest window: one year. A longer promise needs a store other than memory (seed 004: tiered retention). */
+  public static final long MAX_WINDOW_MS = 366L * 24 * 3600 * 1000;
+  /** Default cap of live ids (and business keys) per partition: at most a few hundred MB of table per partition. */
+  public static final long DEFAULT_MAX_IDS_PER_PARTITION = 10_000_000L;
+  /** Default table pre-size per partition: 0, start small and grow. */
+  public static final int DEFAULT_EXPECTED_IDS_PER_PARTITION = 0;
+  /** Default capacity policy: fail closed. */
+  public static final CapacityPolicy DEFAULT_CAPACITY_POLICY = CapacityPolicy.REJECT;
+  /** Default: keep a payload hash with every id, so that {@link DedupVerdict#CONFLICT} can be detected. */
+  public static final boolean DEFAULT_PAYLOAD_HASHES = true;
+  /** Default policy for events older than the partition can vouch for. */
+  public static final UnvouchedPolicy DEFAULT_UNVOUCHED_POLICY = UnvouchedPolicy.UNKNOWN;
+  /** Default largest {@code id} (and {@code key}): 1024 UTF-8 bytes. */
+  public static final int DEFAULT_MAX_ID_BYTES = 1024;
+  /** Upper limit of {@code maxIdBytes}. */
+  public static final int MAX_ID_BYTES_LIMIT = 65_536;
+  /** Default largest batch: 1000 events. */
+  public static final int DEFAULT_MAX_BATCH = 1000;
+  /** Upper limit of {@code maxBatch}. */
+  public static final int MAX_BATCH_LIMIT = 100_000;
+  /** Default claim lease: 30 s. */
+  public static final long DEFAULT_LEASE_MS = 30_000L;
+  /** Longest claim lease, for {@code leaseMs} in the options and in a claim request: one day. */
+  public static final long MAX_LEASE_MS = 24L * 3600 * 1000;
+  /** Default bound of the per-partition queue of requests waiting for their journal write. */
+  public static final int DEFAULT_MAX_PENDING = 10_000;
+  /** Upper limit of {@code maxPending}. */
+  public static final int MAX_PENDING_LIMIT = 10_000_000;
+
+  private String address;
+  private int partitions;
+  private long windowMs;
+  private long bucketMs;
+  private long maxIdsPerPartition;
+  private int expectedIdsPerPartition;
+  private CapacityPolicy capacityPolicy;
+  private boolean payloadHashes;
+  private UnvouchedPolicy unvouchedPolicy;
+  private int maxIdBytes;
+  private int maxBatch;
+  private long leaseMs;
+  private int maxPending;
+  private String journalDir;
+
+  /** Creates options with the defaults; {@code windowMs} is unset and must be set before use. */
+  public DedupOptions() {
+    address = DEFAULT_ADDRESS;
+    partitions = DEFAULT_PARTITIONS;
+    maxIdsPerPartition = DEFAULT_MAX_IDS_PER_PARTITION;
+    expectedIdsPerPartition = DEFAULT_EXPECTED_IDS_PER_PARTITION;
+    capacityPolicy = DEFAULT_CAPACITY_POLICY;
+    payloadHashes = DEFAULT_PAYLOAD_HASHES;
+    unvouchedPolicy = DEFAULT_UNVOUCHED_POLICY;
+    maxIdBytes = DEFAULT_MAX_ID_BYTES;
+    maxBatch = DEFAULT_MAX_BATCH;
+    leaseMs = DEFAULT_LEASE_MS;
+    maxPending = DEFAULT_MAX_PENDING;
+  }
+
+  /**
+   * Copies options.
+   *
+   * @param other the options to copy
+   */
+  public DedupOptions(DedupOptions other) {
+    address = other.address;
+    partitions = other.partitions;
+    windowMs = other.windowMs;
+    bucketMs = other.bucketMs;
+    maxIdsPerPartition = other.maxIdsPerPartition;
+    expectedIdsPerPartition = other.expectedIdsPerPartition;
+    capacityPolicy = other.capacityPolicy;
+    payloadHashes = other.payloadHashes;
+    unvouchedPolicy = other.unvouchedPolicy;
+    maxIdBytes = other.maxIdBytes;
+    maxBatch = other.maxBatch;
+    leaseMs = other.leaseMs;
+    maxPending = other.maxPending;
+    journalDir = other.journalDir;
+  }
+
+  /**
+   * Reads options from a JSON deployment config; absent keys keep their defaults.
+   *
+   * @param json the config
+   * @throws IllegalArgumentException on an unknown key, a value of the wrong JSON type, or a value out of range
+   *     (the message names the key)
+   */
+  public DedupOptions(JsonObject json) {
+    this();
+    Objects.requireNonNull(json, "json");
+    for (Map.Entry<String, Object> e : json) {
+      String k = e.getKey();
+      Object v = e.getValue();
+      switch (k) {
+        case "address" -> setAddress(string(k, v));
+        case "partitions" -> setPartitions(intValue(k, v));
+        case "windowMs" -> setWindowMs(longValue(k, v));
+        case "bucketMs" -> setBucketMs(longValue(k, v));
+        case "maxIdsPerPartition" -> setMaxIdsPerPartition(longValue(k, v));
+        case "expectedIdsPerPartition" -> setExpectedIdsPerPartition(intValue(k, v));
+        case "capacityPolicy" -> setCapacityPolicy(enumValue(k, v, CapacityPolicy.class));
+        case "payloadHashes" -> setPayloadHashes(bool(k, v));
+        case "unvouchedPolicy" -> setUnvouchedPolicy(enumValue(k, v, UnvouchedPolicy.class));
+        case "maxIdBytes" -> setMaxIdBytes(intValue(k, v));
+        case "maxBatch" -> setMaxBatch(intValue(k, v));
+        case "leaseMs" -> setLeaseMs(longValue(k, v));
+        case "maxPending" -> setMaxPending(intValue(k, v));
+        case "journalDir" -> setJournalDir(string(k, v));
+        default -> throw new IllegalArgumentException("unknown config key '" + k + "' (known keys: address, "
+            + "partitions, windowMs, bucketMs, maxIdsPerPartition, expectedIdsPerPartition, capacityPolicy, "
+            + "payloadHashes, unvouchedPolicy, maxIdBytes, maxBatch, leaseMs, maxPending, journalDir)");
+      }
+    }
+  }
+
+  /**
+   * Writes these options as a JSON deployment config. {@code windowMs} and {@code bucketMs} are written only when
+   * set, {@code journalDir} only when not null.
+   *
+   * @return a new JSON object
+   */
+  public JsonObject toJson() {
+    JsonObject json = new JsonObject().put("address", address).put("partitions", partitions);
+    if (windowMs != 0) {
+      json.put("windowMs", windowMs);
+    }
+    if (bucketMs != 0) {
+      json.put("bucketMs", bucketMs);
+    }
+    json.put("maxIdsPerPartition", maxIdsPerPartition)
+        .put("expectedIdsPerPartition", expectedIdsPerPartition)
+        .put("capacityPolicy", capacityPolicy.name())
+        .put("payloadHashes", payloadHashes)
+        .put("unvouchedPolicy", unvouchedPolicy.name())
+        .put("maxIdBytes", maxIdBytes)
+        .put("maxBatch", maxBatch)
+        .put("leaseMs", leaseMs)
+        .put("maxPending", maxPending);
+    if (journalDir != null) {
+      json.put("journalDir", journalDir);
+    }
+    return json;
+  }
+
+  /**
+   * Checks the rules that relate several values: {@code windowMs} is set; {@code bucketMs} (or its default
+   * {@code windowMs / 60}) divides it into at most {@link DedupWindow#MAX_BUCKETS} buckets;
+   * {@code maxIdsPerPartition} is within {@link DedupWindow#maxIdsLimit(boolean)}; {@code expectedIdsPerPartition}
+   * does not exceed {@code maxIdsPerPartition}.
+   *
+   * @return this
+   * @throws IllegalArgumentException naming the first rule broken and the values involved
+   */
+  public DedupOptions validate() {
+    if (windowMs == 0) {
+      throw new IllegalArgumentException("windowMs is required (there is no safe default window: choose it above "
+          + "the longest redelivery path of your system)");
+    }
+    if (bucketMs == 0 && windowMs % 60 != 0) {
+      throw new IllegalArgumentException("bucketMs defaults to windowMs / 60, so windowMs must be a multiple of 60"
+          + " but was " + windowMs + "; set bucketMs explicitly");
+    }
+    long b = getEffectiveBucketMs();
+    if (windowMs % b != 0) {
+      throw new IllegalArgumentException("bucketMs must divide windowMs (" + windowMs + ") but was " + b);
+    }
+    if (windowMs / b > DedupWindow.MAX_BUCKETS) {
+      throw new IllegalArgumentException("windowMs / bucketMs must be <= " + DedupWindow.MAX_BUCKETS
+          + " but was " + (windowMs / b) + " (windowMs " + windowMs + ", bucketMs " + b + ")");
+    }
+    long limit = DedupWindow.maxIdsLimit(payloadHashes);
+    if (maxIdsPerPartition > limit) {
+      throw new IllegalArgumentException("maxIdsPerPartition must be <= " + limit + " (payloadHashes="
+          + payloadHashes + ") but was " + maxIdsPerPartition);
+    }
+    if (expectedIdsPerPartition > maxIdsPerPartition) {
+      throw new IllegalArgumentException("expectedIdsPerPartition must be <= maxIdsPerPartition ("
+          + maxIdsPerPartition + ") but was " + expectedIdsPerPartition);
+    }
+    return this;
+  }
+
+  /** @return the base address; partition {@code p} listens on {@code address + "." + p} */
+  public String getAddress() {
+    return address;
+  }
+
+  /**
+   * Sets the base address. Partition {@code p} listens on {@code address + "." + p}; {@code address} itself routes
+   * single requests to the owning partition.
+   *
+   * @param address not blank
+   * @return this
+   * @throws IllegalArgumentException if null or blank
+   */
+  public DedupOptions setAddress(String address) {
+    if (address == null || address.isBlank()) {
+      throw new IllegalArgumentException("address must be a non-blank string but was '" + address + "'");
+    }
+    this.address = address;
+    return this;
+  }
+
+  /** @return the number of partitions */
+  public int getPartitions() {
+    return partitions;
+  }
+
+  /**
+   * Sets the number of partitions, each one verticle owning one window on its own event loop.
+   *
+   * @param partitions {@code 1 ..} {@value #MAX_PARTITIONS}
+   * @return this
+   * @throws IllegalArgumentException if out of range
+   */
+  public DedupOptions setPartitions(int partitions) {
+    if (partitions < 1 || partitions > MAX_PARTITIONS) {
+      throw new IllegalArgumentException(
+          "partitions must be in 1.." + MAX_PARTITIONS + " but was " + partitions);
+    }
+    this.partitions = partitions;
+    return this;
+  }
+
+  /** @return the window {@code W} in milliseconds, or 0 if unset */
+  public long getWindowMs() {
+    return windowMs;
+  }
+
+  /**
+   * Sets the window {@code W}: how long an accepted id is remembered. Required; choose it above the longest
+   * redelivery path of your system (seed {@code 004_cde7cf8c0ac9f52f}).
+   *
+   * @param windowMs milliseconds, {@code 1 ..} {@link #MAX_WINDOW_MS}
+   * @return this
+   * @throws IllegalArgumentException if out of range
+   */
+  public DedupOptions setWindowMs(long windowMs) {
+    this.windowMs = requireRange("windowMs", windowMs, 1, MAX_WINDOW_MS);
+    return this;
+  }
+
+  /**
+   * Sets the window {@code W}; see {@link #setWindowMs(long)}.
+   *
+   * @param window whole milliseconds
+   * @return this
+   * @throws IllegalArgumentException if out of range or not a whole number of milliseconds
+   */
+  public DedupOptions setWindow(Duration window) {
+    return setWindowMs(millis("window", window));
+  }
+
+  /** @return the bucket width set explicitly, or 0 when it defaults to {@code windowMs / 60} */
+  public long getBucketMs() {
+    return bucketMs;
+  }
+
+  /** @return the bucket width in force: {@link #getBucketMs()}, or {@code windowMs / 60} if that is 0 */
+  public long getEffectiveBucketMs() {
+    return bucketMs != 0 ? bucketMs : windowMs / 60;
+  }
+
+  /**
+   * Sets the bucket width {@code b}: an id is remembered between {@code W - b} and {@code W}. Must divide
+   * {@code windowMs} (checked by {@link #validate()}). Default {@code windowMs / 60}.
+   *
+   * @param bucketMs milliseconds, {@code >= 1}
+   * @return this
+   * @throws IllegalArgumentException if out of range
+   */
+  public DedupOptions setBucketMs(long bucketMs) {
+    this.bucketMs = requireRange("bucketMs", bucketMs, 1, MAX_WINDOW_MS);
+    return this;
+  }
+
+  /**
+   * Sets the bucket width; see {@link #setBucketMs(long)}.
+   *
+   * @param bucket whole milliseconds
+   * @return this
+   * @throws IllegalArgumentException if out of range or not a whole number of milliseconds
+   */
+  public DedupOptions setBucket(Duration bucket) {
+    return setBucketMs(millis("bucket", bucket));
+  }
+
+  /** @return the cap of live ids and keys per partition */
+  public long getMaxIdsPerPartition() {
+    return maxIdsPerPartition;
+  }
+
+  /**
+   * Caps the live entries of one partition: remembered ids, remembered business keys, and the entries reserved by
+   * live claims. What happens at the cap is {@link #setCapacityPolicy(CapacityPolicy)}.
+   *
+   * @param maxIdsPerPartition {@code >= 1}; at most {@link DedupWindow#maxIdsLimit(boolean)} (checked by
+   *     {@link #validate()})
+   * @return this
+   * @throws IllegalArgumentException if below 1
+   */
+  public DedupOptions setMaxIdsPerPartition(long maxIdsPerPartition) {
+    this.maxIdsPerPartition = requireRange("maxIdsPerPartition", maxIdsPerPartition, 1, Long.MAX_VALUE);
+    return this;
+  }
+
+  /** @return the number of ids each partition's table is sized for at start */
+  public int getExpectedIdsPerPartition() {
+    return expectedIdsPerPartition;
+  }
+
+  /**
+   * Sizes each partition's table once for this many live entries (typically rate x W / partitions), so that it
+   * never doubles (an O(table) rehash on the event loop) while serving. Default 0: start small and grow.
+   *
+   * @param expectedIdsPerPartition {@code >= 0}
+   * @return this
+   * @throws IllegalArgumentException if negative
+   */
+  public DedupOptions setExpectedIdsPerPartition(int expectedIdsPerPartition) {
+    this.expectedIdsPerPartition =
+        (int) requireRange("expectedIdsPerPartition", expectedIdsPerPartition, 0, Integer.MAX_VALUE);
+    return this;
+  }
+
+  /** @return what a full partition does with a new id */
+  public CapacityPolicy getCapacityPolicy() {
+    return capacityPolicy;
+  }
+
+  /**
+   * Sets what a partition holding {@code maxIdsPerPartition} entries does with a new id: refuse it with a 503
+   * ({@link CapacityPolicy#REJECT}, the default) or forget the soonest-expiring bucket early
+   * ({@link CapacityPolicy#EVICT_OLDEST}, counted as early evictions).
+   *
+   * @param capacityPolicy not null
+   * @return this
+   * @throws IllegalArgumentException if null
+   */
+  public DedupOptions setCapacityPolicy(CapacityPolicy capacityPolicy) {
+    if (capacityPolicy == null) {
+      throw new IllegalArgumentException("capacityPolicy must be REJECT or EVICT_OLDEST but was null");
+    }
+    this.capacityPolicy = capacityPolicy;
+    return this;
+  }
+
+  /** @return whether payload hashes are kept (needed for {@link DedupVerdict#CONFLICT}) */
+  public boolean isPayloadHashes() {
+    return payloadHashes;
+  }
+
+  /**
+   * Keeps a payload hash with every entry, so that the same id with another {@code payloadHash} is a
+   * {@link DedupVerdict#CONFLICT}. Costs 8 bytes per table slot (20 instead of 12). Default true. When false, a
+   * request's {@code payloadHash} is accepted and ignored.
+   *
+   * @param payloadHashes whether to keep payload hashes
+   * @return this
+   */
+  public DedupOptions setPayloadHashes(boolean payloadHashes) {
+    this.payloadHashes = payloadHashes;
+    return this;
+  }
+
+  /** @return what an event older than the partition's memory gets */
+  public UnvouchedPolicy getUnvouchedPolicy() {
+    return unvouchedPolicy;
+  }
+
+  /**
+   * Sets what an event whose {@code eventTimeMs} is older than the partition can vouch for gets when its id is not
+   * remembered. Default {@link UnvouchedPolicy#UNKNOWN}.
+   *
+   * @param unvouchedPolicy not null
+   * @return this
+   * @throws IllegalArgumentException if null
+   */
+  public DedupOptions setUnvouchedPolicy(UnvouchedPolicy unvouchedPolicy) {
+    if (unvouchedPolicy == null) {
+      throw new IllegalArgumentException("unvouchedPolicy must be UNKNOWN or ACCEPT but was null");
+    }
+    this.unvouchedPolicy = unvouchedPolicy;
+    return this;
+  }
+
+  /** @return the largest {@code id} and {@code key}, in UTF-8 bytes */
+  public int getMaxIdBytes() {
+    return maxIdBytes;
+  }
+
+  /**
+   * Sets the largest {@code id} and {@code key} a request may carry, in UTF-8 bytes. Default 1024.
+   *
+   * @param maxIdBytes {@code 1 ..} {@value #MAX_ID_BYTES_LIMIT}
+   * @return this
+   * @throws IllegalArgumentException if out of range
+   */
+  public DedupOptions setMaxIdBytes(int maxIdBytes) {
+    this.maxIdBytes = (int) requireRange("maxIdBytes", maxIdBytes, 1, MAX_ID_BYTES_LIMIT);
+    return this;
+  }
+
+  /** @return the largest number of events in one batch request */
+  public int getMaxBatch() {
+    return maxBatch;
+  }
+
+  /**
+   * Sets the largest number of events of a {@code checkBatch} or {@code claimBatch} request. Default 1000.
+   *
+   * @param maxBatch {@code 1 ..} {@value #MAX_BATCH_LIMIT}
+   * @return this
+   * @throws IllegalArgumentException if out of range
+   */
+  public DedupOptions setMaxBatch(int maxBatch) {
+    this.maxBatch = (int) requireRange("maxBatch", maxBatch, 1, MAX_BATCH_LIMIT);
+    return this;
+  }
+
+  /** @return the default claim lease in milliseconds */
+  public long getLeaseMs() {
+    return leaseMs;
+  }
+
+  /**
+   * Sets the lease of a claim that names none: how long a claimed id answers {@link DedupVerdict#IN_FLIGHT} without a
+   * commit or release before it is forgotten. Default 30 s.
+   *
+   * @param leaseMs milliseconds, {@code 1 ..} {@link #MAX_LEASE_MS}
+   * @return this
+   * @throws IllegalArgumentException if out of range
+   */
+  public DedupOptions setLeaseMs(long leaseMs) {
+    this.leaseMs = requireRange("leaseMs", leaseMs, 1, MAX_LEASE_MS);
+    return this;
+  }
+
+  /**
+   * Sets the default claim lease; see {@link #setLeaseMs(long)}.
+   *
+   * @param lease whole milliseconds
+   * @return this
+   * @throws IllegalArgumentException if out of range or not a whole number of milliseconds
+   */
+  public DedupOptions setLease(Duration lease) {
+    return setLeaseMs(millis("lease", lease));
+  }
+
+  /** @return the bound of each partition's queue of requests waiting for their journal write */
+  public int getMaxPending() {
+    return maxPending;
+  }
+
+  /**
+   * Bounds each partition's queue of decided requests whose replies wait for their journal write. A request that
+   * finds it full is failed at once with a 503 and nothing is recorded. Default 10,000.
+   *
+   * @param maxPending {@code 1 ..} {@value #MAX_PENDING_LIMIT}
+   * @return this
+   * @throws IllegalArgumentException if out of range
+   */
+  public DedupOptions setMaxPending(int maxPending) {
+    this.maxPending = (int) requireRange("maxPending", maxPending, 1, MAX_PENDING_LIMIT);
+    return this;
+  }
+
+  /** @return the journal directory, or null for memory only */
+  public String getJournalDir() {
+    return journalDir;
+  }
+
+  /**
+   * Sets the directory of the partitions' journals; null (the default) runs memory only.
+   *
+   * <p><b>Not supported yet:</b> the journal is not wired into this version, and a {@link DedupVerticle} deployed
+   * with a {@code journalDir} fails to start (rather than run memory only while the config promises durability).
+   *
+   * @param journalDir a non-blank path, or null
+   * @return this
+   * @throws IllegalArgumentException if blank
+   */
+  public DedupOptions setJournalDir(String journalDir) {
+    if (journalDir != null && journalDir.isBlank()) {
+      throw new IllegalArgumentException("journalDir must be a non-blank path or absent but was '" + journalDir
+          + "'");
+    }
+    this.journalDir = journalDir;
+    return this;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    if (this == o) {
+      return true;
+    }
+    if (!(o instanceof DedupOptions)) {
+      return false;
+    }
+    DedupOptions x = (DedupOptions) o;
+    return partitions == x.partitions && windowMs == x.windowMs && bucketMs == x.bucketMs
+        && maxIdsPerPartition == x.maxIdsPerPartition && expectedIdsPerPartition == x.expectedIdsPerPartition
+        && payloadHashes == x.payloadHashes && maxIdBytes == x.maxIdBytes && maxBatch == x.maxBatch
+        && leaseMs == x.leaseMs && maxPending == x.maxPending && address.equals(x.address)
+        && capacityPolicy == x.capacityPolicy && unvouchedPolicy == x.unvouchedPolicy
+        && Objects.equals(journalDir, x.journalDir);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(address, partitions, windowMs, bucketMs, maxIdsPerPartition, expectedIdsPerPartition,
+        capacityPolicy, payloadHashes, unvouchedPolicy, maxIdBytes, maxBatch, leaseMs, maxPending, journalDir);
+  }
+
+  @Override
+  public String toString() {
+    return "DedupOptions" + toJson().encode();
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+
+  private static long requireRange(String name, long value, long min, long max) {
+    if (value < min || value > max) {
+      throw new IllegalArgumentException(name + " must be in " + min + ".." + max + " but was " + value);
+    }
+    return value;
+  }
+
+  private static long millis(String name, Duration d) {
+    if (d == null) {
+      throw new IllegalArgumentException(name + " must be a duration but was null");
+    }
+    if (d.isNegative() || d.isZero()) {
+      throw new IllegalArgumentException(name + " must be > 0 but was " + d);
+    }
+    if (d.getNano() % 1_000_000 != 0) {
+      throw new IllegalArgumentException(name + " must be a whole number of milliseconds but was " + d);
+    }
+    try {
+      return d.toMillis();
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException(name + " is too long: " + d);
+    }
+  }
+
+  private static String string(String key, Object v) {
+    if (v instanceof String s) {
+      return s;
+    }
+    throw new IllegalArgumentException(key + " must be a string but was " + describe(v));
+  }
+
+  private static boolean bool(String key, Object v) {
+    if (v instanceof Boolean b) {
+      return b;
+    }
+    throw new IllegalArgumentException(key + " must be a boolean but was " + describe(v));
+  }
+
+  private static int intValue(String key, Object v) {
+    long l = longValue(key, v);
+    if (l < Integer.MIN_VALUE || l > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(key + " must fit in an int but was " + l);
+    }
+    return (int) l;
+  }
+
+  private static long longValue(String key, Object v) {
+    if (v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte) {
+      return ((Number) v).longValue();
+    }
+    if (v instanceof Number n) {
+      try {
+        BigDecimal d = n instanceof BigDecimal bd ? bd
+            : n instanceof BigInteger bi ? new BigDecimal(bi) : new BigDecimal(n.toString());
+        return d.longValueExact();
+      } catch (ArithmeticException | NumberFormatException e) {
+        throw new IllegalArgumentException(key + " must be an integer but was " + v);
+      }
+    }
+    throw new IllegalArgumentException(key + " must be an integer but was " + describe(v));
+  }
+
+  private static <E extends Enum<E>> E enumValue(String key, Object v, Class<E> type) {
+    String s = string(key, v);
+    for (E e : type.getEnumConstants()) {
+      if (e.name().equals(s)) {
+        return e;
+      }
+    }
+    StringBuilder names = new StringBuilder();
+    for (E e : type.getEnumConstants()) {
+      names.append(names.length() == 0 ? "" : " | ").append(e.name());
+    }
+    throw new IllegalArgumentException(key + " must be one of " + names + " but was '" + s + "'");
+  }
+
+  private static String describe(Object v) {
+    return v == null ? "null" : v.getClass().getSimpleName() + " " + v;
+  }
+}

@@ -1,0 +1,158 @@
+package io.github.vertxdedup;
+
+import io.github.vertxdedup.impl.Codecs;
+import io.github.vertxdedup.impl.MemoryJournal;
+import io.github.vertxdedup.impl.PartitionVerticle;
+import io.github.vertxdedup.impl.Router;
+import io.github.vertxdedup.window.DedupClock;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Metrics;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.healthchecks.HealthChecks;
+import io.vertx.ext.healthchecks.Status;
+import io.vertx.micrometer.backends.BackendRegistries;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The event-bus dedup service: deploys one partition verticle per partition, each owning one dedup window on its own
+ * event loop, and a router on {@code <address>}. Its start completes only when every partition is ready.
+ *
+ * <p>Deploy it by name with a JSON config ({@link DedupOptions#toJson()} builds one):
+ * <pre>{@code
+ * vertx.deployVerticle("io.github.vertxdedup.DedupVerticle",
+ *     new DeploymentOptions().setConfig(new DedupOptions().setWindow(Duration.ofMinutes(10)).toJson()));
+ * }</pre>
+ * or deploy an instance, e.g. with a {@link io.github.vertxdedup.window.ManualClock} in tests:
+ * {@code vertx.deployVerticle(new DedupVerticle(clock), new DeploymentOptions().setConfig(json))}.
+ *
+ * <p>Callers send requests to {@code <address>.<p>} (see {@link DedupClient}, which computes {@code p}) or to
+ * {@code <address>}, which routes single requests by the fingerprint of their {@code key}, else of their {@code id}.
+ * The wire contract (actions, fields, verdicts, failure codes) is described in {@code docs/service.md}.
+ *
+ * <p>Metrics go to the {@link MeterRegistry} set with {@link #setMeterRegistry}, else to the registry of
+ * {@code vertx-micrometer-metrics} when Vert.x was started with it, else to Micrometer's global registry. Readiness
+ * is reported by one health procedure per partition, named {@code <address>/<p>}, in the {@link HealthChecks} set with
+ * {@link #setHealthChecks} or in one this verticle creates ({@link #getHealthChecks()}).
+ *
+ * <p>{@code journalDir} is not supported yet: a config that sets it fails the deployment rather than run memory only
+ * while promising durability.
+ *
+ * <p>Setters must be called before deployment; the verticle then belongs to its Vert.x context.
+ */
+public class DedupVerticle extends VerticleBase {
+
+  private final DedupClock clock;
+  private MeterRegistry meterRegistry;
+  private HealthChecks healthChecks;
+  private DedupOptions options;
+  private final List<PartitionVerticle> partitions = new ArrayList<>();
+  private MessageConsumer<Object> router;
+
+  /** Creates the verticle with the system clock; this is what deployment by name uses. */
+  public DedupVerticle() {
+    this(DedupClock.system());
+  }
+
+  /**
+   * Creates the verticle with a clock, e.g. a {@link io.github.vertxdedup.window.ManualClock} in tests.
+   *
+   * @param clock the clock of every partition's window and leases
+   */
+  public DedupVerticle(DedupClock clock) {
+    this.clock = Objects.requireNonNull(clock, "clock");
+  }
+
+  /**
+   * Sets the registry of the partitions' meters.
+   *
+   * @param meterRegistry the registry, or null for the default (see the class documentation)
+   * @return this
+   */
+  public DedupVerticle setMeterRegistry(MeterRegistry meterRegistry) {
+    this.meterRegistry = meterRegistry;
+    return this;
+  }
+
+  /**
+   * Sets the health checks the partitions' readiness procedures are registered in.
+   *
+   * @param healthChecks the health checks, or null to create one at start
+   * @return this
+   */
+  public DedupVerticle setHealthChecks(HealthChecks healthChecks) {
+    this.healthChecks = healthChecks;
+    return this;
+  }
+
+  /** @return the health checks holding the procedures {@code <address>/<p>}; null before start */
+  public HealthChecks getHealthChecks() {
+    return healthChecks;
+  }
+
+  /** @return the options in force; null before start */
+  public DedupOptions getOptions() {
+    return options == null ? null : new DedupOptions(options);
+  }
+
+  @Override
+  public Future<?> start() {
+    try {
+      options = new DedupOptions(config() == null ? new JsonObject() : config()).validate();
+    } catch (IllegalArgumentException e) {
+      return Future.failedFuture(new IllegalArgumentException("invalid DedupVerticle config: " + e.getMessage(), e));
+    }
+    if (options.getJournalDir() != null) {
+      return Future.failedFuture(new IllegalArgumentException("journalDir is not supported yet: the journal is not"
+          + " wired into this version, so the service would run memory only while the config asks for durability;"
+          + " remove journalDir to run memory only"));
+    }
+    Codecs.register(vertx);
+    MeterRegistry registry = meterRegistry != null ? meterRegistry : defaultRegistry();
+    if (healthChecks == null) {
+      healthChecks = HealthChecks.create(vertx);
+    }
+    List<Future<String>> deployed = new ArrayList<>();
+    for (int p = 0; p < options.getPartitions(); p++) {
+      PartitionVerticle partition = new PartitionVerticle(options, p, clock, MemoryJournal.INSTANCE, registry);
+      partitions.add(partition);
+      // Registered first, so that the health check reports a partition that is still recovering.
+      healthChecks.register(procedureName(p), promise -> promise.complete(status(partition)));
+      deployed.add(vertx.deployVerticle(partition));
+    }
+    return Future.all(deployed).compose(v -> {
+      router = vertx.eventBus().consumer(options.getAddress(), new Router(vertx, options));
+      return router.completion();
+    });
+  }
+
+  @Override
+  public Future<?> stop() {
+    for (PartitionVerticle partition : partitions) {
+      healthChecks.unregister(procedureName(partition.partition()));
+    }
+    // The partitions are child deployments: Vert.x undeploys (drains) them with this verticle.
+    return router == null ? Future.succeededFuture() : router.unregister();
+  }
+
+  private String procedureName(int partition) {
+    return options.getAddress() + "/" + partition;
+  }
+
+  private static Status status(PartitionVerticle partition) {
+    JsonObject data = new JsonObject().put("address", partition.address()).put("state", partition.state().name());
+    if (partition.state() == PartitionVerticle.State.FAILED) {
+      data.put("failure", partition.failure());
+    }
+    return partition.state() == PartitionVerticle.State.READY ? Status.OK(data) : Status.KO(data);
+  }
+
+  private static MeterRegistry defaultRegistry() {
+    MeterRegistry vertxRegistry = BackendRegistries.getDefaultNow();
+    return vertxRegistry != null ? vertxRegistry : Metrics.globalRegistry;
+  }
+}

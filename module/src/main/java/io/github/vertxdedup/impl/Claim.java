@@ -1,0 +1,36 @@
+package io.github.vertxdedup.impl;
+
+/**
+ * A live claim: an id (and its key) held for a lease, not yet in the window. Confined to the partition's event loop.
+ */
+final class Claim {
+
+  final long idFp;
+  final long keyFp;
+  final long payloadHash;
+  /** Explicit expiry to apply on commit, or {@code DedupWindow.DEFAULT_REMEMBER_UNTIL}. */
+  final long rememberUntilMs;
+  final String token;
+  final long claimedAtMs;
+  final long leaseEndMs;
+
+  Claim(long idFp, long keyFp, long payloadHash, long rememberUntilMs, String token, long claimedAtMs,
+      long leaseEndMs) {
+    this.idFp = idFp;
+    this.keyFp = keyFp;
+    this.payloadHash = payloadHash;
+    this.rememberUntilMs = rememberUntilMs;
+    this.token = token;
+    this.claimedAtMs = claimedAtMs;
+    this.leaseEndMs = leaseEndMs;
+  }
+
+  /** @return window entries the claim needs on commit: 1 for the id, 2 with a key */
+  int entries() {
+    return keyFp != 0 ? 2 : 1;
+  }
+
+  boolean expiredAt(long nowMs) {
+    return leaseEndMs <= nowMs;
+  }
+}

@@ -1,0 +1,148 @@
+package io.github.vertxdedup.impl;
+
+import io.github.vertxdedup.DedupAction;
+import io.github.vertxdedup.DedupClient;
+import io.github.vertxdedup.DedupEvent;
+import io.github.vertxdedup.DedupLookup;
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.DedupResult;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+
+/** The {@link DedupClient}. Immutable and thread-safe. */
+public final class DedupClientImpl implements DedupClient {
+
+  private final EventBus bus;
+  private final Routing routing;
+  private final String[] addresses;
+  private final boolean local;
+  private final Map<DedupAction, DeliveryOptions> headers = new EnumMap<>(DedupAction.class);
+
+  /**
+   * @param vertx the Vert.x instance
+   * @param options the service's options (address, partitions)
+   * @param transport how requests travel
+   */
+  public DedupClientImpl(Vertx vertx, DedupOptions options, Transport transport) {
+    this.bus = vertx.eventBus();
+    this.routing = new Routing(options.getAddress(), options.getPartitions());
+    this.addresses = new String[options.getPartitions()];
+    for (int p = 0; p < addresses.length; p++) {
+      addresses[p] = options.getAddress() + "." + p;
+    }
+    this.local = transport == Transport.LOCAL;
+    for (DedupAction a : DedupAction.values()) {
+      headers.put(a, new DeliveryOptions().addHeader(DedupAction.HEADER, a.wireName()));
+    }
+    if (local) {
+      Codecs.register(vertx);
+    }
+  }
+
+  @Override
+  public int partitionOf(DedupEvent event) {
+    if (event.getId() == null && event.getKey() == null) {
+      return 0;
+    }
+    String key = event.getKey();
+    return routing.partitionOf(event.getId(), key == null || key.isEmpty() ? null : key);
+  }
+
+  @Override
+  public Future<DedupResult> check(DedupEvent event) {
+    return single(DedupAction.CHECK, event);
+  }
+
+  @Override
+  public Future<DedupResult> claim(DedupEvent event) {
+    return single(DedupAction.CLAIM, event);
+  }
+
+  @Override
+  public Future<DedupResult> commit(DedupEvent event) {
+    return single(DedupAction.COMMIT, event);
+  }
+
+  @Override
+  public Future<DedupResult> release(DedupEvent event) {
+    return single(DedupAction.RELEASE, event);
+  }
+
+  @Override
+  public Future<DedupLookup> lookup(DedupEvent event) {
+    String to = addresses[partitionOf(event)];
+    if (local) {
+      return bus.<DedupLookup>request(to, LocalRequest.single(DedupAction.LOOKUP, event)).map(Message::body);
+    }
+    return bus.<JsonObject>request(to, event.toJson(), headers.get(DedupAction.LOOKUP))
+        .map(m -> DedupLookup.fromJson(m.body()));
+  }
+
+  @Override
+  public Future<JsonObject> stats(int partition) {
+    if (partition < 0 || partition >= addresses.length) {
+      return Future.failedFuture(new IllegalArgumentException(
+          "partition must be in 0.." + (addresses.length - 1) + " but was " + partition));
+    }
+    return bus.<JsonObject>request(addresses[partition], local ? LocalRequest.stats() : null,
+        headers.get(DedupAction.STATS)).map(Message::body);
+  }
+
+  @Override
+  public Future<List<DedupResult>> checkBatch(List<DedupEvent> events) {
+    return batch(DedupAction.CHECK_BATCH, events);
+  }
+
+  @Override
+  public Future<List<DedupResult>> claimBatch(List<DedupEvent> events) {
+    return batch(DedupAction.CLAIM_BATCH, events);
+  }
+
+  private Future<DedupResult> single(DedupAction action, DedupEvent event) {
+    String to = addresses[partitionOf(event)];
+    if (local) {
+      return bus.<DedupResult>request(to, LocalRequest.single(action, event)).map(Message::body);
+    }
+    return bus.<JsonObject>request(to, event.toJson(), headers.get(action)).map(m -> DedupResult.fromJson(m.body()));
+  }
+
+  private Future<List<DedupResult>> batch(DedupAction action, List<DedupEvent> events) {
+    int p = 0;
+    if (routing.partitions() > 1 && !events.isEmpty()) {
+      p = partitionOf(events.get(0));
+      for (int i = 1; i < events.size(); i++) {
+        int q = partitionOf(events.get(i));
+        if (q != p) {
+          return Future.failedFuture(new IllegalArgumentException("events[" + i + "] belongs to partition " + q
+              + " but events[0] to partition " + p + ": a batch goes to one partition (group by partitionOf)"));
+        }
+      }
+    }
+    if (local) {
+      return bus.<BatchReply>request(addresses[p], LocalRequest.batch(action, events))
+          .map(m -> m.body().results());
+    }
+    JsonArray array = new JsonArray(new ArrayList<>(events.size()));
+    for (DedupEvent e : events) {
+      array.add(e.toJson());
+    }
+    return bus.<JsonObject>request(addresses[p], new JsonObject().put("events", array), headers.get(action))
+        .map(m -> {
+          JsonArray verdicts = m.body().getJsonArray("verdicts");
+          List<DedupResult> out = new ArrayList<>(verdicts.size());
+          for (int i = 0; i < verdicts.size(); i++) {
+            out.add(DedupResult.fromJson(verdicts.getJsonObject(i)));
+          }
+          return out;
+        });
+  }
+}

@@ -1,0 +1,586 @@
+package io.github.vertxdedup.impl;
+
+import io.github.vertxdedup.DedupLookup;
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.DedupResult;
+import io.github.vertxdedup.DedupVerdict;
+import io.github.vertxdedup.EntryState;
+import io.github.vertxdedup.UnvouchedPolicy;
+import io.github.vertxdedup.window.CapacityPolicy;
+import io.github.vertxdedup.window.DedupClock;
+import io.github.vertxdedup.window.DedupWindow;
+import io.github.vertxdedup.window.Verdict;
+import io.github.vertxdedup.window.WindowFullException;
+import io.github.vertxdedup.window.WindowStats;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+import java.security.SecureRandom;
+import java.util.Iterator;
+import java.util.SplittableRandom;
+import java.util.function.LongConsumer;
+import org.agrona.collections.Long2ObjectHashMap;
+
+/**
+ * The decisions of one partition: its dedup window, its live claims, and the journal calls, with no event bus in
+ * sight. Confined to the partition's event loop (not thread-safe, no locks).
+ *
+ * <h2>Ids and keys</h2>
+ * An event has an id and may have a business key; both are fingerprinted (separate scopes) and both are recorded in
+ * the one window on accept, so an event is a duplicate if either was seen (seed 002: "dedup on both ... so a single
+ * lookup can short-circuit either failure mode"). An event without a key costs one probe: {@link DedupWindow#check}.
+ *
+ * <h2>Claims</h2>
+ * A claim holds an id (and key) outside the window, in two hash maps (by id and by key fingerprint), until it is
+ * committed (then it enters the window), released (forgotten) or its lease ends. A lapsed claim is noticed when a
+ * request touches it, or by {@link #sweepExpiredLeases()} (a periodic timer); either way it is counted once. Under
+ * {@link CapacityPolicy#REJECT} a claim reserves its window entries, so its commit never finds the window full.
+ *
+ * <h2>Time</h2>
+ * Every instant is the injected clock's. A claim's lease ends at {@code claim time + leaseMs}; an accepted id is
+ * remembered until {@code rememberUntilMs} or {@code now + windowMs} (bucket precision, see {@link DedupWindow}).
+ * A committed claim is remembered from its commit. An event whose {@code eventTimeMs} is older than
+ * {@link #vouchedFromMs()} and whose id is not remembered is {@link DedupVerdict#UNKNOWN} (or accepted unvouched).
+ */
+final class PartitionCore {
+
+  private static final Future<Void> DONE = Future.succeededFuture();
+
+  private final int partition;
+  private final DedupClock clock;
+  private final DedupWindow window;
+  private final long windowMs;
+  private final long defaultLeaseMs;
+  private final long maxIds;
+  private final boolean reject;
+  private final UnvouchedPolicy unvouchedPolicy;
+  private final PartitionJournal journal;
+  private final SplittableRandom tokens = new SplittableRandom(new SecureRandom().nextLong());
+  private final Long2ObjectHashMap<Claim> claimsById = new Long2ObjectHashMap<>();
+  private final Long2ObjectHashMap<Claim> claimsByKey = new Long2ObjectHashMap<>();
+  /** Window entries reserved by live claims (1 per claim, 2 with a key). */
+  private long reserved;
+  private long memoryBeganMs;
+  private Future<?> lastWrite = DONE;
+  private LongConsumer duplicateAges = age -> { };
+  /** Scratch arrays of {@link #checkPlainRun}, grown to the largest batch seen. */
+  private long[] runFingerprints = new long[0];
+  private Verdict[] runVerdicts = new Verdict[0];
+
+  private final DedupResult accepted;
+  private final DedupResult acceptedUnvouched;
+  private final DedupResult unknown;
+  private final DedupResult committed;
+  private final DedupResult released;
+
+  long acceptedCount;
+  long duplicateCount;
+  long conflictCount;
+  long inFlightCount;
+  long unknownCount;
+  long unvouchedCount;
+  long lateDeliveries;
+  long claimCount;
+  long commitCount;
+  long releaseCount;
+  long expiredLeases;
+  long capacityRejects;
+  long keysNotRecorded;
+
+  PartitionCore(DedupOptions options, int partition, DedupClock clock, PartitionJournal journal) {
+    this.partition = partition;
+    this.clock = clock;
+    this.journal = journal;
+    this.windowMs = options.getWindowMs();
+    this.defaultLeaseMs = options.getLeaseMs();
+    this.maxIds = options.getMaxIdsPerPartition();
+    this.reject = options.getCapacityPolicy() == CapacityPolicy.REJECT;
+    this.unvouchedPolicy = options.getUnvouchedPolicy();
+    this.window = DedupWindow.builder()
+        .window(java.time.Duration.ofMillis(windowMs))
+        .bucket(java.time.Duration.ofMillis(options.getEffectiveBucketMs()))
+        .clock(clock)
+        .maxIds(maxIds)
+        .capacityPolicy(options.getCapacityPolicy())
+        .payloadHashes(options.isPayloadHashes())
+        .expectedIds(options.getExpectedIdsPerPartition())
+        .build();
+    this.memoryBeganMs = clock.nowMs();
+    this.accepted = DedupResult.of(DedupVerdict.ACCEPTED, partition);
+    this.acceptedUnvouched = new DedupResult(DedupVerdict.ACCEPTED, partition, null, DedupResult.NO_TIME,
+        DedupResult.NO_TIME, DedupResult.NO_TIME, true);
+    this.unknown = DedupResult.of(DedupVerdict.UNKNOWN, partition);
+    this.committed = DedupResult.of(DedupVerdict.COMMITTED, partition);
+    this.released = DedupResult.of(DedupVerdict.RELEASED, partition);
+  }
+
+  /** @param sink receives the age in ms of every duplicate (the duplicate-age histogram) */
+  void duplicateAges(LongConsumer sink) {
+    this.duplicateAges = sink;
+  }
+
+  /** @return the latest journal write issued; a reply decided now must wait for it */
+  Future<?> lastWrite() {
+    return lastWrite;
+  }
+
+  /**
+   * {@code check}: records a first sighting. O(1) expected: one window probe without a key, two or three with.
+   *
+   * @param e the validated event
+   * @return the verdict
+   * @throws RequestFailure 503 if the window is full under REJECT
+   * @throws io.github.vertxdedup.window.WindowFullException if the window's table cannot grow
+   */
+  DedupResult check(ParsedEvent e) {
+    final long now = clock.nowMs();
+    if (!claimsById.isEmpty()) {
+      Claim c = liveClaim(e, now);
+      if (c != null) {
+        return inFlight(c, now);
+      }
+    }
+    boolean unvouched = e.eventTimeMs != ParsedEvent.NO_EVENT_TIME && unvouched(e.eventTimeMs, now);
+    if (e.keyFp == 0 && !unvouched) {
+      if (reserved > 0) {
+        requireRoom(1);
+      }
+      Verdict v = window.check(e.idFp, e.payloadHash, e.rememberUntilMs);
+      if (v == Verdict.ACCEPTED) {
+        acceptedCount++;
+        lastWrite = journal.accepted(e.idFp, 0, e.payloadHash, now, expiresAt(e.rememberUntilMs, now));
+        return accepted;
+      }
+      return seen(window.lookup(e.idFp), v == Verdict.CONFLICT, now);
+    }
+    DedupWindow.Entry entry = remembered(e);
+    if (entry != null) {
+      return seen(entry, conflicts(entry, e.payloadHash), now);
+    }
+    if (unvouched && unvouchedPolicy == UnvouchedPolicy.UNKNOWN) {
+      unknownCount++;
+      return unknown;
+    }
+    requireRoom(e.keyFp != 0 ? 2 : 1);
+    window.check(e.idFp, e.payloadHash, e.rememberUntilMs);
+    if (e.keyFp != 0) {
+      rememberKey(e.keyFp, e.payloadHash, e.rememberUntilMs);
+    }
+    acceptedCount++;
+    lastWrite = journal.accepted(e.idFp, e.keyFp, e.payloadHash, now, expiresAt(e.rememberUntilMs, now));
+    if (unvouched) {
+      unvouchedCount++;
+      return acceptedUnvouched;
+    }
+    return accepted;
+  }
+
+  /**
+   * {@code claim}: holds a first sighting for a lease. O(1) expected.
+   *
+   * @param e the validated event
+   * @return ACCEPTED with a token, or the verdict a check would give (nothing recorded)
+   * @throws RequestFailure 503 if the window is full under REJECT
+   */
+  DedupResult claim(ParsedEvent e) {
+    final long now = clock.nowMs();
+    if (!claimsById.isEmpty()) {
+      Claim c = liveClaim(e, now);
+      if (c != null) {
+        return inFlight(c, now);
+      }
+    }
+    boolean unvouched = e.eventTimeMs != ParsedEvent.NO_EVENT_TIME && unvouched(e.eventTimeMs, now);
+    DedupWindow.Entry entry = remembered(e);
+    if (entry != null) {
+      return seen(entry, conflicts(entry, e.payloadHash), now);
+    }
+    if (unvouched && unvouchedPolicy == UnvouchedPolicy.UNKNOWN) {
+      unknownCount++;
+      return unknown;
+    }
+    Claim c = new Claim(e.idFp, e.keyFp, e.payloadHash, e.rememberUntilMs, newToken(), now,
+        now + (e.leaseMs != 0 ? e.leaseMs : defaultLeaseMs));
+    requireRoom(c.entries());
+    claimsById.put(c.idFp, c);
+    if (c.keyFp != 0) {
+      claimsByKey.put(c.keyFp, c);
+    }
+    reserved += c.entries();
+    claimCount++;
+    acceptedCount++;
+    if (unvouched) {
+      unvouchedCount++;
+    }
+    lastWrite = journal.claimed(c.idFp, c.keyFp, c.payloadHash, c.token, now, c.leaseEndMs, c.rememberUntilMs);
+    return new DedupResult(DedupVerdict.ACCEPTED, partition, c.token, DedupResult.NO_TIME, DedupResult.NO_TIME,
+        DedupResult.NO_TIME, unvouched);
+  }
+
+  /**
+   * {@code commit}: the claimed id (and key) enters the window. Repeating a commit is harmless: an id that is no
+   * longer claimed but is remembered answers COMMITTED again.
+   *
+   * @param e the validated event (id and claimToken)
+   * @return COMMITTED
+   * @throws RequestFailure 409 if the id is not claimed, the token differs, or the lease ran out
+   */
+  DedupResult commit(ParsedEvent e) {
+    final long now = clock.nowMs();
+    Claim c = claimFor(e, now, "commit");
+    if (c == null) {
+      return committed;
+    }
+    long until = c.rememberUntilMs;
+    boolean remember = until == DedupWindow.DEFAULT_REMEMBER_UNTIL || until > now;
+    if (remember) {
+      // The claim reserved these entries, and kept every other request for the id (or key) out of the window.
+      window.check(c.idFp, c.payloadHash, until);
+      if (c.keyFp != 0) {
+        rememberKey(c.keyFp, c.payloadHash, until);
+      }
+    }
+    remove(c);
+    commitCount++;
+    lastWrite = journal.committed(c.idFp, c.keyFp, c.payloadHash, now, remember ? expiresAt(until, now) : now);
+    return committed;
+  }
+
+  /**
+   * {@code release}: the claimed id (and key) is forgotten, so a redelivery is accepted.
+   *
+   * @param e the validated event (id and claimToken)
+   * @return RELEASED
+   * @throws RequestFailure 409 if the id is not claimed, the token differs, or the lease ran out
+   */
+  DedupResult release(ParsedEvent e) {
+    final long now = clock.nowMs();
+    Claim c = claimFor(e, now, "release");
+    if (c == null) {
+      throw RequestFailure.stateConflict("id is not claimed but remembered (committed or checked): a remembered id"
+          + " cannot be released");
+    }
+    remove(c);
+    releaseCount++;
+    lastWrite = journal.released(c.idFp, c.keyFp);
+    return released;
+  }
+
+  /**
+   * {@code lookup}: what is known of the id (or, if the id is unknown, of the key). Records nothing.
+   *
+   * @param e the validated event
+   * @return the state and times
+   */
+  DedupLookup lookup(ParsedEvent e) {
+    final long now = clock.nowMs();
+    Claim c = claimsById.isEmpty() ? null : liveClaim(e, now);
+    if (c != null) {
+      return new DedupLookup(EntryState.IN_FLIGHT, partition, c.claimedAtMs, c.leaseEndMs);
+    }
+    DedupWindow.Entry entry = remembered(e);
+    if (entry != null) {
+      return new DedupLookup(EntryState.REMEMBERED, partition, entry.firstSeenMs(), entry.expiresAtMs());
+    }
+    return new DedupLookup(EntryState.ABSENT, partition, DedupResult.NO_TIME, DedupResult.NO_TIME);
+  }
+
+  /**
+   * A batch: the same results as single calls in order (a repeat inside the batch is a duplicate). Under REJECT the
+   * room for every event is required up front, so a full window refuses the whole batch before recording any of it.
+   *
+   * @param events validated events
+   * @param claims true for {@code claimBatch}, false for {@code checkBatch}
+   * @return one result per event, in order
+   * @throws RequestFailure 503 if the window cannot take the whole batch under REJECT
+   */
+  DedupResult[] batch(ParsedEvent[] events, boolean claims) {
+    if (reject) {
+      long need = 0;
+      for (ParsedEvent e : events) {
+        need += e.keyFp != 0 ? 2 : 1;
+      }
+      requireRoom(need);
+    }
+    DedupResult[] out = new DedupResult[events.length];
+    if (claims || !claimsById.isEmpty()) {
+      for (int i = 0; i < events.length; i++) {
+        out[i] = claims ? claim(events[i]) : check(events[i]);
+      }
+      return out;
+    }
+    // No claim can be involved (a check creates none): runs of plain events go through the window's batch check,
+    // which overlaps their cache misses; an event with a key, payload hash or instant takes the single path.
+    int i = 0;
+    while (i < events.length) {
+      if (!plain(events[i])) {
+        out[i] = check(events[i]);
+        i++;
+        continue;
+      }
+      int end = i + 1;
+      while (end < events.length && plain(events[end])) {
+        end++;
+      }
+      checkPlainRun(events, i, end, out);
+      i = end;
+    }
+    return out;
+  }
+
+  /** An event the window's batch check can decide: id only, default expiry, no payload hash, no event time. */
+  private static boolean plain(ParsedEvent e) {
+    return e.keyFp == 0 && e.payloadHash == DedupWindow.NO_PAYLOAD_HASH
+        && e.eventTimeMs == ParsedEvent.NO_EVENT_TIME && e.rememberUntilMs == DedupWindow.DEFAULT_REMEMBER_UNTIL;
+  }
+
+  private void checkPlainRun(ParsedEvent[] events, int from, int to, DedupResult[] out) {
+    int n = to - from;
+    if (runFingerprints.length < n) {
+      runFingerprints = new long[n];
+      runVerdicts = new Verdict[n];
+    }
+    for (int k = 0; k < n; k++) {
+      runFingerprints[k] = events[from + k].idFp;
+    }
+    final long now = clock.nowMs();
+    window.checkBatch(runFingerprints, 0, n, runVerdicts);
+    for (int k = 0; k < n; k++) {
+      long fp = runFingerprints[k];
+      Verdict v = runVerdicts[k];
+      if (v == Verdict.ACCEPTED) {
+        acceptedCount++;
+        lastWrite = journal.accepted(fp, 0, DedupWindow.NO_PAYLOAD_HASH, now, now + windowMs);
+        out[from + k] = accepted;
+      } else {
+        out[from + k] = seen(window.lookup(fp), v == Verdict.CONFLICT, now);
+      }
+    }
+  }
+
+  /**
+   * Forgets every claim whose lease has ended, counting each in {@code expiredLeases}. O(live claims).
+   *
+   * @return the number forgotten now
+   */
+  int sweepExpiredLeases() {
+    if (claimsById.isEmpty()) {
+      return 0;
+    }
+    final long now = clock.nowMs();
+    int n = 0;
+    for (Iterator<Claim> it = claimsById.values().iterator(); it.hasNext(); ) {
+      Claim c = it.next();
+      if (c.expiredAt(now)) {
+        it.remove();
+        if (c.keyFp != 0) {
+          claimsByKey.remove(c.keyFp);
+        }
+        reserved -= c.entries();
+        expiredLeases++;
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** @return the earliest event time this partition can vouch for now (clock ms) */
+  long vouchedFromMs() {
+    return Math.max(window.memoryStartMs(), memoryBeganMs);
+  }
+
+  /** @return the live claims held now (lapsed ones not yet noticed included) */
+  int claimsHeld() {
+    return claimsById.size();
+  }
+
+  /** @return the window's counters now */
+  WindowStats windowStats() {
+    return window.stats();
+  }
+
+  /**
+   * The counters of this partition as the {@code stats} reply.
+   *
+   * @return a new JSON object
+   */
+  JsonObject statsJson() {
+    WindowStats w = window.stats();
+    return new JsonObject()
+        .put("partition", partition)
+        .put("accepted", acceptedCount)
+        .put("duplicates", duplicateCount)
+        .put("conflicts", conflictCount)
+        .put("inFlight", inFlightCount)
+        .put("unknown", unknownCount)
+        .put("unvouched", unvouchedCount)
+        .put("lateDeliveries", lateDeliveries)
+        .put("claims", claimCount)
+        .put("commits", commitCount)
+        .put("releases", releaseCount)
+        .put("expiredLeases", expiredLeases)
+        .put("claimsHeld", claimsById.size())
+        .put("held", w.held())
+        .put("expired", w.expired())
+        .put("earlyEvictions", w.earlyEvictions())
+        .put("rejected", w.rejected() + capacityRejects)
+        .put("keysNotRecorded", keysNotRecorded)
+        .put("tableBytes", w.tableBytes())
+        .put("bytesPerHeldId", w.bytesPerHeldId())
+        .put("vouchedFromMs", vouchedFromMs())
+        .put("windowMs", windowMs)
+        .put("bucketMs", window.bucket().toMillis());
+  }
+
+  // Recovery (called on the partition's context by the journal) ---------------------------------------------------
+
+  void restore(long fingerprint, long payloadHash, long firstSeenMs, long expiresAtMs) {
+    window.restore(fingerprint, payloadHash, firstSeenMs, expiresAtMs);
+  }
+
+  void restoreClaim(long idFp, long keyFp, long payloadHash, String token, long claimedAtMs, long leaseEndMs,
+      long rememberUntilMs) {
+    if (leaseEndMs <= clock.nowMs() || claimsById.containsKey(idFp)) {
+      return;
+    }
+    Claim c = new Claim(idFp, keyFp, payloadHash, rememberUntilMs, token, claimedAtMs, leaseEndMs);
+    claimsById.put(idFp, c);
+    if (keyFp != 0) {
+      claimsByKey.put(keyFp, c);
+    }
+    reserved += c.entries();
+  }
+
+  void memoryBegins(long ms) {
+    memoryBeganMs = ms;
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+
+  private Claim liveClaim(ParsedEvent e, long now) {
+    Claim c = claimsById.get(e.idFp);
+    if (c != null && c.expiredAt(now)) {
+      expire(c);
+      c = null;
+    }
+    if (c == null && e.keyFp != 0) {
+      c = claimsByKey.get(e.keyFp);
+      if (c != null && c.expiredAt(now)) {
+        expire(c);
+        c = null;
+      }
+    }
+    return c;
+  }
+
+  /** Finds the claim a commit or release names; null if the id is not claimed but is remembered. */
+  private Claim claimFor(ParsedEvent e, long now, String action) {
+    Claim c = claimsById.get(e.idFp);
+    if (c != null && c.expiredAt(now)) {
+      expire(c);
+      throw RequestFailure.stateConflict("the lease of the claim of id ran out at " + c.leaseEndMs + " (now "
+          + now + "); cannot " + action + " it: claim it again");
+    }
+    if (c == null) {
+      if (window.contains(e.idFp)) {
+        return null;
+      }
+      throw RequestFailure.stateConflict("id is not claimed (never claimed, already released, or its lease ran"
+          + " out); cannot " + action + " it");
+    }
+    if (!c.token.equals(e.claimToken)) {
+      throw RequestFailure.stateConflict("claimToken does not match the claim of id; cannot " + action + " it");
+    }
+    return c;
+  }
+
+  private void expire(Claim c) {
+    remove(c);
+    expiredLeases++;
+  }
+
+  private void remove(Claim c) {
+    claimsById.remove(c.idFp);
+    if (c.keyFp != 0) {
+      claimsByKey.remove(c.keyFp);
+    }
+    reserved -= c.entries();
+  }
+
+  /**
+   * Records the key of an event whose id was just recorded. The room for both was checked first; should the table
+   * still be unable to grow, the id stays recorded and the event accepted (refusing it now would make its retry a
+   * duplicate of an effect that never ran), and the key alone is not remembered: counted in {@code keysNotRecorded}.
+   */
+  private void rememberKey(long keyFp, long payloadHash, long rememberUntilMs) {
+    try {
+      window.check(keyFp, payloadHash, rememberUntilMs);
+    } catch (WindowFullException full) {
+      keysNotRecorded++;
+    }
+  }
+
+  private DedupWindow.Entry remembered(ParsedEvent e) {
+    DedupWindow.Entry entry = window.lookup(e.idFp);
+    if (entry == null && e.keyFp != 0) {
+      entry = window.lookup(e.keyFp);
+    }
+    return entry;
+  }
+
+  private static boolean conflicts(DedupWindow.Entry entry, long payloadHash) {
+    return payloadHash != DedupWindow.NO_PAYLOAD_HASH && entry.payloadHash() != DedupWindow.NO_PAYLOAD_HASH
+        && entry.payloadHash() != payloadHash;
+  }
+
+  private DedupResult seen(DedupWindow.Entry entry, boolean conflict, long now) {
+    if (entry == null) {
+      // Cannot happen: the window just answered that the id is remembered. Report the verdict without times.
+      duplicateCount++;
+      return DedupResult.of(DedupVerdict.DUPLICATE, partition);
+    }
+    long age = now - entry.firstSeenMs();
+    if (conflict) {
+      conflictCount++;
+    } else {
+      duplicateCount++;
+      duplicateAges.accept(age);
+    }
+    return new DedupResult(conflict ? DedupVerdict.CONFLICT : DedupVerdict.DUPLICATE, partition, null,
+        entry.firstSeenMs(), age, entry.expiresAtMs(), false);
+  }
+
+  private DedupResult inFlight(Claim c, long now) {
+    inFlightCount++;
+    return new DedupResult(DedupVerdict.IN_FLIGHT, partition, null, c.claimedAtMs, now - c.claimedAtMs,
+        c.leaseEndMs, false);
+  }
+
+  private boolean unvouched(long eventTimeMs, long now) {
+    if (eventTimeMs < now - windowMs) {
+      lateDeliveries++;
+    }
+    return eventTimeMs < vouchedFromMs();
+  }
+
+  private void requireRoom(long entries) {
+    if (!reject) {
+      return;
+    }
+    long held = window.held();
+    if (held + reserved + entries > maxIds) {
+      capacityRejects++;
+      throw RequestFailure.unavailable("window full: partition " + partition + " holds " + held + " entries and "
+          + reserved + " reserved by claims, maxIdsPerPartition=" + maxIds + " (capacityPolicy=REJECT); "
+          + entries + " more refused, nothing recorded; retry later");
+    }
+  }
+
+  private long expiresAt(long rememberUntilMs, long now) {
+    return rememberUntilMs == DedupWindow.DEFAULT_REMEMBER_UNTIL ? now + windowMs : rememberUntilMs;
+  }
+
+  private String newToken() {
+    // 16 hex digits (the top bit is forced so the text never loses a leading zero): 63 random bits.
+    return Long.toHexString(tokens.nextLong() | Long.MIN_VALUE);
+  }
+}

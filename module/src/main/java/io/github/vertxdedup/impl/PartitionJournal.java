@@ -1,0 +1,147 @@
+package io.github.vertxdedup.impl;
+
+import io.vertx.core.Future;
+
+/**
+ * The seam between a partition and its journal: the partition reports every state change here and replies to the
+ * caller only after the returned future has succeeded, so that nothing is answered {@code ACCEPTED},
+ * {@code COMMITTED} or {@code RELEASED} before it is durable. The default, {@link MemoryJournal}, records nothing
+ * and returns completed futures, so a memory-only partition replies at once.
+ *
+ * <h2>Contract</h2>
+ * <ul>
+ *   <li>Calls come from the partition's event loop, one at a time, in decision order. An implementation must not
+ *   block it: append to a memory-mapped queue, or hand the write to a worker and complete the future later.</li>
+ *   <li>Write futures must complete in the order the writes were issued; the partition holds each reply until the
+ *   latest write issued before it has completed. A future that has already completed when it is returned costs
+ *   nothing.</li>
+ *   <li>A failed write makes the partition unavailable: it fails every waiting reply and every later request with a
+ *   503 ("journal unavailable"), because its window now holds decisions that may not be durable. It does not
+ *   retry.</li>
+ *   <li>Instants are the partition clock's milliseconds ({@link io.github.vertxdedup.window.DedupClock}): close to
+ *   epoch milliseconds, monotonic within a process. An implementation that must survive a restart records wall time
+ *   too and maps one onto the other on recovery.</li>
+ *   <li>Fingerprints are the partition's (scopes {@code <address>/id} and {@code <address>/key}); a key fingerprint
+ *   of 0 means the event had no key. A payload hash of 0 means none.</li>
+ * </ul>
+ *
+ * <p>Lifecycle: {@link #open()}, then {@link #recover(RecoverySink)} (the partition answers 503 "recovering" until
+ * it completes), then writes, then {@link #close()} (which flushes; the partition answers its waiting requests once
+ * it completes).
+ */
+public interface PartitionJournal {
+
+  /**
+   * Opens the journal (files, appender). Called once, first.
+   *
+   * @return completes when writes may be issued
+   */
+  Future<Void> open();
+
+  /**
+   * Replays what the journal holds into the partition. The sink must be called on the partition's context (read off
+   * the event loop, hand batches back with {@code context.runOnContext}); the future completes on that context after
+   * the last call.
+   *
+   * @param sink receives the remembered entries and live claims
+   * @return completes when recovery is over; a failure fails the partition's start
+   */
+  Future<Void> recover(RecoverySink sink);
+
+  /**
+   * An id (and its key) was accepted by {@code check} and is remembered until {@code expiresAtMs}.
+   *
+   * @param idFingerprint the id's fingerprint
+   * @param keyFingerprint the key's fingerprint, or 0
+   * @param payloadHash the payload hash, or 0
+   * @param firstSeenMs the decision time
+   * @param expiresAtMs the remember-until instant {@code T}
+   * @return completes when the record is durable
+   */
+  Future<Void> accepted(long idFingerprint, long keyFingerprint, long payloadHash, long firstSeenMs,
+      long expiresAtMs);
+
+  /**
+   * An id (and its key) was claimed.
+   *
+   * @param idFingerprint the id's fingerprint
+   * @param keyFingerprint the key's fingerprint, or 0
+   * @param payloadHash the payload hash, or 0
+   * @param claimToken the token handed to the claimer
+   * @param claimedAtMs the decision time
+   * @param leaseEndMs when the claim lapses unless committed or released
+   * @param rememberUntilMs the explicit expiry to apply on commit, or {@code Long.MIN_VALUE} for the default
+   * @return completes when the record is durable
+   */
+  Future<Void> claimed(long idFingerprint, long keyFingerprint, long payloadHash, String claimToken,
+      long claimedAtMs, long leaseEndMs, long rememberUntilMs);
+
+  /**
+   * A claim was committed: the id (and its key) is remembered until {@code expiresAtMs}.
+   *
+   * @param idFingerprint the id's fingerprint
+   * @param keyFingerprint the key's fingerprint, or 0
+   * @param payloadHash the payload hash, or 0
+   * @param committedAtMs the decision time
+   * @param expiresAtMs the remember-until instant; not after {@code committedAtMs} when nothing is remembered
+   * @return completes when the record is durable
+   */
+  Future<Void> committed(long idFingerprint, long keyFingerprint, long payloadHash, long committedAtMs,
+      long expiresAtMs);
+
+  /**
+   * A claim was released: the id (and its key) is forgotten.
+   *
+   * @param idFingerprint the id's fingerprint
+   * @param keyFingerprint the key's fingerprint, or 0
+   * @return completes when the record is durable
+   */
+  Future<Void> released(long idFingerprint, long keyFingerprint);
+
+  /**
+   * Flushes and closes. Called once, when the partition stops; no write follows.
+   *
+   * @return completes when every issued write has completed (or failed) and the files are closed
+   */
+  Future<Void> close();
+
+  /**
+   * Receives the journal's content during {@link #recover}. Implemented by the partition; every method must be
+   * called on the partition's context.
+   */
+  interface RecoverySink {
+
+    /**
+     * Puts back a remembered entry (an id or a key) with its original times; an entry already expired is skipped.
+     *
+     * @param fingerprint the fingerprint
+     * @param payloadHash the payload hash, or 0
+     * @param firstSeenMs when it was accepted
+     * @param expiresAtMs its remember-until instant
+     */
+    void restore(long fingerprint, long payloadHash, long firstSeenMs, long expiresAtMs);
+
+    /**
+     * Puts back a claim that was neither committed nor released; ignored if its lease has ended.
+     *
+     * @param idFingerprint the id's fingerprint
+     * @param keyFingerprint the key's fingerprint, or 0
+     * @param payloadHash the payload hash, or 0
+     * @param claimToken its token
+     * @param claimedAtMs when it was claimed
+     * @param leaseEndMs when its lease ends
+     * @param rememberUntilMs its explicit expiry, or {@code Long.MIN_VALUE}
+     */
+    void restoreClaim(long idFingerprint, long keyFingerprint, long payloadHash, String claimToken,
+        long claimedAtMs, long leaseEndMs, long rememberUntilMs);
+
+    /**
+     * Says from when the partition's memory is complete: the earliest instant from which every accepted id is in
+     * the journal. Events older than it are answered {@code UNKNOWN} (or accepted unvouched) unless remembered.
+     * Without this call the partition's memory begins at its start.
+     *
+     * @param memoryBeginsMs clock milliseconds
+     */
+    void memoryBegins(long memoryBeginsMs);
+  }
+}

@@ -1,0 +1,437 @@
+package io.github.vertxdedup.impl;
+
+import io.github.vertxdedup.DedupAction;
+import io.github.vertxdedup.DedupEvent;
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.window.Fingerprinter;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Validates request bodies (JSON from the wire, or {@link DedupEvent}s from the local codec) and reduces them to
+ * {@link ParsedEvent}s. Strict: a missing, null, mistyped, out-of-range, unknown or misplaced field is a
+ * {@link RequestFailure} 400 whose message names the field (prefixed {@code events[i].} inside a batch) and the
+ * limit. An unknown field is an error so that a typo ({@code eventTime}) is not silently ignored. Optional fields
+ * other than {@code id} may be null, which means absent (JSON writers often emit nulls for unset fields).
+ *
+ * <p>Limits: {@code id} and {@code key} 1..maxIdBytes UTF-8 bytes; {@code payloadHash} 1..{@value
+ * #MAX_PAYLOAD_HASH_CHARS} characters; {@code eventTimeMs} in {@code 0 .. now + windowMs}; {@code rememberUntilMs}
+ * after now and at most {@code now + windowMs}; {@code leaseMs} in {@code 1 ..} {@link DedupOptions#MAX_LEASE_MS};
+ * {@code claimToken} 1..{@value #MAX_CLAIM_TOKEN_CHARS} characters; a batch holds at most {@code maxBatch} events.
+ * A partition also refuses an event that another partition owns (see {@link Routing}).
+ *
+ * <p>Immutable; used on one event loop (the partition's or the router's).
+ */
+final class RequestDecoder {
+
+  /** Longest {@code payloadHash} text (a hex SHA-512 is 128). */
+  static final int MAX_PAYLOAD_HASH_CHARS = 256;
+  /** Longest {@code claimToken} text accepted for comparison. */
+  static final int MAX_CLAIM_TOKEN_CHARS = 64;
+
+  private final String address;
+  private final int maxIdBytes;
+  private final int maxBatch;
+  private final long windowMs;
+  private final int partitions;
+  /** The partition this decoder serves, or -1 for the router (which accepts every event). */
+  private final int partition;
+  private final Fingerprinter ids;
+  private final Fingerprinter keys;
+
+  RequestDecoder(DedupOptions options, int partition) {
+    this.address = options.getAddress();
+    this.maxIdBytes = options.getMaxIdBytes();
+    this.maxBatch = options.getMaxBatch();
+    this.windowMs = options.getWindowMs();
+    this.partitions = options.getPartitions();
+    this.partition = partition;
+    this.ids = Fingerprinter.forScope(Routing.idScope(address));
+    this.keys = Fingerprinter.forScope(Routing.keyScope(address));
+  }
+
+  /**
+   * Reads the action header.
+   *
+   * @param header the header value, may be null
+   * @return the action
+   * @throws RequestFailure 400 if missing or unknown
+   */
+  static DedupAction action(String header) {
+    DedupAction a = DedupAction.fromWireName(header);
+    if (a == null) {
+      String names = "check, claim, commit, release, lookup, stats, checkBatch, claimBatch";
+      throw RequestFailure.badRequest(header == null
+          ? "action header is required (one of " + names + ")"
+          : "action must be one of " + names + " but was '" + abbreviate(header) + "'");
+    }
+    return a;
+  }
+
+  /**
+   * Requires a JSON object body.
+   *
+   * @param body the message body
+   * @return it, as a JSON object
+   * @throws RequestFailure 400 otherwise
+   */
+  static JsonObject requireObject(Object body) {
+    if (body instanceof JsonObject json) {
+      return json;
+    }
+    throw RequestFailure.badRequest("body must be a JSON object but was " + describe(body));
+  }
+
+  /**
+   * Checks a {@code stats} body: absent or an empty object.
+   *
+   * @param body the message body
+   * @throws RequestFailure 400 if it is not a JSON object or has any field
+   */
+  static void requireStatsBody(Object body) {
+    if (body == null) {
+      return;
+    }
+    JsonObject json = requireObject(body);
+    for (String f : json.fieldNames()) {
+      throw RequestFailure.badRequest("unknown field '" + abbreviate(f) + "' (stats takes no field)");
+    }
+  }
+
+  /**
+   * Decodes one event of a single request.
+   *
+   * @param body the JSON body
+   * @param action a single action (not stats, not a batch)
+   * @param nowMs the partition's current time, for the limits of instants
+   * @param index the event's index in a batch, or -1
+   * @return the event
+   * @throws RequestFailure 400 naming the first bad field
+   */
+  ParsedEvent decode(JsonObject body, DedupAction action, long nowMs, int index) {
+    ParsedEvent e = new ParsedEvent();
+    boolean hasId = false;
+    for (Map.Entry<String, Object> f : body.getMap().entrySet()) {
+      String name = f.getKey();
+      Object v = f.getValue();
+      switch (name) {
+        case "id" -> {
+          hasId = true;
+          e.idFp = ids.fingerprint(idBytes(string(v, index, "id"), index, "id"));
+        }
+        case "key" -> {
+          if (v != null) {
+            e.keyFp = keys.fingerprint(idBytes(string(v, index, "key"), index, "key"));
+          }
+        }
+        case "payloadHash" -> {
+          allowed(action, name, index);
+          if (v != null) {
+            e.payloadHash = payloadHash(string(v, index, name), index);
+          }
+        }
+        case "eventTimeMs" -> {
+          allowed(action, name, index);
+          if (v != null) {
+            e.eventTimeMs = eventTime(integer(v, index, name), nowMs, index);
+          }
+        }
+        case "rememberUntilMs" -> {
+          allowed(action, name, index);
+          if (v != null) {
+            e.rememberUntilMs = rememberUntil(integer(v, index, name), nowMs, index);
+          }
+        }
+        case "leaseMs" -> {
+          allowed(action, name, index);
+          if (v != null) {
+            e.leaseMs = lease(integer(v, index, name), index);
+          }
+        }
+        case "claimToken" -> {
+          allowed(action, name, index);
+          if (v != null) {
+            e.claimToken = claimToken(string(v, index, name), index);
+          }
+        }
+        default -> throw RequestFailure.badRequest("unknown field '" + field(index, abbreviate(name))
+            + "' (fields of " + action.wireName() + ": " + fieldsOf(action) + ")");
+      }
+    }
+    return finish(e, hasId, action, index);
+  }
+
+  /**
+   * Decodes one event given as a {@link DedupEvent} (local codec): the same rules as JSON.
+   *
+   * @param event the event
+   * @param action a single action (not stats, not a batch)
+   * @param nowMs the partition's current time
+   * @param index the event's index in a batch, or -1
+   * @return the event
+   * @throws RequestFailure 400 naming the first bad field
+   */
+  ParsedEvent decode(DedupEvent event, DedupAction action, long nowMs, int index) {
+    if (event == null) {
+      throw RequestFailure.badRequest((index < 0 ? "body" : "events[" + index + "]") + " must be an event but was null");
+    }
+    ParsedEvent e = new ParsedEvent();
+    String id = event.getId();
+    if (id != null) {
+      e.idFp = ids.fingerprint(idBytes(id, index, "id"));
+    }
+    if (event.getKey() != null) {
+      e.keyFp = keys.fingerprint(idBytes(event.getKey(), index, "key"));
+    }
+    if (event.getPayloadHash() != null) {
+      allowed(action, "payloadHash", index);
+      e.payloadHash = payloadHash(event.getPayloadHash(), index);
+    }
+    if (event.getEventTimeMs() != null) {
+      allowed(action, "eventTimeMs", index);
+      e.eventTimeMs = eventTime(event.getEventTimeMs(), nowMs, index);
+    }
+    if (event.getRememberUntilMs() != null) {
+      allowed(action, "rememberUntilMs", index);
+      e.rememberUntilMs = rememberUntil(event.getRememberUntilMs(), nowMs, index);
+    }
+    if (event.getLeaseMs() != null) {
+      allowed(action, "leaseMs", index);
+      e.leaseMs = lease(event.getLeaseMs(), index);
+    }
+    if (event.getClaimToken() != null) {
+      allowed(action, "claimToken", index);
+      e.claimToken = claimToken(event.getClaimToken(), index);
+    }
+    return finish(e, id != null, action, index);
+  }
+
+  /**
+   * Decodes a batch body {@code {"events":[...]}}. Every event is validated before any is decided, so one bad
+   * event fails the whole batch.
+   *
+   * @param body the JSON body
+   * @param single the action applied to each event ({@link DedupAction#CHECK} or {@link DedupAction#CLAIM})
+   * @param nowMs the partition's current time
+   * @return the events, in order
+   * @throws RequestFailure 400 naming {@code events} or {@code events[i].field}
+   */
+  ParsedEvent[] decodeBatch(JsonObject body, DedupAction single, long nowMs) {
+    Object events = null;
+    boolean hasEvents = false;
+    for (Map.Entry<String, Object> f : body.getMap().entrySet()) {
+      if (!f.getKey().equals("events")) {
+        throw RequestFailure.badRequest("unknown field '" + abbreviate(f.getKey()) + "' (a batch body has only"
+            + " the field events)");
+      }
+      hasEvents = true;
+      events = f.getValue();
+    }
+    if (!hasEvents) {
+      throw RequestFailure.badRequest("events is required (an array of at most " + maxBatch + " events)");
+    }
+    List<?> list;
+    if (events instanceof JsonArray array) {
+      list = array.getList();
+    } else if (events instanceof List<?> l) {
+      list = l;
+    } else {
+      throw RequestFailure.badRequest("events must be an array but was " + describe(events));
+    }
+    requireBatchSize(list.size());
+    ParsedEvent[] out = new ParsedEvent[list.size()];
+    for (int i = 0; i < out.length; i++) {
+      Object item = list.get(i);
+      JsonObject json;
+      if (item instanceof JsonObject o) {
+        json = o;
+      } else if (item instanceof Map<?, ?> m) {
+        @SuppressWarnings("unchecked")
+        Map<String, Object> map = (Map<String, Object>) m;
+        json = new JsonObject(map);
+      } else {
+        throw RequestFailure.badRequest("events[" + i + "] must be a JSON object but was " + describe(item));
+      }
+      out[i] = decode(json, single, nowMs, i);
+    }
+    return out;
+  }
+
+  /**
+   * Decodes a batch of {@link DedupEvent}s (local codec); see {@link #decodeBatch(JsonObject, DedupAction, long)}.
+   *
+   * @param events the events
+   * @param single the action applied to each event
+   * @param nowMs the partition's current time
+   * @return the events, in order
+   * @throws RequestFailure 400 naming {@code events} or {@code events[i].field}
+   */
+  ParsedEvent[] decodeBatch(List<DedupEvent> events, DedupAction single, long nowMs) {
+    if (events == null) {
+      throw RequestFailure.badRequest("events is required (an array of at most " + maxBatch + " events)");
+    }
+    requireBatchSize(events.size());
+    ParsedEvent[] out = new ParsedEvent[events.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = decode(events.get(i), single, nowMs, i);
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+
+  private void requireBatchSize(int size) {
+    if (size > maxBatch) {
+      throw RequestFailure.badRequest("events must hold at most maxBatch=" + maxBatch + " events but held " + size);
+    }
+  }
+
+  private ParsedEvent finish(ParsedEvent e, boolean hasId, DedupAction action, int index) {
+    if (!hasId) {
+      throw RequestFailure.badRequest(field(index, "id") + " is required (a string of 1.." + maxIdBytes
+          + " UTF-8 bytes)");
+    }
+    if ((action == DedupAction.COMMIT || action == DedupAction.RELEASE) && e.claimToken == null) {
+      throw RequestFailure.badRequest(field(index, "claimToken") + " is required with action "
+          + action.wireName() + " (the token the claim was answered with)");
+    }
+    if (partition >= 0 && partitions > 1) {
+      int owner = Routing.partitionOf(e.routingFp(), partitions);
+      if (owner != partition) {
+        String by = e.keyFp != 0 ? "key" : "id";
+        throw RequestFailure.badRequest(field(index, by) + " belongs to partition " + owner + ", not to partition "
+            + partition + ": send it to " + address + "." + owner + " or to " + address);
+      }
+    }
+    return e;
+  }
+
+  private byte[] idBytes(String s, int index, String name) {
+    if (s.isEmpty()) {
+      throw RequestFailure.badRequest(field(index, name) + " must be 1.." + maxIdBytes
+          + " UTF-8 bytes but was empty");
+    }
+    // Every char encodes to at least one byte, so a long string is refused before it is encoded.
+    if (s.length() > maxIdBytes) {
+      throw RequestFailure.badRequest(field(index, name) + " must be at most maxIdBytes=" + maxIdBytes
+          + " UTF-8 bytes but had " + s.length() + " characters");
+    }
+    byte[] b = s.getBytes(StandardCharsets.UTF_8);
+    if (b.length > maxIdBytes) {
+      throw RequestFailure.badRequest(field(index, name) + " must be at most maxIdBytes=" + maxIdBytes
+          + " UTF-8 bytes but was " + b.length);
+    }
+    return b;
+  }
+
+  private static long payloadHash(String s, int index) {
+    if (s.isEmpty() || s.length() > MAX_PAYLOAD_HASH_CHARS) {
+      throw RequestFailure.badRequest(field(index, "payloadHash") + " must be 1.." + MAX_PAYLOAD_HASH_CHARS
+          + " characters but had " + s.length());
+    }
+    return Fingerprinter.payloadHash(s);
+  }
+
+  private long eventTime(long t, long nowMs, int index) {
+    long max = nowMs + windowMs;
+    if (t < 0 || t > max) {
+      throw RequestFailure.badRequest(field(index, "eventTimeMs") + " must be in 0.." + max
+          + " (epoch ms, at most now + windowMs) but was " + t);
+    }
+    return t;
+  }
+
+  private long rememberUntil(long t, long nowMs, int index) {
+    long max = nowMs + windowMs;
+    if (t <= nowMs || t > max) {
+      throw RequestFailure.badRequest(field(index, "rememberUntilMs") + " must be in " + (nowMs + 1) + ".." + max
+          + " (epoch ms, after now and at most now + windowMs) but was " + t);
+    }
+    return t;
+  }
+
+  private static long lease(long ms, int index) {
+    if (ms < 1 || ms > DedupOptions.MAX_LEASE_MS) {
+      throw RequestFailure.badRequest(field(index, "leaseMs") + " must be in 1.." + DedupOptions.MAX_LEASE_MS
+          + " but was " + ms);
+    }
+    return ms;
+  }
+
+  private static String claimToken(String s, int index) {
+    if (s.isEmpty() || s.length() > MAX_CLAIM_TOKEN_CHARS) {
+      throw RequestFailure.badRequest(field(index, "claimToken") + " must be 1.." + MAX_CLAIM_TOKEN_CHARS
+          + " characters but had " + s.length());
+    }
+    return s;
+  }
+
+  private static void allowed(DedupAction action, String name, int index) {
+    boolean ok = switch (name) {
+      case "payloadHash", "eventTimeMs", "rememberUntilMs" -> action == DedupAction.CHECK
+          || action == DedupAction.CLAIM;
+      case "leaseMs" -> action == DedupAction.CLAIM;
+      case "claimToken" -> action == DedupAction.COMMIT || action == DedupAction.RELEASE;
+      default -> true;
+    };
+    if (!ok) {
+      throw RequestFailure.badRequest(field(index, name) + " is not allowed with action " + action.wireName()
+          + " (fields of " + action.wireName() + ": " + fieldsOf(action) + ")");
+    }
+  }
+
+  private static String fieldsOf(DedupAction action) {
+    return switch (action) {
+      case CHECK -> "id, key, payloadHash, eventTimeMs, rememberUntilMs";
+      case CLAIM -> "id, key, payloadHash, eventTimeMs, rememberUntilMs, leaseMs";
+      case COMMIT, RELEASE -> "id, key, claimToken";
+      case LOOKUP -> "id, key";
+      default -> "see the action's documentation";
+    };
+  }
+
+  private static String string(Object v, int index, String name) {
+    if (v instanceof String s) {
+      return s;
+    }
+    throw RequestFailure.badRequest(field(index, name) + " must be a string but was " + describe(v));
+  }
+
+  private static long integer(Object v, int index, String name) {
+    if (v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte) {
+      return ((Number) v).longValue();
+    }
+    if (v instanceof Number n) {
+      try {
+        BigDecimal d = n instanceof BigDecimal bd ? bd
+            : n instanceof BigInteger bi ? new BigDecimal(bi) : new BigDecimal(n.toString());
+        return d.longValueExact();
+      } catch (ArithmeticException | NumberFormatException ex) {
+        // not integral, or beyond a long; reported below
+      }
+    }
+    throw RequestFailure.badRequest(field(index, name) + " must be an integer (epoch ms or ms) but was "
+        + describe(v));
+  }
+
+  private static String field(int index, String name) {
+    return index < 0 ? name : "events[" + index + "]." + name;
+  }
+
+  static String describe(Object v) {
+    if (v == null) {
+      return "null";
+    }
+    String type = v instanceof Map ? "JsonObject" : v instanceof List ? "JsonArray" : v.getClass().getSimpleName();
+    return type + " " + abbreviate(String.valueOf(v));
+  }
+
+  private static String abbreviate(String s) {
+    return s.length() <= 64 ? s : s.substring(0, 61) + "...";
+  }
+}

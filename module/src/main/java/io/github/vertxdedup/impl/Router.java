@@ -1,0 +1,125 @@
+package io.github.vertxdedup.impl;
+
+import io.github.vertxdedup.DedupAction;
+import io.github.vertxdedup.DedupFailure;
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.DedupEvent;
+import io.vertx.core.Future;
+import io.vertx.core.Handler;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The consumer of {@code <address>}: forwards a single request to the partition that owns it (by the fingerprint of
+ * its {@code key}, else of its {@code id}; see {@link Routing}) and relays the reply or failure unchanged. It
+ * validates nothing but what it needs to route: the partition validates the whole request, so a bad request gets the
+ * same 400 either way. {@code stats} here answers {@code {"partitions":[...]}}, one entry per partition. Batches are
+ * refused: they go to a partition address. Confined to the deploying verticle's event loop.
+ */
+public final class Router implements Handler<Message<Object>> {
+
+  private final Vertx vertx;
+  private final String address;
+  private final Routing routing;
+
+  /**
+   * @param vertx the Vert.x instance
+   * @param options the service's options
+   */
+  public Router(Vertx vertx, DedupOptions options) {
+    this.vertx = vertx;
+    this.address = options.getAddress();
+    this.routing = new Routing(address, options.getPartitions());
+  }
+
+  @Override
+  public void handle(Message<Object> msg) {
+    Object body = msg.body();
+    DedupAction action;
+    String id = null;
+    String key = null;
+    if (body instanceof LocalRequest r) {
+      action = r.action;
+      DedupEvent e = r.event;
+      if (e != null) {
+        id = e.getId();
+        key = e.getKey();
+      }
+    } else {
+      try {
+        action = RequestDecoder.action(msg.headers().get(DedupAction.HEADER));
+      } catch (RequestFailure f) {
+        msg.fail(f.code(), f.getMessage());
+        return;
+      }
+      if (body instanceof JsonObject json) {
+        id = json.getValue("id") instanceof String s ? s : null;
+        key = json.getValue("key") instanceof String s ? s : null;
+      }
+    }
+    if (action.isBatch()) {
+      msg.fail(DedupFailure.BAD_REQUEST, action.wireName() + " must be sent to a partition address (" + address
+          + ".<p>, see DedupClient.partitionOf): a batch is not split across partitions");
+      return;
+    }
+    if (action == DedupAction.STATS) {
+      if (!(body instanceof LocalRequest)) {
+        try {
+          RequestDecoder.requireStatsBody(body);
+        } catch (RequestFailure f) {
+          msg.fail(f.code(), f.getMessage());
+          return;
+        }
+      }
+      allStats(msg);
+      return;
+    }
+    // An event that cannot be routed (no usable id or key) goes to partition 0, which answers the precise 400.
+    int p = id == null && (key == null || key.isEmpty()) ? 0
+        : routing.partitionOf(id, key == null || key.isEmpty() ? null : key);
+    DeliveryOptions options = body instanceof LocalRequest ? new DeliveryOptions()
+        : new DeliveryOptions().setHeaders(msg.headers());
+    vertx.eventBus().request(address + "." + p, body, options).onComplete(ar -> {
+      if (ar.succeeded()) {
+        msg.reply(ar.result().body());
+      } else {
+        relayFailure(msg, p, ar.cause());
+      }
+    });
+  }
+
+  private void allStats(Message<Object> msg) {
+    List<Future<Message<Object>>> replies = new ArrayList<>();
+    for (int p = 0; p < routing.partitions(); p++) {
+      replies.add(vertx.eventBus().request(address + "." + p, null,
+          new DeliveryOptions().addHeader(DedupAction.HEADER, DedupAction.STATS.wireName())));
+    }
+    Future.all(replies).onComplete(ar -> {
+      if (ar.failed()) {
+        relayFailure(msg, -1, ar.cause());
+        return;
+      }
+      JsonArray all = new JsonArray();
+      for (Future<Message<Object>> f : replies) {
+        all.add(f.result().body());
+      }
+      msg.reply(new JsonObject().put("partitions", all));
+    });
+  }
+
+  private static void relayFailure(Message<Object> msg, int partition, Throwable cause) {
+    if (cause instanceof ReplyException re && re.failureType() == ReplyFailure.RECIPIENT_FAILURE) {
+      msg.fail(re.failureCode(), re.getMessage());
+    } else {
+      msg.fail(DedupFailure.UNAVAILABLE, (partition < 0 ? "a partition" : "partition " + partition)
+          + " did not answer: " + cause.getMessage());
+    }
+  }
+}

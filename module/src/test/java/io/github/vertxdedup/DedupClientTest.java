@@ -1,0 +1,170 @@
+package io.github.vertxdedup;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** The Java client over both transports, and routing across four partitions. */
+class DedupClientTest extends ServiceTestSupport {
+
+  private static final int PARTITIONS = 4;
+
+  @Override
+  DedupOptions options() {
+    return super.options().setPartitions(PARTITIONS);
+  }
+
+  private DedupClient client(DedupClient.Transport transport) {
+    return DedupClient.create(vertx, options(), transport);
+  }
+
+  @ParameterizedTest
+  @EnumSource(DedupClient.Transport.class)
+  void shouldCheckAndAnswerDuplicatesWithTimes(DedupClient.Transport transport) {
+    DedupClient client = client(transport);
+    DedupResult first = await(client.check("a"));
+    assertThat(first.verdict()).isEqualTo(DedupVerdict.ACCEPTED);
+    assertThat(first.partition()).isEqualTo(client.partitionOf(new DedupEvent("a")));
+    assertThat(first.hasTimes()).isFalse();
+    clock.advanceMs(700);
+    DedupResult dup = await(client.check(new DedupEvent("a")));
+    assertThat(dup.verdict()).isEqualTo(DedupVerdict.DUPLICATE);
+    assertThat(dup.firstSeenMs()).isEqualTo(T0);
+    assertThat(dup.ageMs()).isEqualTo(700);
+    assertThat(dup.expiresAtMs()).isEqualTo(T0 + WINDOW_MS);
+  }
+
+  @ParameterizedTest
+  @EnumSource(DedupClient.Transport.class)
+  void shouldClaimCommitReleaseAndLookUp(DedupClient.Transport transport) {
+    DedupClient client = client(transport);
+    DedupEvent a = new DedupEvent("a").setKey("order-1").setPayloadHash("h");
+    DedupResult claim = await(client.claim(a));
+    assertThat(claim.verdict()).isEqualTo(DedupVerdict.ACCEPTED);
+    assertThat(claim.claimToken()).isNotNull();
+    assertThat(await(client.check(new DedupEvent("b").setKey("order-1"))).verdict())
+        .isEqualTo(DedupVerdict.IN_FLIGHT);
+    assertThat(await(client.lookup(new DedupEvent("a").setKey("order-1"))).state())
+        .isEqualTo(EntryState.IN_FLIGHT);
+    DedupEvent commit = new DedupEvent("a").setKey("order-1").setClaimToken(claim.claimToken());
+    assertThat(await(client.commit(commit)).verdict()).isEqualTo(DedupVerdict.COMMITTED);
+    DedupLookup known = await(client.lookup(new DedupEvent("a").setKey("order-1")));
+    assertThat(known.known()).isTrue();
+    assertThat(known.state()).isEqualTo(EntryState.REMEMBERED);
+    assertThat(known.firstSeenMs()).isEqualTo(T0);
+
+    DedupResult other = await(client.claim(new DedupEvent("c")));
+    DedupEvent release = new DedupEvent("c").setClaimToken(other.claimToken());
+    assertThat(await(client.release(release)).verdict()).isEqualTo(DedupVerdict.RELEASED);
+    assertThat(await(client.check("c")).verdict()).isEqualTo(DedupVerdict.ACCEPTED);
+  }
+
+  @ParameterizedTest
+  @EnumSource(DedupClient.Transport.class)
+  void shouldPassFailureCodesThrough(DedupClient.Transport transport) {
+    DedupClient client = client(transport);
+    assertThatThrownBy(() -> await(client.commit(new DedupEvent("x").setClaimToken("t"))))
+        .isInstanceOfSatisfying(ReplyException.class, e -> {
+          assertThat(e.failureCode()).isEqualTo(DedupFailure.STATE_CONFLICT);
+          assertThat(e.getMessage()).contains("not claimed");
+        });
+    assertThatThrownBy(() -> await(client.check(new DedupEvent("x").setLeaseMs(5L))))
+        .isInstanceOfSatisfying(ReplyException.class, e -> {
+          assertThat(e.failureCode()).isEqualTo(DedupFailure.BAD_REQUEST);
+          assertThat(e.getMessage()).contains("leaseMs is not allowed with action check");
+        });
+    assertThatThrownBy(() -> await(client.check(new DedupEvent())))
+        .isInstanceOfSatisfying(ReplyException.class, e -> assertThat(e.getMessage()).contains("id is required"));
+  }
+
+  @ParameterizedTest
+  @EnumSource(DedupClient.Transport.class)
+  void shouldSendABatchOfOnePartitionAndAnswerInOrder(DedupClient.Transport transport) {
+    DedupClient client = client(transport);
+    List<DedupEvent> batch = eventsOfPartition(client, 2, 5);
+    batch.add(new DedupEvent(batch.get(0).getId()));
+    List<DedupResult> results = await(client.checkBatch(batch));
+    assertThat(results).hasSize(6);
+    assertThat(results.subList(0, 5)).allSatisfy(r -> {
+      assertThat(r.verdict()).isEqualTo(DedupVerdict.ACCEPTED);
+      assertThat(r.partition()).isEqualTo(2);
+    });
+    assertThat(results.get(5).verdict()).isEqualTo(DedupVerdict.DUPLICATE);
+
+    List<DedupResult> claims = await(client.claimBatch(eventsOfPartition(client, 1, 2)));
+    assertThat(claims).extracting(DedupResult::verdict).containsOnly(DedupVerdict.ACCEPTED);
+    assertThat(claims).allSatisfy(r -> assertThat(r.claimToken()).isNotNull());
+  }
+
+  @Test
+  void shouldRefuseABatchThatSpansPartitions() {
+    DedupClient client = client(DedupClient.Transport.LOCAL);
+    List<DedupEvent> mixed = eventsOfPartition(client, 0, 1);
+    mixed.addAll(eventsOfPartition(client, 3, 1));
+    assertThatThrownBy(() -> await(client.checkBatch(mixed)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("events[1] belongs to partition 3");
+  }
+
+  @Test
+  void shouldPassResultsByReferenceWithTheLocalCodec() {
+    DedupClient client = client(DedupClient.Transport.LOCAL);
+    List<DedupEvent> two = eventsOfPartition(client, 0, 2);
+    DedupResult r = await(client.check(two.get(0)));
+    // The JSON path would rebuild a result; the local one hands over the partition's own (shared) object.
+    assertThat(r).isSameAs(await(client.check(two.get(1))));
+  }
+
+  @Test
+  void shouldRouteByKeyElseIdLikeTheClientAndSpreadOverPartitions() {
+    DedupClient client = client(DedupClient.Transport.JSON);
+    Set<Integer> seen = new HashSet<>();
+    for (int i = 0; i < 100; i++) {
+      String id = "evt-" + i;
+      JsonObject reply = (JsonObject) send("dedup", "check", id(id));
+      assertThat(reply.getInteger("partition")).isEqualTo(client.partitionOf(new DedupEvent(id)));
+      seen.add(reply.getInteger("partition"));
+    }
+    assertThat(seen).containsExactlyInAnyOrder(0, 1, 2, 3);
+    JsonObject keyed = (JsonObject) send("dedup", "check", id("z").put("key", "order-9"));
+    assertThat(keyed.getInteger("partition"))
+        .isEqualTo(client.partitionOf(new DedupEvent("other").setKey("order-9")));
+    JsonObject again = (JsonObject) send("dedup", "check", id("y").put("key", "order-9"));
+    assertThat(again.getString("verdict")).isEqualTo("DUPLICATE");
+  }
+
+  @Test
+  void shouldRefuseAnEventSentToAPartitionThatDoesNotOwnIt() {
+    DedupClient client = client(DedupClient.Transport.JSON);
+    DedupEvent e = eventsOfPartition(client, 1, 1).get(0);
+    ReplyException wrong = failure("dedup.0", "check", e.toJson());
+    assertFailure(wrong, 400, "id belongs to partition 1, not to partition 0");
+    assertThat(await(client.check(e)).verdict()).isEqualTo(DedupVerdict.ACCEPTED);
+  }
+
+  @Test
+  void shouldAnswerStatsOfEveryPartitionAtTheBaseAddress() {
+    JsonObject all = (JsonObject) send("dedup", "stats", null);
+    assertThat(all.getJsonArray("partitions")).hasSize(PARTITIONS);
+    assertThat(await(client(DedupClient.Transport.LOCAL).stats(3)).getInteger("partition")).isEqualTo(3);
+  }
+
+  private static List<DedupEvent> eventsOfPartition(DedupClient client, int partition, int n) {
+    List<DedupEvent> out = new ArrayList<>();
+    for (int i = 0; out.size() < n; i++) {
+      DedupEvent e = new DedupEvent("p" + partition + "-" + i);
+      if (client.partitionOf(e) == partition) {
+        out.add(e);
+      }
+    }
+    return out;
+  }
+}

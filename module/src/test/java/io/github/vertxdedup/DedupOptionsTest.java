@@ -1,0 +1,121 @@
+package io.github.vertxdedup;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.github.vertxdedup.window.CapacityPolicy;
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+class DedupOptionsTest {
+
+  @Test
+  void shouldHaveTheDocumentedDefaults() {
+    DedupOptions o = new DedupOptions();
+    assertThat(o.getAddress()).isEqualTo("dedup");
+    assertThat(o.getPartitions()).isEqualTo(1);
+    assertThat(o.getWindowMs()).isZero();
+    assertThat(o.getBucketMs()).isZero();
+    assertThat(o.getMaxIdBytes()).isEqualTo(1024);
+    assertThat(o.getMaxBatch()).isEqualTo(1000);
+    assertThat(o.getLeaseMs()).isEqualTo(30_000);
+    assertThat(o.getCapacityPolicy()).isEqualTo(CapacityPolicy.REJECT);
+    assertThat(o.getUnvouchedPolicy()).isEqualTo(UnvouchedPolicy.UNKNOWN);
+    assertThat(o.isPayloadHashes()).isTrue();
+    assertThat(o.getJournalDir()).isNull();
+  }
+
+  @Test
+  void shouldRoundTripThroughJson() {
+    DedupOptions o = new DedupOptions()
+        .setAddress("payments")
+        .setPartitions(8)
+        .setWindow(Duration.ofMinutes(10))
+        .setBucket(Duration.ofSeconds(5))
+        .setMaxIdsPerPartition(123_456)
+        .setExpectedIdsPerPartition(1_000)
+        .setCapacityPolicy(CapacityPolicy.EVICT_OLDEST)
+        .setPayloadHashes(false)
+        .setUnvouchedPolicy(UnvouchedPolicy.ACCEPT)
+        .setMaxIdBytes(256)
+        .setMaxBatch(500)
+        .setLease(Duration.ofSeconds(7))
+        .setMaxPending(42)
+        .setJournalDir("/var/lib/dedup");
+    JsonObject json = o.toJson();
+    DedupOptions back = new DedupOptions(json);
+    assertThat(back).isEqualTo(o);
+    assertThat(back.toJson()).isEqualTo(json);
+    assertThat(json.getLong("windowMs")).isEqualTo(600_000);
+    assertThat(json.getString("capacityPolicy")).isEqualTo("EVICT_OLDEST");
+    assertThat(new DedupOptions(o)).isEqualTo(o);
+  }
+
+  @Test
+  void shouldRoundTripDefaultsWithoutWritingUnsetValues() {
+    DedupOptions o = new DedupOptions();
+    JsonObject json = o.toJson();
+    assertThat(json.containsKey("windowMs")).isFalse();
+    assertThat(json.containsKey("bucketMs")).isFalse();
+    assertThat(json.containsKey("journalDir")).isFalse();
+    assertThat(new DedupOptions(json)).isEqualTo(o);
+  }
+
+  @Test
+  void shouldDeriveTheBucketFromTheWindow() {
+    DedupOptions o = new DedupOptions().setWindowMs(60_000).validate();
+    assertThat(o.getEffectiveBucketMs()).isEqualTo(1_000);
+  }
+
+  @Test
+  void shouldRejectAnUnknownConfigKey() {
+    assertThatThrownBy(() -> new DedupOptions(new JsonObject().put("windowMs", 60_000).put("window", 5)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown config key 'window'");
+  }
+
+  @Test
+  void shouldRejectWrongJsonTypesNamingTheKey() {
+    assertThatThrownBy(() -> new DedupOptions(new JsonObject().put("windowMs", "60s")))
+        .hasMessageContaining("windowMs must be an integer");
+    assertThatThrownBy(() -> new DedupOptions(new JsonObject().put("partitions", 1.5)))
+        .hasMessageContaining("partitions must be an integer");
+    assertThatThrownBy(() -> new DedupOptions(new JsonObject().put("capacityPolicy", "DROP")))
+        .hasMessageContaining("capacityPolicy must be one of REJECT | EVICT_OLDEST but was 'DROP'");
+    assertThatThrownBy(() -> new DedupOptions(new JsonObject().put("payloadHashes", "yes")))
+        .hasMessageContaining("payloadHashes must be a boolean");
+    assertThatThrownBy(() -> new DedupOptions(new JsonObject().put("address", 7)))
+        .hasMessageContaining("address must be a string");
+  }
+
+  @Test
+  void shouldRejectOutOfRangeValuesNamingTheFieldAndLimit() {
+    assertThatThrownBy(() -> new DedupOptions().setPartitions(0)).hasMessage("partitions must be in 1..1024 but was 0");
+    assertThatThrownBy(() -> new DedupOptions().setMaxBatch(100_001))
+        .hasMessage("maxBatch must be in 1..100000 but was 100001");
+    assertThatThrownBy(() -> new DedupOptions().setLeaseMs(0)).hasMessageContaining("leaseMs must be in 1..");
+    assertThatThrownBy(() -> new DedupOptions().setWindowMs(-1)).hasMessageContaining("windowMs must be in 1..");
+    assertThatThrownBy(() -> new DedupOptions().setMaxIdBytes(0)).hasMessageContaining("maxIdBytes");
+    assertThatThrownBy(() -> new DedupOptions().setMaxPending(0)).hasMessageContaining("maxPending");
+    assertThatThrownBy(() -> new DedupOptions().setAddress(" ")).hasMessageContaining("address");
+    assertThatThrownBy(() -> new DedupOptions().setJournalDir("")).hasMessageContaining("journalDir");
+    assertThatThrownBy(() -> new DedupOptions().setWindow(Duration.ofNanos(1_500_000)))
+        .hasMessageContaining("window must be a whole number of milliseconds");
+    assertThatThrownBy(() -> new DedupOptions().setLease(Duration.ZERO)).hasMessageContaining("lease must be > 0");
+  }
+
+  @Test
+  void shouldValidateRulesAcrossValues() {
+    assertThatThrownBy(() -> new DedupOptions().validate()).hasMessageContaining("windowMs is required");
+    assertThatThrownBy(() -> new DedupOptions().setWindowMs(1_000).validate())
+        .hasMessageContaining("windowMs must be a multiple of 60");
+    assertThatThrownBy(() -> new DedupOptions().setWindowMs(60_000).setBucketMs(7_000).validate())
+        .hasMessageContaining("bucketMs must divide windowMs (60000) but was 7000");
+    assertThatThrownBy(() -> new DedupOptions().setWindowMs(60_000_000).setBucketMs(1).validate())
+        .hasMessageContaining("windowMs / bucketMs must be <=");
+    assertThatThrownBy(() -> new DedupOptions().setWindowMs(60_000).setMaxIdsPerPartition(10)
+        .setExpectedIdsPerPartition(11).validate()).hasMessageContaining("expectedIdsPerPartition must be <=");
+    assertThatThrownBy(() -> new DedupOptions().setWindowMs(60_000).setMaxIdsPerPartition(Long.MAX_VALUE).validate())
+        .hasMessageContaining("maxIdsPerPartition must be <=");
+  }
+}

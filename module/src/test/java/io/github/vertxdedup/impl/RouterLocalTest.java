@@ -1,0 +1,55 @@
+package io.github.vertxdedup.impl;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.github.vertxdedup.DedupAction;
+import io.github.vertxdedup.DedupEvent;
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.DedupResult;
+import io.github.vertxdedup.DedupVerdict;
+import io.github.vertxdedup.DedupVerticle;
+import io.github.vertxdedup.window.ManualClock;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.junit5.VertxExtension;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** The router forwards local-codec requests like JSON ones, and refuses local batches. */
+@ExtendWith(VertxExtension.class)
+class RouterLocalTest {
+
+  @Test
+  void shouldRouteALocalRequestToTheOwningPartition(Vertx vertx) throws Exception {
+    DedupOptions options = new DedupOptions().setWindowMs(60_000).setPartitions(4);
+    await(vertx.deployVerticle(new DedupVerticle(new ManualClock(0)),
+        new DeploymentOptions().setConfig(options.toJson())));
+    Routing routing = new Routing("dedup", 4);
+    for (String id : List.of("a", "b", "c", "d", "e")) {
+      Message<DedupResult> reply = await(vertx.eventBus()
+          .request("dedup", LocalRequest.single(DedupAction.CHECK, new DedupEvent(id))));
+      assertThat(reply.body().verdict()).isEqualTo(DedupVerdict.ACCEPTED);
+      assertThat(reply.body().partition()).isEqualTo(routing.partitionOf(id, null));
+    }
+    assertThatThrownBy(() -> await(vertx.eventBus()
+        .request("dedup", LocalRequest.batch(DedupAction.CHECK_BATCH, List.of(new DedupEvent("a"))))))
+        .isInstanceOfSatisfying(ReplyException.class, e -> {
+          assertThat(e.failureCode()).isEqualTo(400);
+          assertThat(e.getMessage()).contains("must be sent to a partition address");
+        });
+  }
+
+  private static <T> T await(Future<T> f) throws Exception {
+    try {
+      return f.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw (Exception) e.getCause();
+    }
+  }
+}

@@ -278,24 +278,29 @@ final class FingerprintTable {
    */
   int sweep(long count, int threshold) {
     final byte[] s = slots;
+    final int stride = this.stride;
     int removed = 0;
     int i = sweepCursor;
-    final int stride = this.stride;
-    final int mask = this.mask;
     long visited = 0;
     while (visited < count) {
+      // One contiguous run up to the end of the array: offsets step by the stride, no index arithmetic per slot.
+      final int runEnd = (int) Math.min(capacity, i + (count - visited));
+      final int endOff = runEnd * stride;
       int off = i * stride;
-      // Both tests evaluated without a branch: slots are empty or live in random order, dead ones are few.
-      boolean dead = (getLong(s, off) != 0) & !isLive(getInt(s, off + META_OFFSET), threshold);
-      if (dead) {
-        deleteAt(i);
-        removed++;
-        // Backward shift may have moved another entry into slot i: look at it again. A re-visit is not a new
-        // slot, so it does not count (else a sweep of the whole table would stop short by one slot per deletion).
-        continue;
+      while (off < endOff) {
+        // Both tests evaluated without a branch: slots are empty or live in random order, dead ones are few.
+        boolean dead = (getLong(s, off) != 0) & !isLive(getInt(s, off + META_OFFSET), threshold);
+        if (dead) {
+          deleteAt(off / stride);
+          removed++;
+          // Backward shift may have moved another entry into this slot: look at it again. A re-visit is not a new
+          // slot, so it does not count (else a sweep of the whole table would stop short by one slot per deletion).
+          continue;
+        }
+        off += stride;
       }
-      i = (i + 1) & mask;
-      visited++;
+      visited += runEnd - i;
+      i = runEnd == capacity ? 0 : runEnd;
     }
     sweepCursor = i;
     occupied -= removed;

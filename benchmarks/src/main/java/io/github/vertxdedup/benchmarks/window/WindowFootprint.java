@@ -61,9 +61,11 @@ public final class WindowFootprint {
     EventStream stream = EventStream.generate(Workload.SEED);
     List<Footprint> results = new ArrayList<>();
     for (Contender c : Contender.values()) {
+      long startNs = System.nanoTime();
       Footprint f = measure(c, stream);
-      System.out.printf("%-20s held %,d ids, JOL %,d B (%.1f B/id), heap delta %,d B (%.1f B/id)%n", c.key(),
-          f.heldIds(), f.jolBytes(), f.jolBytesPerId(), f.heapDeltaBytes(), f.heapDeltaBytesPerId());
+      System.out.printf("%-20s held %,d ids, JOL %,d B (%.1f B/id), heap delta %,d B (%.1f B/id), took %.0f s%n",
+          c.key(), f.heldIds(), f.jolBytes(), f.jolBytesPerId(), f.heapDeltaBytes(), f.heapDeltaBytesPerId(),
+          (System.nanoTime() - startNs) / 1e9);
       results.add(f);
     }
     Gson gson = new GsonBuilder().setPrettyPrinting().create();

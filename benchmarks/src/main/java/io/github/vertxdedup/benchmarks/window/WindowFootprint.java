@@ -10,14 +10,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import org.openjdk.jol.info.GraphLayout;
+import org.openjdk.jol.info.GraphStats;
 
 /**
  * Measures the heap footprint of each {@link Contender} after the seed workload's whole 10 M-event run (the window
  * in steady state, holding about 5.4 M ids) and writes it as JSON for {@link WindowReport}.
  *
  * <p>Two measures per structure: the size of the object graph reachable from it, walked by JOL
- * ({@code GraphLayout.parseInstance(root).totalSize()}, the primary figure: exact and independent of GC timing), and,
+ * ({@code GraphStats.parseInstance(root).totalSize()}, which totals what {@code GraphLayout} would without keeping a
+ * record per object; the primary figure: exact and independent of GC timing), and,
  * as a cross-check, the growth of used heap across the run, each side read after {@code System.gc()}. Both divided
  * by the ids the structure says it holds. Run it with the benchmark's heap settings ({@code -Xmx8g
  * -XX:+UseParallelGC}), so that object layout (compressed references) is the same.
@@ -33,9 +34,10 @@ public final class WindowFootprint {
    * @param contender the contender's key
    * @param heldIds ids held at the end of the run
    * @param jolBytes bytes reachable from the structure (JOL)
+   * @param jolObjects objects reachable from the structure (JOL)
    * @param heapDeltaBytes used heap after the run minus before it, both after {@code System.gc()}
    */
-  public record Footprint(String contender, long heldIds, long jolBytes, long heapDeltaBytes) {
+  public record Footprint(String contender, long heldIds, long jolBytes, long jolObjects, long heapDeltaBytes) {
 
     /** @return JOL bytes per held id */
     public double jolBytesPerId() {
@@ -63,8 +65,9 @@ public final class WindowFootprint {
     for (Contender c : Contender.values()) {
       long startNs = System.nanoTime();
       Footprint f = measure(c, stream);
-      System.out.printf("%-20s held %,d ids, JOL %,d B (%.1f B/id), heap delta %,d B (%.1f B/id), took %.0f s%n",
-          c.key(), f.heldIds(), f.jolBytes(), f.jolBytesPerId(), f.heapDeltaBytes(), f.heapDeltaBytesPerId(),
+      System.out.printf("%-20s held %,d ids, JOL %,d B (%.1f B/id) in %,d objects, heap delta %,d B (%.1f B/id),"
+          + " took %.0f s%n", c.key(), f.heldIds(), f.jolBytes(), f.jolBytesPerId(), f.jolObjects(),
+          f.heapDeltaBytes(), f.heapDeltaBytesPerId(),
           (System.nanoTime() - startNs) / 1e9);
       results.add(f);
     }
@@ -94,12 +97,14 @@ public final class WindowFootprint {
     }
     long held = structure.held();
     long after = usedHeapAfterGc();
-    long jol = GraphLayout.parseInstance(structure.footprintRoot()).totalSize();
+    GraphStats graph = GraphStats.parseInstance(structure.footprintRoot());
+    long jol = graph.totalSize();
+    long objects = graph.totalCount();
     // Keeps the structure reachable until after both measurements.
     if (structure.held() != held) {
       throw new IllegalStateException(contender.key() + " changed while being measured");
     }
-    return new Footprint(contender.key(), held, jol, after - before);
+    return new Footprint(contender.key(), held, jol, objects, after - before);
   }
 
   private static long usedHeapAfterGc() {

@@ -27,8 +27,8 @@ class WindowReportTest {
 
   private static final String FOOTPRINT = """
       [
-        {"contender": "dedupWindow", "heldIds": 1000, "jolBytes": 20000, "heapDeltaBytes": 20100},
-        {"contender": "caffeine", "heldIds": 1000, "jolBytes": 100000, "heapDeltaBytes": 99000}
+        {"contender": "dedupWindow", "heldIds": 1000, "jolBytes": 20000, "jolObjects": 3, "heapDeltaBytes": 20100},
+        {"contender": "caffeine", "heldIds": 1000, "jolBytes": 100000, "jolObjects": 4000, "heapDeltaBytes": 99000}
       ]
       """;
 

@@ -3,8 +3,9 @@
 #   1. JMH: ns per event of each structure over the seed workload (2 forks x 3 measured 10 M-event runs each),
 #   2. WindowFootprint: heap bytes per held id at the end of the run (JOL; heap delta as a cross-check),
 #   3. WindowReport: the Markdown table with ratios and targets, and the plot docs/img/window-benchmark.png.
-# Takes about 8 to 10 minutes on 2 cores. Usage: benchmarks/run-window-benchmark.sh [results-dir]
-# (default docs/results). Builds benchmarks/target/benchmarks.jar first if it is missing.
+# Takes about 6.5 minutes on 2 cores (up to 14 when the machine is heavily loaded).
+# Usage: benchmarks/run-window-benchmark.sh [results-dir]   (default docs/results).
+# Builds benchmarks/target/benchmarks.jar first if it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

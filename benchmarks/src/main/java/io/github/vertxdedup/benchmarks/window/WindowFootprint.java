@@ -75,7 +75,7 @@ public final class WindowFootprint {
     try (Writer w = Files.newBufferedWriter(out, StandardCharsets.UTF_8)) {
       gson.toJson(results, w);
     }
-    System.out.println("wrote " + out.toAbsolutePath());
+    System.out.println("wrote " + out);
   }
 
   /**

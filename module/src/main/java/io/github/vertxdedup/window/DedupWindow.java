@@ -741,7 +741,7 @@ public final class DedupWindow {
   }
 
   /**
-   * The largest {@code maxIds} a window can have: the table is one byte array below 2^31 bytes, filled to at most
+   * The largest {@code maxIds} a window can have: the table (2^27 slots, or 2^26 with payload hashes), filled to at most
    * 3/4 of its largest slot count.
    *
    * @param payloadHashes whether entries carry payload hashes (20-byte slots instead of 12)

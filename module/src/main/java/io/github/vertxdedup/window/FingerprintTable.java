@@ -1,28 +1,27 @@
 package io.github.vertxdedup.window;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
-import java.util.Arrays;
 import org.agrona.BitUtil;
 
 /*
- * The union set of a dedup window: an open-addressing hash table of 64-bit fingerprints with linear probing,
- * in one flat byte array so that a lookup costs one random memory access (the slot and its neighbours share a
- * cache line), and expiry is a sequential walk.
+ * The union set of a dedup window: an open-addressing hash table of 64-bit fingerprints with linear probing, where
+ * every entry carries its own expiry, so that a lookup costs one random memory access and expiry is a sequential
+ * walk.
  *
- * Slot layout (little-endian, no padding), stride 12 bytes, or 20 with payload hashes:
- *   [0..8)   fingerprint, 0 = empty slot
- *   [8..12)  meta: expiry epoch (EPOCH_BITS, wrapping) << LIFETIME_BITS | (lifetime in buckets - 1)
- *   [12..20) payload hash (only when payload hashes are tracked), 0 = none
+ * Layout: parallel arrays indexed by slot.
+ *   keys[]      fingerprint, 0 = empty slot. 8 per 64-byte cache line, so a probe (a few slots at a load of at most
+ *               3/4) nearly always stays within the one line it starts in.
+ *   metas[]     OCCUPIED (sign bit) | expiry epoch (EPOCH_BITS, wrapping) << LIFETIME_BITS | (lifetime - 1);
+ *               0 = empty slot.
+ *   payloads[]  payload hash, 0 = none; only when payload hashes are tracked.
+ * A probe reads keys only; metas is read when the fingerprint matches (is that entry still live?) and by the sweep,
+ * which scans metas alone (4 bytes per slot) and touches keys only for the dead entries it deletes.
  *
- * Why not Agrona's LongHashSet plus one id list per bucket (the seed's shape)? Measured on the seed workload that
- * shape costs two random accesses per event: one to look up / insert, and one more when the id's bucket expires
- * and the id is deleted from the set. Here every slot carries its own expiry epoch, so an expired entry is simply
- * "dead": lookups treat it as absent and inserts reuse its slot, and a sweep that walks the table sequentially
- * (hardware-prefetch friendly) removes dead entries with backward-shift deletion (Knuth, TAOCP vol. 3, 6.4,
- * Algorithm R), which keeps every probe chain intact without tombstones. Lookups stop only at a truly empty slot,
- * so a dead entry never hides a live one behind it.
+ * Why not Agrona's LongHashSet plus one id list per bucket (the seed's shape)? That shape costs two random accesses
+ * per event: one to look up / insert, and one more when the id's bucket expires and the id is deleted from the set.
+ * Here an expired entry is simply "dead": lookups skip it, and a sweep that walks metas sequentially (hardware-
+ * prefetch friendly) removes dead entries with backward-shift deletion (Knuth, TAOCP vol. 3, 6.4, Algorithm R),
+ * which keeps every probe chain intact without tombstones. A dead copy of a fingerprint may sit in a chain before a
+ * live one (it is re-accepted after expiry, before the sweep reaches the old copy): lookups look past dead copies.
  *
  * Expiry epochs wrap every 2^EPOCH_BITS buckets. Comparisons are done modulo that period, which is correct while
  * every entry in the table lies within half a period of the current bucket; the window guarantees that by
@@ -32,10 +31,6 @@ import org.agrona.BitUtil;
  * Home slot: Fibonacci hashing (Knuth, TAOCP vol. 3, 6.4): the high bits of fingerprint * 2^64/phi. Fingerprints
  * are already uniform; the multiply protects callers who pass raw sequential numbers.
  *
- * Memory access: plain byte-array views (VarHandle), which the JIT compiles to single loads and stores. Agrona's
- * UnsafeBuffer would do the same but needs --add-exports java.base/jdk.internal.misc on Java 17+, one more JVM flag
- * for every embedding application; a window that works without flags is worth more than that.
- *
  * Not thread-safe: the window (and so a single event loop) owns it.
  */
 final class FingerprintTable {
@@ -43,28 +38,26 @@ final class FingerprintTable {
   static final int LIFETIME_BITS = 14;
   /** Largest lifetime (and so bucket count) an entry can have, in buckets. */
   static final int MAX_LIFETIME = 1 << LIFETIME_BITS;
-  static final int EPOCH_BITS = Integer.SIZE - LIFETIME_BITS;
+  static final int EPOCH_BITS = Integer.SIZE - 1 - LIFETIME_BITS;
   static final int EPOCH_MASK = (1 << EPOCH_BITS) - 1;
   static final int HALF_EPOCH = 1 << (EPOCH_BITS - 1);
   private static final int LIFETIME_MASK = MAX_LIFETIME - 1;
+  /** Set in the meta of every entry, so that a meta of 0 means an empty slot. */
+  private static final int OCCUPIED = Integer.MIN_VALUE;
 
-  static final int META_OFFSET = 8;
-  static final int PAYLOAD_OFFSET = 12;
-  static final int PLAIN_STRIDE = 12;
-  static final int PAYLOAD_STRIDE = 20;
+  /** Bytes per slot: fingerprint and meta, plus the payload hash when tracked. */
+  static final int PLAIN_STRIDE = Long.BYTES + Integer.BYTES;
+  static final int PAYLOAD_STRIDE = PLAIN_STRIDE + Long.BYTES;
 
   static final int MIN_CAPACITY = 64;
   static final long FIBONACCI = 0x9E3779B97F4A7C15L;
 
-  private final int stride;
+  private final boolean payloadHashes;
   private final int maxCapacity;
 
-  private static final VarHandle LONG =
-      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
-  private static final VarHandle INT =
-      MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
-
-  private byte[] slots;
+  private long[] keys;
+  private int[] metas;
+  private long[] payloads;
   private int capacity;
   private int mask;
   private int shift;
@@ -72,18 +65,17 @@ final class FingerprintTable {
   private int resizeAt;
   private int sweepCursor;
 
-  /** Tallies for tests and diagnostics, never reset: dead entries deleted, entries moved back, dead slots reused. */
+  /** Tallies for tests and diagnostics, never reset: dead entries deleted, entries moved back. */
   long deletedEntries;
   long shiftedEntries;
-  long reusedSlots;
 
   FingerprintTable(boolean payloadHashes, int initialCapacity) {
-    this.stride = payloadHashes ? PAYLOAD_STRIDE : PLAIN_STRIDE;
+    this.payloadHashes = payloadHashes;
     this.maxCapacity = maxCapacity(payloadHashes);
     allocate(Math.max(MIN_CAPACITY, BitUtil.findNextPositivePowerOfTwo(initialCapacity)));
   }
 
-  /** Largest slot count: the byte array must stay below 2^31 bytes. */
+  /** Largest slot count: keeps the table below 2 GiB (1.5 GiB, or 2.5 GiB with payload hashes at 2^26 slots). */
   static int maxCapacity(boolean payloadHashes) {
     return payloadHashes ? 1 << 26 : 1 << 27;
   }
@@ -95,7 +87,9 @@ final class FingerprintTable {
   }
 
   private void allocate(int newCapacity) {
-    slots = new byte[newCapacity * stride];
+    keys = new long[newCapacity];
+    metas = new int[newCapacity];
+    payloads = payloadHashes ? new long[newCapacity] : null;
     capacity = newCapacity;
     mask = newCapacity - 1;
     shift = Long.SIZE - Integer.numberOfTrailingZeros(newCapacity);
@@ -105,24 +99,8 @@ final class FingerprintTable {
     sweepCursor = 0;
   }
 
-  private static long getLong(byte[] a, int offset) {
-    return (long) LONG.get(a, offset);
-  }
-
-  private static void putLong(byte[] a, int offset, long value) {
-    LONG.set(a, offset, value);
-  }
-
-  private static int getInt(byte[] a, int offset) {
-    return (int) INT.get(a, offset);
-  }
-
-  private static void putInt(byte[] a, int offset, int value) {
-    INT.set(a, offset, value);
-  }
-
   static int meta(long expiryBucket, int lifetime) {
-    return ((int) (expiryBucket & EPOCH_MASK) << LIFETIME_BITS) | (lifetime - 1);
+    return OCCUPIED | ((int) (expiryBucket & EPOCH_MASK) << LIFETIME_BITS) | (lifetime - 1);
   }
 
   static int threshold(long bucket) {
@@ -131,14 +109,20 @@ final class FingerprintTable {
 
   /** True if an entry with this meta is still remembered, i.e. its expiry epoch is after {@code threshold}. */
   static boolean isLive(int meta, int threshold) {
-    int d = ((meta >>> LIFETIME_BITS) - threshold) & EPOCH_MASK;
+    int d = (((meta >>> LIFETIME_BITS) & EPOCH_MASK) - threshold) & EPOCH_MASK;
     // Non-short-circuit '&': no branch here, the caller's one branch decides.
     return (d != 0) & (d < HALF_EPOCH);
   }
 
+  /** True if the slot holds an entry whose expiry epoch is not after {@code threshold}. */
+  private static boolean isDead(int meta, int threshold) {
+    return (meta != 0) & !isLive(meta, threshold);
+  }
+
   /** The absolute expiry bucket of an entry, given any bucket within half an epoch period of it. */
   static long expiryBucket(int meta, long nearBucket) {
-    int d = ((meta >>> LIFETIME_BITS) - threshold(nearBucket)) << LIFETIME_BITS >> LIFETIME_BITS;
+    int d = (((meta >>> LIFETIME_BITS) & EPOCH_MASK) - threshold(nearBucket)) << (Integer.SIZE - EPOCH_BITS)
+        >> (Integer.SIZE - EPOCH_BITS);
     return nearBucket + d;
   }
 
@@ -152,30 +136,23 @@ final class FingerprintTable {
   }
 
   /**
-   * Finds the live entry of {@code fingerprint}.
+   * Finds the live entry of {@code fingerprint}. Reads keys only, except for a slot holding this fingerprint.
    *
-   * @return its slot, or {@code -(slot + 1)} where slot is the first dead or empty slot of its probe chain: the
-   *     place to insert it
+   * @return its slot, or {@code -(slot + 1)} where slot is the empty slot that ends its probe chain: the place to
+   *     insert it
    */
   int probe(long fingerprint, int threshold) {
-    final byte[] s = slots;
-    final int stride = this.stride;
+    final long[] k = keys;
     final int mask = this.mask;
-    int free = -1;
     int i = home(fingerprint);
     while (true) {
-      int off = i * stride;
-      long k = getLong(s, off);
-      if (k == 0) {
-        return -((free >= 0 ? free : i) + 1);
-      }
-      boolean live = isLive(getInt(s, off + META_OFFSET), threshold);
-      if (live) {
-        if (k == fingerprint) {
+      long key = k[i];
+      if (key == fingerprint) {
+        if (isLive(metas[i], threshold)) {
           return i;
         }
-      } else if (free < 0) {
-        free = i;
+      } else if (key == 0) {
+        return -(i + 1);
       }
       i = (i + 1) & mask;
     }
@@ -188,37 +165,31 @@ final class FingerprintTable {
    * otherwise wait for each cache miss in turn.
    */
   long touch(long fingerprint) {
-    int off = home(fingerprint) * stride;
-    // The probe usually ends within a few slots, often in the next 64-byte cache line: read that one too.
-    int next = Math.min(off + 64, slots.length - Long.BYTES);
-    return getLong(slots, off) + getLong(slots, next);
+    return keys[home(fingerprint)];
   }
 
-  /** Writes an entry into a slot returned (encoded) by {@link #probe}. */
+  /** Writes an entry into an empty slot returned (encoded) by {@link #probe}. */
   void put(int slot, long fingerprint, int meta, long payloadHash) {
-    int off = slot * stride;
-    if (getLong(slots, off) == 0) {
+    if (keys[slot] == 0) {
       occupied++;
-    } else {
-      reusedSlots++;
     }
-    putLong(slots, off, fingerprint);
-    putInt(slots, off + META_OFFSET, meta);
-    if (stride == PAYLOAD_STRIDE) {
-      putLong(slots, off + PAYLOAD_OFFSET, payloadHash);
+    keys[slot] = fingerprint;
+    metas[slot] = meta;
+    if (payloadHashes) {
+      payloads[slot] = payloadHash;
     }
   }
 
   long fingerprintAt(int slot) {
-    return getLong(slots, slot * stride);
+    return keys[slot];
   }
 
   int metaAt(int slot) {
-    return getInt(slots, slot * stride + META_OFFSET);
+    return metas[slot];
   }
 
   long payloadHashAt(int slot) {
-    return stride == PAYLOAD_STRIDE ? getLong(slots, slot * stride + PAYLOAD_OFFSET) : 0L;
+    return payloadHashes ? payloads[slot] : 0L;
   }
 
   /** True when the next insert into an empty slot would pass the load limit. */
@@ -252,18 +223,23 @@ final class FingerprintTable {
   }
 
   private void rehash(int newCapacity, int threshold) {
-    final byte[] old = slots;
+    final long[] oldKeys = keys;
+    final int[] oldMetas = metas;
+    final long[] oldPayloads = payloads;
     final int oldCapacity = capacity;
     allocate(newCapacity);
     for (int i = 0; i < oldCapacity; i++) {
-      int off = i * stride;
-      long k = getLong(old, off);
-      if (k != 0 && isLive(getInt(old, off + META_OFFSET), threshold)) {
-        int j = home(k);
-        while (getLong(slots, j * stride) != 0) {
+      long key = oldKeys[i];
+      if (key != 0 && isLive(oldMetas[i], threshold)) {
+        int j = home(key);
+        while (keys[j] != 0) {
           j = (j + 1) & mask;
         }
-        System.arraycopy(old, off, slots, j * stride, stride);
+        keys[j] = key;
+        metas[j] = oldMetas[i];
+        if (payloadHashes) {
+          payloads[j] = oldPayloads[i];
+        }
         occupied++;
       }
     }
@@ -277,27 +253,23 @@ final class FingerprintTable {
    * @return the number of entries deleted
    */
   int sweep(long count, int threshold) {
-    final byte[] s = slots;
-    final int stride = this.stride;
+    final int[] m = metas;
     int removed = 0;
     int i = sweepCursor;
     long visited = 0;
     while (visited < count) {
-      // One contiguous run up to the end of the array: offsets step by the stride, no index arithmetic per slot.
+      // One contiguous run up to the end of the array.
       final int runEnd = (int) Math.min(capacity, i + (count - visited));
-      final int endOff = runEnd * stride;
-      int off = i * stride;
-      while (off < endOff) {
-        // Both tests evaluated without a branch: slots are empty or live in random order, dead ones are few.
-        boolean dead = (getLong(s, off) != 0) & !isLive(getInt(s, off + META_OFFSET), threshold);
-        if (dead) {
-          deleteAt(off / stride);
+      int j = i;
+      while (j < runEnd) {
+        if (isDead(m[j], threshold)) {
+          deleteAt(j);
           removed++;
           // Backward shift may have moved another entry into this slot: look at it again. A re-visit is not a new
           // slot, so it does not count (else a sweep of the whole table would stop short by one slot per deletion).
           continue;
         }
-        off += stride;
+        j++;
       }
       visited += runEnd - i;
       i = runEnd == capacity ? 0 : runEnd;
@@ -310,24 +282,31 @@ final class FingerprintTable {
 
   /** Backward-shift deletion (Knuth, Algorithm R): no tombstones, probe chains stay intact. */
   private void deleteAt(int hole) {
-    final byte[] s = slots;
+    final long[] k = keys;
     int j = hole;
     while (true) {
       j = (j + 1) & mask;
-      int off = j * stride;
-      long k = getLong(s, off);
-      if (k == 0) {
+      long key = k[j];
+      if (key == 0) {
         break;
       }
-      int h = home(k);
+      int h = home(key);
       boolean stays = hole <= j ? (hole < h && h <= j) : (hole < h || h <= j);
       if (!stays) {
-        System.arraycopy(s, off, s, hole * stride, stride);
+        k[hole] = key;
+        metas[hole] = metas[j];
+        if (payloadHashes) {
+          payloads[hole] = payloads[j];
+        }
         hole = j;
         shiftedEntries++;
       }
     }
-    Arrays.fill(s, hole * stride, hole * stride + stride, (byte) 0);
+    k[hole] = 0;
+    metas[hole] = 0;
+    if (payloadHashes) {
+      payloads[hole] = 0;
+    }
   }
 
   /** Forgets every entry in O(1): replaces the table by a new one of the smallest size. */
@@ -339,8 +318,7 @@ final class FingerprintTable {
   int countLive(int threshold) {
     int live = 0;
     for (int i = 0; i < capacity; i++) {
-      int off = i * stride;
-      if (getLong(slots, off) != 0 && isLive(getInt(slots, off + META_OFFSET), threshold)) {
+      if (keys[i] != 0 && isLive(metas[i], threshold)) {
         live++;
       }
     }
@@ -356,10 +334,10 @@ final class FingerprintTable {
   }
 
   int stride() {
-    return stride;
+    return payloadHashes ? PAYLOAD_STRIDE : PLAIN_STRIDE;
   }
 
   long bytes() {
-    return (long) capacity * stride;
+    return (long) capacity * stride();
   }
 }

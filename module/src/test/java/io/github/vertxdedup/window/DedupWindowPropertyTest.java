@@ -45,8 +45,7 @@ class DedupWindowPropertyTest {
   private static final AtomicLongArray SEEN = new AtomicLongArray(Seen.values().length);
 
   enum Seen {
-    ACCEPTED, DUPLICATE, CONFLICT, REFUSED_FULL, BAD_ARGUMENT, RESTORED, EXPIRED, EVICTED, GREW, SWEPT, SHIFTED,
-    DEAD_SLOT_REUSED
+    ACCEPTED, DUPLICATE, CONFLICT, REFUSED_FULL, BAD_ARGUMENT, RESTORED, EXPIRED, EVICTED, GREW, SWEPT, SHIFTED
   }
 
   enum Kind {
@@ -185,7 +184,6 @@ class DedupWindowPropertyTest {
     FingerprintTable table = d.window.table();
     SEEN.addAndGet(Seen.SWEPT.ordinal(), table.deletedEntries);
     SEEN.addAndGet(Seen.SHIFTED.ordinal(), table.shiftedEntries);
-    SEEN.addAndGet(Seen.DEAD_SLOT_REUSED.ordinal(), table.reusedSlots);
     COMPARED.addAndGet(d.operations);
     TRIES_RUN.incrementAndGet();
     GENERATED.addAndGet(scenario.ops().size());

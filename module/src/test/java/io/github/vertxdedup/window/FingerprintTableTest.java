@@ -74,11 +74,15 @@ class FingerprintTableTest {
     int r = assertTimeoutPreemptively(HANG_GUARD, () -> table.probe(-12345L, later));
 
     assertThat(r).isNegative();
-    // The insertion point is the first dead slot of the chain: dead slots are reused, the table does not fill up.
-    assertThat(table.fingerprintAt(-r - 1)).isNotZero();
-    table.put(-r - 1, -12345L, FingerprintTable.meta(200, 99), 0L);
-    assertThat(table.occupied()).isEqualTo(48);
-    assertThat(table.probe(-12345L, later)).isEqualTo(-r - 1);
+    // The insertion point is the empty slot that ends the chain; the table is at its load limit, so the window makes
+    // room first: a whole sweep deletes the 48 dead entries.
+    assertThat(table.fingerprintAt(-r - 1)).isZero();
+    assertThat(table.makeRoom(0, later)).isTrue();
+    assertThat(table.occupied()).isZero();
+    int slot = -table.probe(-12345L, later) - 1;
+    table.put(slot, -12345L, FingerprintTable.meta(200, 99), 0L);
+    assertThat(table.occupied()).isEqualTo(1);
+    assertThat(table.probe(-12345L, later)).isEqualTo(slot);
   }
 
   @Test

@@ -1,0 +1,41 @@
+package io.github.vertxdedup.kafka;
+
+import java.util.Objects;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+
+/**
+ * A record the consumer will not hand to the record handler, with the reason. Its offset advances once the
+ * dead-letter handler's future succeeds; its id (if any) stays remembered, so the dead-letter path owns it.
+ *
+ * @param record the record
+ * @param reason why
+ * @param detail a message that says what happened (verdict times, the handler's failure, the bad field)
+ * @param attempts handler attempts made (0 unless {@link Reason#HANDLER_FAILED})
+ * @param cause the last failure of the handler, or null
+ * @param <K> the record key type
+ * @param <V> the record value type
+ */
+public record DeadLetter<K, V>(ConsumerRecord<K, V> record, Reason reason, String detail, int attempts,
+    Throwable cause) {
+
+  /**
+   * @throws NullPointerException if {@code record}, {@code reason} or {@code detail} is null
+   */
+  public DeadLetter {
+    Objects.requireNonNull(record, "record");
+    Objects.requireNonNull(reason, "reason");
+    Objects.requireNonNull(detail, "detail");
+  }
+
+  /** Why a record went to the dead-letter handler. */
+  public enum Reason {
+    /** The identity extractor found no id (or threw). */
+    NO_IDENTITY,
+    /** The id or key was refused by the window (too long, unpaired surrogates): a 400 naming the field. */
+    INVALID_IDENTITY,
+    /** The id is remembered with another payload hash. */
+    CONFLICT,
+    /** The handler failed {@code maxAttempts} times. */
+    HANDLER_FAILED
+  }
+}

@@ -1,0 +1,149 @@
+package io.github.vertxdedup.kafka;
+
+import io.github.vertxdedup.kafka.impl.DedupKafkaConsumerImpl;
+import io.github.vertxdedup.window.DedupClock;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * An idempotent Kafka consumer: every record's identity is checked against a dedup window before its handler runs,
+ * so the handler's effect is applied once per id within the window even across producer retries, broker
+ * redeliveries, consumer restarts and rebalances. See {@code docs/kafka.md}.
+ *
+ * <h2>Shape</h2>
+ * One window per assigned topic-partition (copies of a record come back on the same partition, so the Kafka
+ * partition is the dedup partition), owned by a partition verticle of the dedup service's kind. The Kafka client
+ * runs on a thread of its own, so the rebalance callbacks run inside {@code poll}: an assigned partition is not read
+ * before its window is ready, and a revoked one is drained, its offsets committed and its owner fenced before the
+ * rebalance completes. Records are handed to the partition's event loop; one record at a time per partition, in
+ * offset order; dedup decisions are made in batches of up to {@code maxBatch} records.
+ *
+ * <h2>Outcomes of a record</h2>
+ * Accepted: the handler runs (then, in {@link AtomicityMode#EFFECT_FIRST}, the claim is committed). Duplicate: the
+ * offset advances, the handler is not called, the partition is never paused for it. In flight (another delivery's
+ * claim): the partition pauses and the record is decided again when the lease ends. Conflict, no identity, an
+ * identity the window refuses, and a handler that failed {@code maxAttempts} times: the dead-letter handler, then
+ * the offset advances; the id stays remembered. The window unavailable (503): back off and decide again.
+ *
+ * <h2>Offsets</h2>
+ * {@code enable.auto.commit} is forced off. The offset after each settled record is committed to Kafka with
+ * {@code commitSync} on the poll thread after each poll and on revocation. On assignment the consumer resumes at
+ * Kafka's committed offset (an operator's rewind is honoured), else at the last offset the partition's window
+ * store recorded, else by {@code auto.offset.reset}; records the window holds come back as duplicates.
+ *
+ * <p>Thread-safety: the setters must be called before {@link #subscribe}; {@link #subscribe} and {@link #close}
+ * may be called from any thread and complete on the caller's context.
+ *
+ * @param <K> the record key type
+ * @param <V> the record value type
+ */
+public interface DedupKafkaConsumer<K, V> {
+
+  /**
+   * Creates a consumer. Nothing connects before {@link #subscribe}.
+   *
+   * @param vertx the Vert.x instance whose event loops run the windows and the handlers
+   * @param kafkaConfig the Kafka consumer config: {@code bootstrap.servers}, {@code group.id} (required: windows
+   *     are per group) and the deserializers are required; {@code enable.auto.commit} must be absent or false
+   * @param options the dedup settings, mode and retry policy
+   * @param <K> the record key type
+   * @param <V> the record value type
+   * @return the consumer
+   * @throws IllegalArgumentException if the options or the config are invalid (the message names the field)
+   */
+  static <K, V> DedupKafkaConsumer<K, V> create(Vertx vertx, Map<String, String> kafkaConfig,
+      DedupKafkaOptions options) {
+    return create(vertx, kafkaConfig, options, DedupClock.system());
+  }
+
+  /**
+   * Creates a consumer whose windows and leases use {@code clock}.
+   *
+   * @param vertx the Vert.x instance
+   * @param kafkaConfig the Kafka consumer config, as for {@link #create(Vertx, Map, DedupKafkaOptions)}
+   * @param options the dedup settings, mode and retry policy
+   * @param clock the clock of the windows and leases
+   * @param <K> the record key type
+   * @param <V> the record value type
+   * @return the consumer
+   * @throws IllegalArgumentException if the options or the config are invalid
+   */
+  static <K, V> DedupKafkaConsumer<K, V> create(Vertx vertx, Map<String, String> kafkaConfig,
+      DedupKafkaOptions options, DedupClock clock) {
+    return new DedupKafkaConsumerImpl<>(vertx, kafkaConfig, options, clock);
+  }
+
+  /**
+   * Sets how a record's identity is found (required).
+   *
+   * @param identity the extractor
+   * @return this
+   * @throws IllegalStateException after {@link #subscribe}
+   */
+  DedupKafkaConsumer<K, V> identity(IdentityExtractor<K, V> identity);
+
+  /**
+   * Sets the record handler (required).
+   *
+   * @param handler the handler
+   * @return this
+   * @throws IllegalStateException after {@link #subscribe}
+   */
+  DedupKafkaConsumer<K, V> handler(RecordHandler<K, V> handler);
+
+  /**
+   * Sets the dead-letter handler. Without one, dead letters are logged at WARNING and counted, then skipped.
+   *
+   * @param deadLetterHandler the handler
+   * @return this
+   * @throws IllegalStateException after {@link #subscribe}
+   */
+  DedupKafkaConsumer<K, V> deadLetterHandler(DeadLetterHandler<K, V> deadLetterHandler);
+
+  /**
+   * Sets the registry of the consumer's meters ({@code dedup.kafka.*}) and of its windows' meters
+   * ({@code dedup.*}). Defaults to the registry of {@code vertx-micrometer-metrics}, else Micrometer's global one.
+   *
+   * @param registry the registry
+   * @return this
+   * @throws IllegalStateException after {@link #subscribe}
+   */
+  DedupKafkaConsumer<K, V> meterRegistry(MeterRegistry registry);
+
+  /**
+   * Starts the poll thread and subscribes to the topics. Records flow once the group assigns partitions.
+   *
+   * @param topics the topics, not empty
+   * @return completes when subscribed; fails if the Kafka consumer cannot be created, or with
+   *     {@link IllegalStateException} if already subscribed or closed, or if the identity or handler is missing
+   */
+  Future<Void> subscribe(Set<String> topics);
+
+  /**
+   * Subscribes to one topic.
+   *
+   * @param topic the topic
+   * @return see {@link #subscribe(Set)}
+   */
+  default Future<Void> subscribe(String topic) {
+    return subscribe(Set.of(topic));
+  }
+
+  /** @return the topic-partitions assigned now (a snapshot; readable from any thread) */
+  Set<TopicPartition> assignment();
+
+  /** @return the id this consumer's windows and claims carry */
+  String instanceId();
+
+  /**
+   * Drains every partition (bounded by {@code revocationTimeoutMs}), commits the settled offsets, hands the
+   * windows back to their store and closes the Kafka consumer. Idempotent.
+   *
+   * @return completes when closed
+   */
+  Future<Void> close();
+}

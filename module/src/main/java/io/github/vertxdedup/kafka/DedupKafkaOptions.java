@@ -1,0 +1,407 @@
+package io.github.vertxdedup.kafka;
+
+import io.github.vertxdedup.DedupOptions;
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * Options of a {@link DedupKafkaConsumer}: the dedup settings of every topic-partition's window (a
+ * {@link DedupOptions}, of which {@code address} is the prefix of the windows' event-bus addresses and
+ * {@code partitions} is ignored: the Kafka partition is the dedup partition), the atomicity mode, the retry policy
+ * and the poll loop's settings. Fluent setters validate and throw {@link IllegalArgumentException} naming the field
+ * and its limit. Not thread-safe; the consumer copies them.
+ *
+ * <p>JSON form: {@code {"dedup": {...DedupOptions...}, "mode": "EFFECT_FIRST", "maxAttempts": 5,
+ * "backoffInitialMs": 100, "backoffMaxMs": 10000, "pollTimeoutMs": 100, "maxBufferedPerPartition": 1000,
+ * "revocationTimeoutMs": 10000, "assignmentTimeoutMs": 60000, "instanceId": null}}.
+ */
+public class DedupKafkaOptions {
+
+  /** Default address prefix of the windows: {@code vertx-dedup.kafka}. */
+  public static final String DEFAULT_ADDRESS = "vertx-dedup.kafka";
+  /** Default mode: {@link AtomicityMode#EFFECT_FIRST} (no effect is lost). */
+  public static final AtomicityMode DEFAULT_MODE = AtomicityMode.EFFECT_FIRST;
+  /** Default handler attempts before the dead-letter handler: 5. */
+  public static final int DEFAULT_MAX_ATTEMPTS = 5;
+  /** Largest {@code maxAttempts}: 1,000. */
+  public static final int MAX_ATTEMPTS_LIMIT = 1000;
+  /** Default first backoff: 100 ms; it doubles per attempt up to {@code backoffMaxMs}. */
+  public static final long DEFAULT_BACKOFF_INITIAL_MS = 100;
+  /** Default largest backoff: 10 s. */
+  public static final long DEFAULT_BACKOFF_MAX_MS = 10_000;
+  /** Largest backoff or timeout accepted: 1 hour. */
+  public static final long MAX_DELAY_MS = 3_600_000;
+  /** Default {@code poll} timeout: 100 ms; also the longest delay before a settled offset is committed. */
+  public static final long DEFAULT_POLL_TIMEOUT_MS = 100;
+  /** Default records held per topic-partition before it is paused: 1,000. */
+  public static final int DEFAULT_MAX_BUFFERED_PER_PARTITION = 1000;
+  /** Largest {@code maxBufferedPerPartition}: 1,000,000. */
+  public static final int MAX_BUFFERED_LIMIT = 1_000_000;
+  /** Default bound on the drain of a revoked partition: 10 s (keep it below {@code max.poll.interval.ms}). */
+  public static final long DEFAULT_REVOCATION_TIMEOUT_MS = 10_000;
+  /** Default bound on starting (recovering) the windows of newly assigned partitions: 60 s. */
+  public static final long DEFAULT_ASSIGNMENT_TIMEOUT_MS = 60_000;
+
+  private static final Set<String> FIELDS = Set.of("dedup", "mode", "maxAttempts", "backoffInitialMs",
+      "backoffMaxMs", "pollTimeoutMs", "maxBufferedPerPartition", "revocationTimeoutMs", "assignmentTimeoutMs",
+      "instanceId");
+
+  private DedupOptions dedup;
+  private AtomicityMode mode = DEFAULT_MODE;
+  private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
+  private long backoffInitialMs = DEFAULT_BACKOFF_INITIAL_MS;
+  private long backoffMaxMs = DEFAULT_BACKOFF_MAX_MS;
+  private long pollTimeoutMs = DEFAULT_POLL_TIMEOUT_MS;
+  private int maxBufferedPerPartition = DEFAULT_MAX_BUFFERED_PER_PARTITION;
+  private long revocationTimeoutMs = DEFAULT_REVOCATION_TIMEOUT_MS;
+  private long assignmentTimeoutMs = DEFAULT_ASSIGNMENT_TIMEOUT_MS;
+  private String instanceId;
+
+  /** Creates options with the defaults; {@link #setDedup} (at least its window) is required. */
+  public DedupKafkaOptions() {
+    this.dedup = new DedupOptions().setAddress(DEFAULT_ADDRESS);
+  }
+
+  /**
+   * Copies options.
+   *
+   * @param other the options to copy
+   */
+  public DedupKafkaOptions(DedupKafkaOptions other) {
+    this.dedup = new DedupOptions(other.dedup);
+    this.mode = other.mode;
+    this.maxAttempts = other.maxAttempts;
+    this.backoffInitialMs = other.backoffInitialMs;
+    this.backoffMaxMs = other.backoffMaxMs;
+    this.pollTimeoutMs = other.pollTimeoutMs;
+    this.maxBufferedPerPartition = other.maxBufferedPerPartition;
+    this.revocationTimeoutMs = other.revocationTimeoutMs;
+    this.assignmentTimeoutMs = other.assignmentTimeoutMs;
+    this.instanceId = other.instanceId;
+  }
+
+  /**
+   * Reads the JSON form.
+   *
+   * @param json the options
+   * @throws IllegalArgumentException on an unknown key, a value of the wrong type, or a value out of range
+   */
+  public DedupKafkaOptions(JsonObject json) {
+    this();
+    for (String k : json.fieldNames()) {
+      if (!FIELDS.contains(k)) {
+        throw new IllegalArgumentException("unknown option '" + k + "'; known: " + new java.util.TreeSet<>(FIELDS));
+      }
+    }
+    try {
+      if (json.containsKey("dedup")) {
+        JsonObject d = json.getJsonObject("dedup");
+        JsonObject body = d == null ? new JsonObject() : d;
+        DedupOptions o = new DedupOptions(body);
+        if (!body.containsKey("address")) {
+          o.setAddress(DEFAULT_ADDRESS);
+        }
+        setDedup(o);
+      }
+      if (json.getValue("mode") != null) {
+        String m = json.getString("mode");
+        try {
+          setMode(AtomicityMode.valueOf(m));
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException("mode must be RECORD_FIRST or EFFECT_FIRST but was " + m);
+        }
+      }
+      if (json.getValue("maxAttempts") != null) {
+        setMaxAttempts(json.getInteger("maxAttempts"));
+      }
+      if (json.getValue("backoffInitialMs") != null) {
+        setBackoffInitialMs(json.getLong("backoffInitialMs"));
+      }
+      if (json.getValue("backoffMaxMs") != null) {
+        setBackoffMaxMs(json.getLong("backoffMaxMs"));
+      }
+      if (json.getValue("pollTimeoutMs") != null) {
+        setPollTimeoutMs(json.getLong("pollTimeoutMs"));
+      }
+      if (json.getValue("maxBufferedPerPartition") != null) {
+        setMaxBufferedPerPartition(json.getInteger("maxBufferedPerPartition"));
+      }
+      if (json.getValue("revocationTimeoutMs") != null) {
+        setRevocationTimeoutMs(json.getLong("revocationTimeoutMs"));
+      }
+      if (json.getValue("assignmentTimeoutMs") != null) {
+        setAssignmentTimeoutMs(json.getLong("assignmentTimeoutMs"));
+      }
+      setInstanceId(json.getString("instanceId"));
+    } catch (ClassCastException e) {
+      throw new IllegalArgumentException("an option has the wrong JSON type: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Writes the JSON form.
+   *
+   * @return a new JSON object
+   */
+  public JsonObject toJson() {
+    JsonObject json = new JsonObject()
+        .put("dedup", dedup.toJson())
+        .put("mode", mode.name())
+        .put("maxAttempts", maxAttempts)
+        .put("backoffInitialMs", backoffInitialMs)
+        .put("backoffMaxMs", backoffMaxMs)
+        .put("pollTimeoutMs", pollTimeoutMs)
+        .put("maxBufferedPerPartition", maxBufferedPerPartition)
+        .put("revocationTimeoutMs", revocationTimeoutMs)
+        .put("assignmentTimeoutMs", assignmentTimeoutMs);
+    if (instanceId != null) {
+      json.put("instanceId", instanceId);
+    }
+    return json;
+  }
+
+  /**
+   * Checks the options as a whole: the dedup options are valid (a window is set) and
+   * {@code backoffInitialMs <= backoffMaxMs}.
+   *
+   * @return this
+   * @throws IllegalArgumentException naming the field and the limit
+   */
+  public DedupKafkaOptions validate() {
+    dedup.validate();
+    if (backoffInitialMs > backoffMaxMs) {
+      throw new IllegalArgumentException("backoffInitialMs must be <= backoffMaxMs (" + backoffMaxMs + ") but was "
+          + backoffInitialMs);
+    }
+    return this;
+  }
+
+  /** @return a copy of the dedup settings of each topic-partition's window */
+  public DedupOptions getDedup() {
+    return new DedupOptions(dedup);
+  }
+
+  /**
+   * Sets the dedup settings of each topic-partition's window: {@code windowMs} (required), {@code bucketMs},
+   * {@code maxIdsPerPartition} (per topic-partition), {@code capacityPolicy}, {@code payloadHashes},
+   * {@code leaseMs} (the claim lease in {@link AtomicityMode#EFFECT_FIRST}: longer than a batch of handler calls),
+   * {@code maxBatch} (the largest decision batch), {@code maxIdBytes}; {@code address} is the prefix of the windows'
+   * addresses; {@code partitions} is ignored.
+   *
+   * @param dedup the settings (copied)
+   * @return this
+   * @throws NullPointerException if null
+   */
+  public DedupKafkaOptions setDedup(DedupOptions dedup) {
+    this.dedup = new DedupOptions(Objects.requireNonNull(dedup, "dedup"));
+    return this;
+  }
+
+  /** @return the atomicity mode */
+  public AtomicityMode getMode() {
+    return mode;
+  }
+
+  /**
+   * @param mode the atomicity mode
+   * @return this
+   * @throws IllegalArgumentException if null
+   */
+  public DedupKafkaOptions setMode(AtomicityMode mode) {
+    if (mode == null) {
+      throw new IllegalArgumentException("mode must be RECORD_FIRST or EFFECT_FIRST but was null");
+    }
+    this.mode = mode;
+    return this;
+  }
+
+  /** @return handler attempts per record before the dead-letter handler */
+  public int getMaxAttempts() {
+    return maxAttempts;
+  }
+
+  /**
+   * @param maxAttempts 1..{@value #MAX_ATTEMPTS_LIMIT}; 1 sends a failed record to the dead-letter handler at once
+   * @return this
+   * @throws IllegalArgumentException if out of range
+   */
+  public DedupKafkaOptions setMaxAttempts(int maxAttempts) {
+    if (maxAttempts < 1 || maxAttempts > MAX_ATTEMPTS_LIMIT) {
+      throw new IllegalArgumentException("maxAttempts must be in 1.." + MAX_ATTEMPTS_LIMIT + " but was " + maxAttempts);
+    }
+    this.maxAttempts = maxAttempts;
+    return this;
+  }
+
+  /** @return the first backoff in milliseconds */
+  public long getBackoffInitialMs() {
+    return backoffInitialMs;
+  }
+
+  /**
+   * Sets the first backoff after a handler failure or a 503; it doubles per attempt up to {@code backoffMaxMs}.
+   *
+   * @param backoffInitialMs 1..{@value #MAX_DELAY_MS} milliseconds
+   * @return this
+   * @throws IllegalArgumentException if out of range
+   */
+  public DedupKafkaOptions setBackoffInitialMs(long backoffInitialMs) {
+    this.backoffInitialMs = delay("backoffInitialMs", backoffInitialMs);
+    return this;
+  }
+
+  /**
+   * @param backoff see {@link #setBackoffInitialMs}
+   * @return this
+   */
+  public DedupKafkaOptions setBackoffInitial(Duration backoff) {
+    return setBackoffInitialMs(backoff.toMillis());
+  }
+
+  /** @return the largest backoff in milliseconds */
+  public long getBackoffMaxMs() {
+    return backoffMaxMs;
+  }
+
+  /**
+   * @param backoffMaxMs 1..{@value #MAX_DELAY_MS} milliseconds, at least {@code backoffInitialMs} (checked by
+   *     {@link #validate()})
+   * @return this
+   * @throws IllegalArgumentException if out of range
+   */
+  public DedupKafkaOptions setBackoffMaxMs(long backoffMaxMs) {
+    this.backoffMaxMs = delay("backoffMaxMs", backoffMaxMs);
+    return this;
+  }
+
+  /**
+   * @param backoff see {@link #setBackoffMaxMs}
+   * @return this
+   */
+  public DedupKafkaOptions setBackoffMax(Duration backoff) {
+    return setBackoffMaxMs(backoff.toMillis());
+  }
+
+  /** @return the poll timeout in milliseconds */
+  public long getPollTimeoutMs() {
+    return pollTimeoutMs;
+  }
+
+  /**
+   * Sets the timeout of each {@code poll}; settled offsets are committed after each poll, so it also bounds the
+   * delay of an offset commit while no record arrives.
+   *
+   * @param pollTimeoutMs 1..{@value #MAX_DELAY_MS} milliseconds
+   * @return this
+   * @throws IllegalArgumentException if out of range
+   */
+  public DedupKafkaOptions setPollTimeoutMs(long pollTimeoutMs) {
+    this.pollTimeoutMs = delay("pollTimeoutMs", pollTimeoutMs);
+    return this;
+  }
+
+  /** @return the records held per topic-partition before it is paused */
+  public int getMaxBufferedPerPartition() {
+    return maxBufferedPerPartition;
+  }
+
+  /**
+   * Sets how many fetched records a topic-partition may hold before the poll loop pauses it (it resumes when
+   * they are settled).
+   *
+   * @param maxBufferedPerPartition 1..{@value #MAX_BUFFERED_LIMIT}
+   * @return this
+   * @throws IllegalArgumentException if out of range
+   */
+  public DedupKafkaOptions setMaxBufferedPerPartition(int maxBufferedPerPartition) {
+    if (maxBufferedPerPartition < 1 || maxBufferedPerPartition > MAX_BUFFERED_LIMIT) {
+      throw new IllegalArgumentException("maxBufferedPerPartition must be in 1.." + MAX_BUFFERED_LIMIT + " but was "
+          + maxBufferedPerPartition);
+    }
+    this.maxBufferedPerPartition = maxBufferedPerPartition;
+    return this;
+  }
+
+  /** @return the bound on the drain of a revoked partition, in milliseconds */
+  public long getRevocationTimeoutMs() {
+    return revocationTimeoutMs;
+  }
+
+  /**
+   * Sets how long a revoked partition may take to finish the records already decided (the handler running, the
+   * accepted ones in record-first mode); past it, the owner stops and what is unfinished is left to the next owner
+   * (effect-first: the claims lapse and the records are redelivered; record-first: those effects are lost). Keep it
+   * well below {@code max.poll.interval.ms}: the rebalance waits for it.
+   *
+   * @param revocationTimeoutMs 1..{@value #MAX_DELAY_MS} milliseconds
+   * @return this
+   * @throws IllegalArgumentException if out of range
+   */
+  public DedupKafkaOptions setRevocationTimeoutMs(long revocationTimeoutMs) {
+    this.revocationTimeoutMs = delay("revocationTimeoutMs", revocationTimeoutMs);
+    return this;
+  }
+
+  /** @return the bound on starting the windows of newly assigned partitions, in milliseconds */
+  public long getAssignmentTimeoutMs() {
+    return assignmentTimeoutMs;
+  }
+
+  /**
+   * Sets how long an assignment may wait for its windows to start (rebuilt from the journal, or handed over by
+   * the previous owner in this JVM). Keep it below {@code max.poll.interval.ms}.
+   *
+   * @param assignmentTimeoutMs 1..{@value #MAX_DELAY_MS} milliseconds
+   * @return this
+   * @throws IllegalArgumentException if out of range
+   */
+  public DedupKafkaOptions setAssignmentTimeoutMs(long assignmentTimeoutMs) {
+    this.assignmentTimeoutMs = delay("assignmentTimeoutMs", assignmentTimeoutMs);
+    return this;
+  }
+
+  /** @return the consumer's instance id, or null for {@code group.instance.id} or else a random one */
+  public String getInstanceId() {
+    return instanceId;
+  }
+
+  /**
+   * Sets the id this consumer's claims and window ownership carry; a restarted consumer with the same id takes
+   * over what it held. Defaults to the Kafka config's {@code group.instance.id}, else a random UUID.
+   *
+   * @param instanceId a non-blank id, or null for the default
+   * @return this
+   * @throws IllegalArgumentException if blank
+   */
+  public DedupKafkaOptions setInstanceId(String instanceId) {
+    if (instanceId != null && instanceId.isBlank()) {
+      throw new IllegalArgumentException("instanceId must be null or non-blank but was '" + instanceId + "'");
+    }
+    this.instanceId = instanceId;
+    return this;
+  }
+
+  private static long delay(String name, long ms) {
+    if (ms < 1 || ms > MAX_DELAY_MS) {
+      throw new IllegalArgumentException(name + " must be in 1.." + MAX_DELAY_MS + " ms but was " + ms);
+    }
+    return ms;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof DedupKafkaOptions other && toJson().equals(other.toJson());
+  }
+
+  @Override
+  public int hashCode() {
+    return toJson().hashCode();
+  }
+
+  @Override
+  public String toString() {
+    return "DedupKafkaOptions" + toJson().encode();
+  }
+}

@@ -1,0 +1,23 @@
+package io.github.vertxdedup.kafka;
+
+import io.vertx.core.Future;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+
+/**
+ * Applies the effect of a record that the dedup window accepted. Called on the partition's event loop, one record
+ * at a time per topic-partition, in offset order: the next record of the partition waits for the returned future.
+ * Must not block; blocking work belongs in {@code executeBlocking} or on a worker.
+ *
+ * @param <K> the record key type
+ * @param <V> the record value type
+ */
+@FunctionalInterface
+public interface RecordHandler<K, V> {
+
+  /**
+   * @param record the record
+   * @return completes when the effect is applied; a failure (or an exception thrown here) is retried with backoff
+   *     and, after {@code maxAttempts}, goes to the dead-letter handler
+   */
+  Future<Void> handle(ConsumerRecord<K, V> record);
+}

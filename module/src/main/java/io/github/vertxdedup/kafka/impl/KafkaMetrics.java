@@ -1,0 +1,56 @@
+package io.github.vertxdedup.kafka.impl;
+
+import io.github.vertxdedup.kafka.DeadLetter;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import java.util.EnumMap;
+import java.util.Map;
+
+/**
+ * The per-record meters of one topic-partition, tagged {@code group}, {@code topic} and {@code partition}
+ * (seed 004, "monitor the promise"): {@code dedup.kafka.records} (records settled), {@code dedup.kafka.duplicates}
+ * (duplicates dropped without calling the handler), {@code dedup.kafka.handler.failures} (failed handler calls,
+ * retries included), {@code dedup.kafka.dead.letters{reason=...}}, {@code dedup.kafka.in.flight.waits} (records that
+ * found another delivery's claim and waited for its lease), {@code dedup.kafka.unavailable} (decisions refused with
+ * 503 and retried), {@code dedup.kafka.lapsed.claims} (effect-first commits refused because the claim's lease ran
+ * out while the handler ran: the lease is too short for the handler).
+ *
+ * <p>Micrometer counters are thread-safe; a new owner of the same partition increments the same counters (the
+ * registry returns the meter already registered under the same name and tags).
+ */
+final class KafkaMetrics {
+
+  final Counter records;
+  final Counter duplicates;
+  final Counter handlerFailures;
+  final Counter inFlightWaits;
+  final Counter unavailable;
+  final Counter lapsedClaims;
+  private final Map<DeadLetter.Reason, Counter> deadLetters = new EnumMap<>(DeadLetter.Reason.class);
+
+  KafkaMetrics(MeterRegistry registry, String groupId, String topic, int partition) {
+    Tags tags = Tags.of("group", groupId, "topic", topic, "partition", Integer.toString(partition));
+    records = Counter.builder("dedup.kafka.records").description("records settled (offset may advance past them)")
+        .tags(tags).register(registry);
+    duplicates = Counter.builder("dedup.kafka.duplicates")
+        .description("duplicates dropped without calling the handler").tags(tags).register(registry);
+    handlerFailures = Counter.builder("dedup.kafka.handler.failures")
+        .description("failed handler calls, retries included").tags(tags).register(registry);
+    inFlightWaits = Counter.builder("dedup.kafka.in.flight.waits")
+        .description("records that waited for another delivery's claim").tags(tags).register(registry);
+    unavailable = Counter.builder("dedup.kafka.unavailable")
+        .description("decisions refused with 503 and retried after a backoff").tags(tags).register(registry);
+    lapsedClaims = Counter.builder("dedup.kafka.lapsed.claims")
+        .description("effect-first commits refused because the lease ran out during the handler")
+        .tags(tags).register(registry);
+    for (DeadLetter.Reason r : DeadLetter.Reason.values()) {
+      deadLetters.put(r, Counter.builder("dedup.kafka.dead.letters").description("records sent to the dead-letter"
+          + " handler").tags(tags).tag("reason", r.name().toLowerCase(java.util.Locale.ROOT)).register(registry));
+    }
+  }
+
+  Counter deadLetters(DeadLetter.Reason reason) {
+    return deadLetters.get(reason);
+  }
+}

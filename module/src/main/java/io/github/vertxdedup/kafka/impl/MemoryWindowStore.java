@@ -1,0 +1,132 @@
+package io.github.vertxdedup.kafka.impl;
+
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.impl.MemoryJournal;
+import io.github.vertxdedup.impl.PartitionVerticle;
+import io.github.vertxdedup.window.DedupClock;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.shareddata.LocalMap;
+import io.vertx.core.shareddata.Shareable;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * The memory-only window store: the window of a (group, topic-partition) is a partition verticle that stays
+ * deployed in this Vert.x instance after its owner lets it go, so a consumer restarted in the same JVM, or another
+ * consumer of the group in the same JVM that takes the partition over, finds the ids of the previous owner. It
+ * plays the role of the journal's directory and lock within one JVM; nothing survives the JVM, and windows are not
+ * shared across machines.
+ *
+ * <p>A window lives until the Vert.x instance closes; the first consumer of the group that takes the partition
+ * sets its options. Thread-safe: the slots live in a Vert.x local map shared by every consumer of the instance.
+ */
+final class MemoryWindowStore implements WindowStore {
+
+  private static final System.Logger LOG = System.getLogger(MemoryWindowStore.class.getName());
+  private static final String MAP = "io.github.vertxdedup.kafka.windows";
+  private static final AtomicLong GENERATION = new AtomicLong();
+  /** How often a taker looks again at a window that another owner still holds, in milliseconds. */
+  private static final long RETRY_MS = 20;
+
+  private final Vertx vertx;
+  private final DedupOptions dedup;
+  private final DedupClock clock;
+  private final MeterRegistry registry;
+  private final long acquireTimeoutMs;
+
+  MemoryWindowStore(Vertx vertx, DedupOptions dedup, DedupClock clock, MeterRegistry registry,
+      long acquireTimeoutMs) {
+    this.vertx = vertx;
+    this.dedup = dedup;
+    this.clock = clock;
+    this.registry = registry;
+    this.acquireTimeoutMs = acquireTimeoutMs;
+  }
+
+  @Override
+  public Future<Lease> acquire(String groupId, TopicPartition tp, String ownerId) {
+    LocalMap<String, Slot> slots = vertx.sharedData().getLocalMap(MAP);
+    String name = groupId + "/" + tp.topic() + "-" + tp.partition();
+    Slot slot = slots.computeIfAbsent(name, n -> new Slot(dedup.getAddress() + "." + groupId + "." + tp.topic()
+        + "-" + tp.partition() + "#" + GENERATION.incrementAndGet()));
+    Promise<Lease> lease = Promise.promise();
+    take(slot, ownerId, System.nanoTime() + acquireTimeoutMs * 1_000_000L, lease);
+    return lease.future().compose(l -> slot.deployed(this).map(l));
+  }
+
+  private void take(Slot slot, String ownerId, long deadlineNs, Promise<Lease> lease) {
+    synchronized (slot) {
+      if (slot.owner == null || slot.owner.equals(ownerId)) {
+        if (slot.owner != null) {
+          LOG.log(System.Logger.Level.INFO, "window " + slot.address + " taken over by its restarted owner "
+              + ownerId);
+        }
+        slot.owner = ownerId;
+        lease.complete(new Lease(slot.address, slot.committed, new Handle(slot, ownerId)));
+        return;
+      }
+      if (System.nanoTime() - deadlineNs > 0) {
+        lease.fail(new IllegalStateException("window " + slot.address + " is still held by " + slot.owner
+            + " after " + acquireTimeoutMs + " ms"));
+        return;
+      }
+    }
+    vertx.setTimer(RETRY_MS, id -> take(slot, ownerId, deadlineNs, lease));
+  }
+
+  @Override
+  public void offsetsCommitted(Lease lease, long nextOffset) {
+    Handle h = (Handle) lease.handle();
+    synchronized (h.slot) {
+      if (ownerId(h).equals(h.slot.owner) && nextOffset > h.slot.committed) {
+        h.slot.committed = nextOffset;
+      }
+    }
+  }
+
+  @Override
+  public Future<Void> release(Lease lease) {
+    Handle h = (Handle) lease.handle();
+    synchronized (h.slot) {
+      if (ownerId(h).equals(h.slot.owner)) {
+        h.slot.owner = null;
+      }
+    }
+    return Future.succeededFuture();
+  }
+
+  private static String ownerId(Handle h) {
+    return h.ownerId;
+  }
+
+  private record Handle(Slot slot, String ownerId) {}
+
+  /** One window: its address, its owner now, and the last committed offset any owner reported. */
+  private static final class Slot implements Shareable {
+    final String address;
+    String owner;
+    long committed = -1;
+    private Future<String> deployment;
+
+    Slot(String address) {
+      this.address = address;
+    }
+
+    synchronized Future<String> deployed(MemoryWindowStore store) {
+      if (deployment == null || deployment.failed()) {
+        DedupOptions o = new DedupOptions(store.dedup).setAddress(address).setPartitions(1);
+        deployment = store.vertx.deployVerticle(new PartitionVerticle(o, 0, store.clock, MemoryJournal.INSTANCE,
+            store.registry));
+      }
+      return deployment;
+    }
+
+    @Override
+    public Shareable copy() {
+      return this;
+    }
+  }
+}

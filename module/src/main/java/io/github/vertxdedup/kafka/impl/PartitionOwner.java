@@ -1,0 +1,566 @@
+package io.github.vertxdedup.kafka.impl;
+
+import io.github.vertxdedup.DedupClient;
+import io.github.vertxdedup.DedupEvent;
+import io.github.vertxdedup.DedupFailure;
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.DedupResult;
+import io.github.vertxdedup.DedupVerdict;
+import io.github.vertxdedup.kafka.AtomicityMode;
+import io.github.vertxdedup.kafka.DeadLetter;
+import io.github.vertxdedup.kafka.DeadLetterHandler;
+import io.github.vertxdedup.kafka.DedupKafkaOptions;
+import io.github.vertxdedup.kafka.IdentityExtractor;
+import io.github.vertxdedup.kafka.RecordHandler;
+import io.github.vertxdedup.kafka.RecordIdentity;
+import io.github.vertxdedup.window.DedupClock;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.ReplyException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * The owner of one assigned topic-partition: takes its records from the poll thread, asks its window for a
+ * decision (in batches), runs the handler one record at a time in offset order, retries, dead-letters, and
+ * publishes the offset after the last settled record for the poll thread to commit.
+ *
+ * <h2>Threads</h2>
+ * Everything but {@link #offer}, {@link #fence}, {@link #settledNext}, {@link #buffered} and {@link #wantsPause}
+ * runs on this verticle's event loop. Those five are called by the poll thread; they only hand work to the event
+ * loop or read volatile fields.
+ *
+ * <h2>A record's way</h2>
+ * A record waits in {@code queue} until it is settled (its offset may then be committed). The head of the queue is
+ * the only record whose handler may run. A record is decided when it reaches the head undecided: the run of
+ * undecided records from the head (up to {@code maxBatch}) goes to the window in one {@code checkBatch} or
+ * {@code claimBatch}. The pump is a trampoline: completions that arrive while it runs set {@code again} instead of
+ * recursing, so a long run of already-complete futures costs no stack.
+ *
+ * <h2>Fence</h2>
+ * Once fenced (revocation) nothing new is decided. What was decided is finished: the running handler and its
+ * commit, and in record-first mode every record already checked (its id is recorded: skipping it would lose its
+ * effect); in effect-first mode the claims not yet started are released, so the next owner can claim them at once.
+ * The fence completes when no decided record is left; the poll thread bounds the wait.
+ */
+final class PartitionOwner<K, V> extends VerticleBase {
+
+  private static final System.Logger LOG = System.getLogger(PartitionOwner.class.getName());
+
+  private final TopicPartition tp;
+  private final boolean effectFirst;
+  private final int maxAttempts;
+  private final long backoffInitialMs;
+  private final long backoffMaxMs;
+  private final int maxBatch;
+  private final String windowAddress;
+  private final IdentityExtractor<K, V> identity;
+  private final RecordHandler<K, V> handler;
+  private final DeadLetterHandler<K, V> deadLetters;
+  private final DedupClock clock;
+  private final KafkaMetrics metrics;
+
+  final AtomicInteger buffered = new AtomicInteger();
+  private volatile long settledNext = -1;
+  private volatile boolean wantsPause;
+
+  private final ArrayDeque<Item<K, V>> queue = new ArrayDeque<>();
+  private DedupClient client;
+  private boolean busy;
+  private boolean pumping;
+  private boolean again;
+  private boolean fenced;
+  private boolean stopped;
+  private int decideSingly;
+  private long timerId = -1;
+  private boolean timerRedecides;
+  private Promise<Void> drained;
+
+  PartitionOwner(TopicPartition tp, DedupKafkaOptions options, String windowAddress, IdentityExtractor<K, V> identity,
+      RecordHandler<K, V> handler, DeadLetterHandler<K, V> deadLetters, DedupClock clock, KafkaMetrics metrics) {
+    this.tp = tp;
+    this.effectFirst = options.getMode() == AtomicityMode.EFFECT_FIRST;
+    this.maxAttempts = options.getMaxAttempts();
+    this.backoffInitialMs = options.getBackoffInitialMs();
+    this.backoffMaxMs = options.getBackoffMaxMs();
+    this.maxBatch = options.getDedup().getMaxBatch();
+    this.windowAddress = windowAddress;
+    this.identity = identity;
+    this.handler = handler;
+    this.deadLetters = deadLetters;
+    this.clock = clock;
+    this.metrics = metrics;
+  }
+
+  @Override
+  public Future<?> start() {
+    client = DedupClient.create(vertx, new DedupOptions().setAddress(windowAddress).setPartitions(1));
+    return Future.succeededFuture();
+  }
+
+  @Override
+  public Future<?> stop() {
+    stopped = true;
+    if (timerId != -1) {
+      vertx.cancelTimer(timerId);
+    }
+    return Future.succeededFuture();
+  }
+
+  // --- called by the poll thread -----------------------------------------------------------------------------------
+
+  /** @return the offset after the last settled record, or -1 if none was settled; any thread */
+  long settledNext() {
+    return settledNext;
+  }
+
+  /** @return records handed over and not yet settled; any thread */
+  int buffered() {
+    return buffered.get();
+  }
+
+  /** @return true while the head record waits for a lease or for the window (503); any thread */
+  boolean wantsPause() {
+    return wantsPause;
+  }
+
+  /**
+   * Hands records of one poll over, in offset order. Poll thread.
+   *
+   * @param records the records of this partition from one poll
+   */
+  void offer(List<ConsumerRecord<K, V>> records) {
+    int n = records.size();
+    buffered.addAndGet(n);
+    context.runOnContext(v -> {
+      if (fenced || stopped) {
+        buffered.addAndGet(-n);
+        return;
+      }
+      for (ConsumerRecord<K, V> r : records) {
+        queue.add(identify(new Item<>(r)));
+      }
+      pump();
+    });
+  }
+
+  /**
+   * Stops deciding and finishes what was decided. Poll thread.
+   *
+   * @return completes when no decided record is left; the caller bounds the wait
+   */
+  Future<Void> fence() {
+    Promise<Void> p = Promise.promise();
+    context.runOnContext(v -> {
+      fenced = true;
+      drained = p;
+      if (timerId != -1 && timerRedecides) {
+        vertx.cancelTimer(timerId);
+        timerId = -1;
+        busy = false;
+        queue.peek().decision = null;
+      }
+      if (effectFirst) {
+        releaseUnstartedClaims(busy ? queue.peek() : null);
+      }
+      pump();
+    });
+    return p.future();
+  }
+
+  // --- the pump (event loop) ---------------------------------------------------------------------------------------
+
+  private void pump() {
+    if (pumping) {
+      again = true;
+      return;
+    }
+    pumping = true;
+    try {
+      do {
+        again = false;
+        advance();
+      } while (again);
+    } finally {
+      pumping = false;
+    }
+    if (fenced && drained != null && isDrained()) {
+      drained.tryComplete();
+    }
+  }
+
+  private boolean isDrained() {
+    if (busy) {
+      return false;
+    }
+    Item<K, V> head = queue.peek();
+    return head == null || head.decision == null || head.decision.verdict() == DedupVerdict.IN_FLIGHT;
+  }
+
+  private void advance() {
+    while (!busy && !stopped) {
+      Item<K, V> it = queue.peek();
+      if (it == null) {
+        wantsPause = false;
+        return;
+      }
+      if (it.decision == null) {
+        if (fenced) {
+          return;
+        }
+        if (it.identity == null) {
+          deadLetter(it, DeadLetter.Reason.NO_IDENTITY, it.noIdentity, null);
+        } else {
+          decide();
+        }
+        continue;
+      }
+      switch (it.decision.verdict()) {
+        case DUPLICATE -> {
+          metrics.duplicates.increment();
+          settle(it);
+        }
+        case ACCEPTED -> runHandler(it);
+        case CONFLICT -> deadLetter(it, DeadLetter.Reason.CONFLICT, "id '" + it.identity.id() + "' is remembered"
+            + " with another payload hash (first seen at " + it.decision.firstSeenMs() + " ms, remembered until "
+            + it.decision.expiresAtMs() + " ms)", null);
+        case IN_FLIGHT -> {
+          if (fenced) {
+            return;
+          }
+          metrics.inFlightWaits.increment();
+          wantsPause = true;
+          long delay = Math.min(backoffMaxMs, Math.max(1, it.decision.expiresAtMs() - clock.nowMs() + 1));
+          retryAfter(delay, true);
+        }
+        default -> {
+          // UNKNOWN needs an event time, which this consumer never sends; anything else is a bug in the window.
+          LOG.log(System.Logger.Level.ERROR, tp + ": unexpected verdict " + it.decision + " at offset "
+              + it.record.offset() + "; the record is skipped");
+          settle(it);
+        }
+      }
+    }
+  }
+
+  private void decide() {
+    busy = true;
+    List<Item<K, V>> run = new ArrayList<>();
+    int limit = decideSingly > 0 ? 1 : maxBatch;
+    // In effect-first mode a run stops before a repeat of an id or key already in it: inside one claimBatch the
+    // repeat would find the first copy's claim (IN_FLIGHT) and wait for a lease; decided after the first copy's
+    // commit, it is a plain duplicate.
+    Set<String> seen = effectFirst ? new HashSet<>() : null;
+    for (Item<K, V> it : queue) {
+      if (run.size() == limit || it.decision != null || it.identity == null) {
+        break;
+      }
+      if (seen != null && (!seen.add("i:" + it.identity.id())
+          || (it.identity.key() != null && !seen.add("k:" + it.identity.key())))) {
+        break;
+      }
+      run.add(it);
+    }
+    if (decideSingly > 0) {
+      decideSingly--;
+    }
+    if (run.size() == 1) {
+      Item<K, V> it = run.get(0);
+      DedupEvent e = event(it.identity);
+      Future<DedupResult> f = effectFirst ? client.claim(e) : client.check(e);
+      f.onComplete(ar -> onContext(() -> {
+        if (stopped) {
+          return;
+        }
+        busy = false;
+        if (ar.succeeded()) {
+          decided(it, ar.result());
+        } else {
+          decisionFailed(it, ar.cause(), false);
+        }
+        pump();
+      }));
+      return;
+    }
+    List<DedupEvent> events = new ArrayList<>(run.size());
+    for (Item<K, V> it : run) {
+      events.add(event(it.identity));
+    }
+    Future<List<DedupResult>> f = effectFirst ? client.claimBatch(events) : client.checkBatch(events);
+    f.onComplete(ar -> onContext(() -> {
+      if (stopped) {
+        return;
+      }
+      busy = false;
+      if (ar.succeeded()) {
+        List<DedupResult> results = ar.result();
+        for (int i = 0; i < run.size(); i++) {
+          decided(run.get(i), results.get(i));
+        }
+      } else {
+        decisionFailed(run.get(0), ar.cause(), true);
+        if (!busy) {
+          decideSingly = run.size();
+        }
+      }
+      pump();
+    }));
+  }
+
+  private void decided(Item<K, V> it, DedupResult result) {
+    it.decision = result;
+    it.decisionRetries = 0;
+    if (fenced && effectFirst && result.verdict() == DedupVerdict.ACCEPTED) {
+      releaseClaim(it);
+    }
+  }
+
+  /** A 503 (or a lost reply) backs off and decides again; a 400 names a field of the identity: dead letter. */
+  private void decisionFailed(Item<K, V> it, Throwable cause, boolean batch) {
+    int code = cause instanceof ReplyException re ? re.failureCode() : -1;
+    if (code == DedupFailure.BAD_REQUEST) {
+      if (!batch) {
+        deadLetter(it, DeadLetter.Reason.INVALID_IDENTITY, cause.getMessage(), null);
+      }
+      // A batch fails whole on one bad event: the caller decides its records one by one to find it.
+      return;
+    }
+    metrics.unavailable.increment();
+    wantsPause = true;
+    LOG.log(System.Logger.Level.DEBUG, tp + ": decision refused, retrying: " + cause);
+    retryAfter(backoff(++it.decisionRetries), true);
+  }
+
+  private void runHandler(Item<K, V> it) {
+    busy = true;
+    wantsPause = false;
+    it.attempts++;
+    Future<Void> f;
+    try {
+      f = handler.handle(it.record);
+      if (f == null) {
+        f = Future.failedFuture(new NullPointerException("the record handler returned null instead of a future"));
+      }
+    } catch (RuntimeException e) {
+      f = Future.failedFuture(e);
+    }
+    f.onComplete(ar -> onContext(() -> {
+      if (stopped) {
+        return;
+      }
+      if (ar.succeeded()) {
+        if (effectFirst) {
+          commitClaim(it);
+        } else {
+          busy = false;
+          settle(it);
+          pump();
+        }
+      } else {
+        metrics.handlerFailures.increment();
+        handlerFailed(it, ar.cause());
+      }
+    }));
+  }
+
+  private void handlerFailed(Item<K, V> it, Throwable cause) {
+    if (it.attempts >= maxAttempts) {
+      busy = false;
+      deadLetter(it, DeadLetter.Reason.HANDLER_FAILED, "the handler failed " + it.attempts + " times; last: "
+          + cause, cause);
+      pump();
+      return;
+    }
+    LOG.log(System.Logger.Level.DEBUG, tp + ": handler failed at offset " + it.record.offset() + " (attempt "
+        + it.attempts + " of " + maxAttempts + "), retrying: " + cause);
+    if (!effectFirst) {
+      // Record-first: the id stays recorded; the handler is called again in place.
+      retryAfter(backoff(it.attempts), false);
+      return;
+    }
+    // Effect-first: give the id back (a crash during the backoff then loses nothing), and the later claims too,
+    // whose leases would otherwise run while this record backs off; then claim again.
+    releaseUnstartedClaims(it);
+    client.release(claimEvent(it)).onComplete(ar -> onContext(() -> {
+      if (stopped) {
+        return;
+      }
+      if (ar.failed()) {
+        LOG.log(System.Logger.Level.DEBUG, tp + ": release failed, the claim will lapse: " + ar.cause());
+      }
+      it.decision = null;
+      busy = false;
+      retryAfter(backoff(it.attempts), true);
+      pump();
+    }));
+  }
+
+  private void commitClaim(Item<K, V> it) {
+    client.commit(claimEvent(it)).onComplete(ar -> onContext(() -> {
+      if (stopped) {
+        return;
+      }
+      if (ar.succeeded()) {
+        busy = false;
+        settle(it);
+        pump();
+        return;
+      }
+      int code = ar.cause() instanceof ReplyException re ? re.failureCode() : -1;
+      if (code == DedupFailure.STATE_CONFLICT) {
+        metrics.lapsedClaims.increment();
+        LOG.log(System.Logger.Level.WARNING, tp + ": the claim of offset " + it.record.offset() + " lapsed before"
+            + " its commit (leaseMs is shorter than the handler took): its effect is applied but the id is not"
+            + " remembered; " + ar.cause().getMessage());
+        busy = false;
+        settle(it);
+        pump();
+        return;
+      }
+      metrics.unavailable.increment();
+      vertx.setTimer(backoff(++it.decisionRetries), t -> commitClaim(it));
+    }));
+  }
+
+  /**
+   * Hands a record to the dead-letter handler, retrying it until it succeeds, then settles it. In effect-first
+   * mode a record whose handler failed still holds its claim: it is committed, so its id stays remembered.
+   */
+  private void deadLetter(Item<K, V> it, DeadLetter.Reason reason, String detail, Throwable cause) {
+    busy = true;
+    if (it.deadLetterTries == 0) {
+      metrics.deadLetters(reason).increment();
+    }
+    it.deadLetterTries++;
+    Future<Void> f;
+    if (deadLetters == null) {
+      LOG.log(System.Logger.Level.WARNING, tp + ": dead letter at offset " + it.record.offset() + " (" + reason
+          + "): " + detail);
+      f = Future.succeededFuture();
+    } else {
+      try {
+        f = deadLetters.handle(new DeadLetter<>(it.record, reason, detail, it.attempts, cause));
+        if (f == null) {
+          f = Future.failedFuture(new NullPointerException("the dead-letter handler returned null"));
+        }
+      } catch (RuntimeException e) {
+        f = Future.failedFuture(e);
+      }
+    }
+    f.onComplete(ar -> onContext(() -> {
+      if (stopped) {
+        return;
+      }
+      if (ar.failed()) {
+        LOG.log(System.Logger.Level.WARNING, tp + ": the dead-letter handler failed at offset "
+            + it.record.offset() + ", retrying: " + ar.cause());
+        vertx.setTimer(backoff(it.deadLetterTries), t -> deadLetter(it, reason, detail, cause));
+        return;
+      }
+      if (effectFirst && reason == DeadLetter.Reason.HANDLER_FAILED) {
+        commitClaim(it);
+        return;
+      }
+      busy = false;
+      settle(it);
+      pump();
+    }));
+  }
+
+  private void settle(Item<K, V> it) {
+    queue.poll();
+    settledNext = it.record.offset() + 1;
+    buffered.decrementAndGet();
+    metrics.records.increment();
+  }
+
+  private void retryAfter(long delayMs, boolean redecide) {
+    busy = true;
+    timerRedecides = redecide;
+    Item<K, V> it = queue.peek();
+    timerId = vertx.setTimer(delayMs, id -> {
+      timerId = -1;
+      if (stopped) {
+        return;
+      }
+      busy = false;
+      if (redecide) {
+        it.decision = null;
+      }
+      pump();
+    });
+  }
+
+  /** Releases the claims of records whose handler has not started (all but {@code except}), forgetting them. */
+  private void releaseUnstartedClaims(Item<K, V> except) {
+    for (Item<K, V> it : queue) {
+      if (it != except && it.decision != null && it.decision.verdict() == DedupVerdict.ACCEPTED
+          && it.decision.claimToken() != null) {
+        releaseClaim(it);
+      }
+    }
+  }
+
+  private void releaseClaim(Item<K, V> it) {
+    client.release(claimEvent(it)).onFailure(e -> LOG.log(System.Logger.Level.DEBUG, tp
+        + ": release failed, the claim will lapse: " + e));
+    it.decision = null;
+  }
+
+  private long backoff(int attempt) {
+    int shift = Math.min(Math.max(attempt - 1, 0), 30);
+    long d = backoffInitialMs << shift;
+    return d <= 0 || d > backoffMaxMs ? backoffMaxMs : d;
+  }
+
+  private Item<K, V> identify(Item<K, V> it) {
+    try {
+      it.identity = identity.identify(it.record);
+      if (it.identity == null) {
+        it.noIdentity = "the identity extractor found no id in the record";
+      }
+    } catch (RuntimeException e) {
+      it.noIdentity = "the identity extractor failed: " + e;
+    }
+    return it;
+  }
+
+  private static DedupEvent event(RecordIdentity id) {
+    return new DedupEvent(id.id()).setKey(id.key()).setPayloadHash(id.payloadHash());
+  }
+
+  private static DedupEvent claimEvent(Item<?, ?> it) {
+    return new DedupEvent(it.identity.id()).setKey(it.identity.key()).setClaimToken(it.decision.claimToken());
+  }
+
+  private void onContext(Runnable r) {
+    if (Vertx.currentContext() == context) {
+      r.run();
+    } else {
+      context.runOnContext(v -> r.run());
+    }
+  }
+
+  /** One record between its arrival and its settlement. Event loop only. */
+  private static final class Item<K, V> {
+    final ConsumerRecord<K, V> record;
+    RecordIdentity identity;
+    String noIdentity;
+    DedupResult decision;
+    int attempts;
+    int decisionRetries;
+    int deadLetterTries;
+
+    Item(ConsumerRecord<K, V> record) {
+      this.record = record;
+    }
+  }
+}

@@ -1,0 +1,316 @@
+package io.github.vertxdedup.kafka;
+
+import static io.github.vertxdedup.kafka.KafkaTestSupport.count;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.github.vertxdedup.DedupOptions;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** The dedup consumer on a real broker: effects applied once per id, dead letters, offsets. */
+class DedupKafkaConsumerTest {
+
+  private static EmbeddedKafka kafka;
+  private static KafkaTestSupport broker;
+  private static final AtomicInteger NAMES = new AtomicInteger();
+
+  private Vertx vertx;
+  private SimpleMeterRegistry registry;
+  private final List<DedupKafkaConsumer<String, String>> consumers = new CopyOnWriteArrayList<>();
+
+  @BeforeAll
+  static void startBroker() throws Exception {
+    kafka = EmbeddedKafka.start(1);
+    broker = new KafkaTestSupport(kafka);
+  }
+
+  @AfterAll
+  static void stopBroker() throws Exception {
+    broker.close();
+    kafka.close();
+  }
+
+  @BeforeEach
+  void setUp() {
+    vertx = Vertx.vertx();
+    registry = new SimpleMeterRegistry();
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    for (DedupKafkaConsumer<String, String> c : consumers) {
+      c.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+    vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  private static String name(String prefix) {
+    return prefix + "-" + NAMES.incrementAndGet();
+  }
+
+  private static DedupKafkaOptions options(AtomicityMode mode) {
+    return new DedupKafkaOptions()
+        .setDedup(new DedupOptions().setAddress("test.kafka").setWindow(Duration.ofMinutes(10)))
+        .setMode(mode)
+        .setMaxAttempts(3)
+        .setBackoffInitialMs(1)
+        .setBackoffMaxMs(20)
+        .setPollTimeoutMs(20);
+  }
+
+  private DedupKafkaConsumer<String, String> start(String group, String topic, DedupKafkaOptions options,
+      KafkaTestSupport.Ledger ledger, List<DeadLetter<String, String>> deadLetters) throws Exception {
+    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx,
+            broker.consumerConfig(group), options)
+        .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
+        .handler(r -> ledger.credit(r.key()))
+        .deadLetterHandler(d -> {
+          deadLetters.add(d);
+          return Future.succeededFuture();
+        })
+        .meterRegistry(registry);
+    consumers.add(c);
+    c.subscribe(topic).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    return c;
+  }
+
+  private static String header(ConsumerRecord<String, String> r) {
+    var h = r.headers().lastHeader(KafkaTestSupport.MESSAGE_ID);
+    return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+  }
+
+  @ParameterizedTest
+  @EnumSource(AtomicityMode.class)
+  void shouldCreditEachIdOnceWhenTheProducerPublishesItSeveralTimes(AtomicityMode mode) throws Exception {
+    String topic = name("producer-dups");
+    String group = name("g");
+    kafka.createTopic(topic, 3);
+    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
+    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
+    start(group, topic, options(mode), ledger, dead);
+    for (int copy = 0; copy < 3; copy++) {
+      for (int i = 0; i < 100; i++) {
+        broker.send(topic, "id-" + i, "v");
+      }
+    }
+    broker.flush();
+    broker.awaitCommitted(group, topic, 300);
+    assertThat(ledger.size()).isEqualTo(100);
+    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
+    assertThat(dead).isEmpty();
+    assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(200);
+  }
+
+  @ParameterizedTest
+  @EnumSource(AtomicityMode.class)
+  void shouldSkipRedeliveriesAfterARestartAndARewindOfTheCommittedOffsets(AtomicityMode mode) throws Exception {
+    String topic = name("redeliveries");
+    String group = name("g");
+    kafka.createTopic(topic, 2);
+    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
+    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
+    DedupKafkaConsumer<String, String> first = start(group, topic, options(mode), ledger, dead);
+    for (int i = 0; i < 50; i++) {
+      broker.send(topic, "id-" + i, "v");
+    }
+    broker.flush();
+    broker.awaitCommitted(group, topic, 50);
+    first.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    // The broker redelivers everything: the group's offsets go back to the start, as after a crash before commit.
+    broker.rewind(group, topic, 2);
+    for (int i = 50; i < 70; i++) {
+      broker.send(topic, "id-" + i, "v");
+    }
+    broker.flush();
+    start(group, topic, options(mode), ledger, dead);
+    broker.awaitCommitted(group, topic, 70);
+    assertThat(ledger.size()).isEqualTo(70);
+    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
+    assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(50);
+    assertThat(dead).isEmpty();
+  }
+
+  @Test
+  void shouldCommitPastADuplicateAtTheNextOffsetWithoutErrorOrPause() throws Exception {
+    String topic = name("next-offset");
+    String group = name("g");
+    kafka.createTopic(topic, 1);
+    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
+    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
+    start(group, topic, options(AtomicityMode.EFFECT_FIRST), ledger, dead);
+    broker.send(topic, "a", "v");
+    broker.send(topic, "a", "v");
+    broker.send(topic, "b", "v");
+    broker.flush();
+    broker.awaitCommitted(group, topic, 3);
+    assertThat(ledger.credits).containsOnlyKeys("a", "b");
+    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
+    assertThat(dead).isEmpty();
+    assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(1);
+    assertThat(count(registry, "dedup.kafka.in.flight.waits")).isZero();
+    assertThat(count(registry, "dedup.kafka.unavailable")).isZero();
+  }
+
+  @ParameterizedTest
+  @EnumSource(AtomicityMode.class)
+  void shouldRetryAFailingHandlerThenDeadLetterItKeepingOrderAndTheIdRemembered(AtomicityMode mode)
+      throws Exception {
+    String topic = name("handler-fails");
+    String group = name("g");
+    kafka.createTopic(topic, 1);
+    List<String> log = new CopyOnWriteArrayList<>();
+    Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
+    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
+    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx,
+            broker.consumerConfig(group), options(mode))
+        .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
+        .handler(r -> {
+          int n = calls.computeIfAbsent(r.key(), k -> new AtomicInteger()).incrementAndGet();
+          if (r.key().equals("bad") || (r.key().equals("flaky") && n < 3)) {
+            return Future.failedFuture(new IllegalStateException("boom " + n));
+          }
+          log.add("handled:" + r.key());
+          return Future.succeededFuture();
+        })
+        .deadLetterHandler(d -> {
+          dead.add(d);
+          log.add("dead:" + d.record().key());
+          return Future.succeededFuture();
+        })
+        .meterRegistry(registry);
+    consumers.add(c);
+    c.subscribe(topic).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    for (String id : List.of("ok-1", "bad", "flaky", "ok-2", "bad")) {
+      broker.send(topic, id, "v");
+    }
+    broker.flush();
+    broker.awaitCommitted(group, topic, 5);
+    assertThat(log).containsExactly("handled:ok-1", "dead:bad", "handled:flaky", "handled:ok-2");
+    assertThat(dead).singleElement().satisfies(d -> {
+      assertThat(d.reason()).isEqualTo(DeadLetter.Reason.HANDLER_FAILED);
+      assertThat(d.attempts()).isEqualTo(3);
+      assertThat(d.cause()).hasMessage("boom 3");
+    });
+    assertThat(calls.get("bad")).hasValue(3);
+    assertThat(calls.get("flaky")).hasValue(3);
+    assertThat(count(registry, "dedup.kafka.handler.failures")).isEqualTo(5);
+    // The second "bad" is a duplicate: the dead-letter path owns the id.
+    assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(1);
+  }
+
+  @Test
+  void shouldDeadLetterARecordWithoutIdentityAndAdvanceItsOffset() throws Exception {
+    String topic = name("no-id");
+    String group = name("g");
+    kafka.createTopic(topic, 1);
+    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
+    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
+    start(group, topic, options(AtomicityMode.RECORD_FIRST), ledger, dead);
+    broker.sendWithoutId(topic, "anonymous", "v");
+    broker.send(topic, "x", "v");
+    broker.flush();
+    broker.awaitCommitted(group, topic, 2);
+    assertThat(ledger.credits).containsOnlyKeys("x");
+    assertThat(dead).singleElement().satisfies(d -> {
+      assertThat(d.reason()).isEqualTo(DeadLetter.Reason.NO_IDENTITY);
+      assertThat(d.record().key()).isEqualTo("anonymous");
+      assertThat(d.record().offset()).isZero();
+    });
+  }
+
+  @ParameterizedTest
+  @EnumSource(AtomicityMode.class)
+  void shouldDeadLetterAConflictingPayloadWithItsReason(AtomicityMode mode) throws Exception {
+    String topic = name("conflict");
+    String group = name("g");
+    kafka.createTopic(topic, 1);
+    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
+    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
+    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx,
+            broker.consumerConfig(group), options(mode))
+        .identity(IdentityExtractor.<String, String>header(KafkaTestSupport.MESSAGE_ID)
+            .withPayloadHash(ConsumerRecord::value))
+        .handler(r -> ledger.credit(header(r)))
+        .deadLetterHandler(d -> {
+          dead.add(d);
+          return Future.succeededFuture();
+        })
+        .meterRegistry(registry);
+    consumers.add(c);
+    c.subscribe(topic).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    broker.send(topic, "c1", "amount=10");
+    broker.send(topic, "c1", "amount=99");
+    broker.send(topic, "c1", "amount=10");
+    broker.flush();
+    broker.awaitCommitted(group, topic, 3);
+    assertThat(ledger.credits).containsOnlyKeys("c1");
+    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
+    assertThat(dead).singleElement().satisfies(d -> {
+      assertThat(d.reason()).isEqualTo(DeadLetter.Reason.CONFLICT);
+      assertThat(d.record().value()).isEqualTo("amount=99");
+      assertThat(d.detail()).contains("another payload hash");
+    });
+    assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(1);
+  }
+
+  @ParameterizedTest
+  @EnumSource(AtomicityMode.class)
+  void shouldApplyNoIdTwiceWhilePartitionsMoveBetweenTwoConsumers(AtomicityMode mode) throws Exception {
+    String topic = name("rebalance");
+    String group = name("g");
+    kafka.createTopic(topic, 4);
+    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
+    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
+    DedupKafkaConsumer<String, String> a = start(group, topic, options(mode), ledger, dead);
+    DedupKafkaConsumer<String, String> b = null;
+    int sent = 0;
+    int ids = 0;
+    // Five rounds of 200 new ids plus 20 copies of earlier ids (10 % duplicates); partitions move between rounds.
+    for (int round = 0; round < 5; round++) {
+      for (int i = 0; i < 200; i++) {
+        broker.send(topic, "id-" + ids++, "v");
+        sent++;
+        if (i % 10 == 0) {
+          broker.send(topic, "id-" + (ids * 7919 % ids), "v");
+          sent++;
+        }
+      }
+      broker.flush();
+      if (round == 1) {
+        b = start(group, topic, options(mode), ledger, dead);
+        DedupKafkaConsumer<String, String> joined = b;
+        await().atMost(Duration.ofSeconds(30))
+            .until(() -> a.assignment().size() == 2 && joined.assignment().size() == 2);
+      } else if (round == 3) {
+        a.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        DedupKafkaConsumer<String, String> left = b;
+        await().atMost(Duration.ofSeconds(30)).until(() -> left.assignment().size() == 4);
+      }
+      int expected = ids;
+      await().atMost(Duration.ofSeconds(30)).until(() -> ledger.size() == expected);
+    }
+    broker.awaitCommitted(group, topic, sent);
+    assertThat(ledger.size()).isEqualTo(ids);
+    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
+    assertThat(dead).isEmpty();
+    assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(sent - ids);
+  }
+}

@@ -1,0 +1,76 @@
+package io.github.vertxdedup.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.github.vertxdedup.DedupOptions;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class DedupKafkaOptionsTest {
+
+  @Test
+  void shouldRoundTripThroughJson() {
+    DedupKafkaOptions o = new DedupKafkaOptions()
+        .setDedup(new DedupOptions().setAddress("billing").setWindow(Duration.ofMinutes(5)).setLeaseMs(2000))
+        .setMode(AtomicityMode.RECORD_FIRST)
+        .setMaxAttempts(7)
+        .setBackoffInitialMs(5)
+        .setBackoffMaxMs(500)
+        .setPollTimeoutMs(50)
+        .setMaxBufferedPerPartition(64)
+        .setRevocationTimeoutMs(3000)
+        .setAssignmentTimeoutMs(4000)
+        .setInstanceId("node-1");
+    DedupKafkaOptions back = new DedupKafkaOptions(new JsonObject(o.toJson().encode()));
+    assertThat(back).isEqualTo(o);
+    assertThat(back.getDedup().getLeaseMs()).isEqualTo(2000);
+    assertThat(new DedupKafkaOptions(new DedupKafkaOptions(o).toJson())).isEqualTo(o);
+  }
+
+  @Test
+  void shouldKeepTheDefaultAddressWhenTheJsonDedupHasNone() {
+    DedupKafkaOptions o = new DedupKafkaOptions(new JsonObject().put("dedup", new JsonObject().put("windowMs", 60000)));
+    assertThat(o.getDedup().getAddress()).isEqualTo(DedupKafkaOptions.DEFAULT_ADDRESS);
+    assertThat(o.getMode()).isEqualTo(DedupKafkaOptions.DEFAULT_MODE);
+  }
+
+  @Test
+  void shouldNameTheFieldAndLimitOfABadValue() {
+    assertThatThrownBy(() -> new DedupKafkaOptions().setMaxAttempts(1001))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("maxAttempts must be in 1..1000 but was 1001");
+    assertThatThrownBy(() -> new DedupKafkaOptions().setPollTimeoutMs(0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("pollTimeoutMs must be in 1..");
+    assertThatThrownBy(() -> new DedupKafkaOptions(new JsonObject().put("maxAtempts", 3)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown option 'maxAtempts'");
+    assertThatThrownBy(() -> new DedupKafkaOptions(new JsonObject().put("mode", "BOTH")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("mode must be RECORD_FIRST or EFFECT_FIRST but was BOTH");
+    assertThatThrownBy(() -> new DedupKafkaOptions().setDedup(new DedupOptions().setWindowMs(60000))
+        .setBackoffInitialMs(100).setBackoffMaxMs(10).validate())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("backoffInitialMs must be <= backoffMaxMs (10) but was 100");
+  }
+
+  @Test
+  void shouldRefuseAConfigWithoutGroupOrWithAutoCommit() {
+    Vertx vertx = Vertx.vertx();
+    try {
+      DedupKafkaOptions o = new DedupKafkaOptions().setDedup(new DedupOptions().setWindowMs(60000));
+      assertThatThrownBy(() -> DedupKafkaConsumer.create(vertx, Map.of("bootstrap.servers", "x:1"), o))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("group.id is required");
+      assertThatThrownBy(() -> DedupKafkaConsumer.create(vertx,
+          Map.of("group.id", "g", "enable.auto.commit", "true"), o))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("enable.auto.commit must be false or absent but was true");
+      assertThatThrownBy(() -> DedupKafkaConsumer.create(vertx, Map.of("group.id", "g"),
+          new DedupKafkaOptions()))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("windowMs is required");
+    } finally {
+      vertx.close();
+    }
+  }
+}

@@ -1,0 +1,141 @@
+package io.github.vertxdedup.kafka;
+
+import static org.awaitility.Awaitility.await;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.Future;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/** A broker-side toolkit for the consumer tests: a producer with message-id headers, committed offsets, a ledger. */
+final class KafkaTestSupport implements AutoCloseable {
+
+  static final String MESSAGE_ID = "message-id";
+
+  private final EmbeddedKafka kafka;
+  private final KafkaProducer<String, String> producer;
+  private final Admin admin;
+
+  KafkaTestSupport(EmbeddedKafka kafka) {
+    this.kafka = kafka;
+    Properties p = new Properties();
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    p.put(ProducerConfig.ACKS_CONFIG, "all");
+    p.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+    this.producer = new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
+    Properties a = new Properties();
+    a.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    this.admin = Admin.create(a);
+  }
+
+  /** Consumer config: earliest, short session (6 s, the broker's minimum), dynamic membership. */
+  Map<String, String> consumerConfig(String group) {
+    Map<String, String> c = new HashMap<>();
+    c.put("bootstrap.servers", kafka.bootstrapServers());
+    c.put("key.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
+    c.put("value.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
+    c.put("group.id", group);
+    c.put("auto.offset.reset", "earliest");
+    c.put("session.timeout.ms", "6000");
+    c.put("heartbeat.interval.ms", "500");
+    c.put("max.poll.records", "500");
+    return c;
+  }
+
+  /** Sends a record keyed by its id (so copies land on one partition) with the id in the message-id header. */
+  void send(String topic, String id, String value) {
+    ProducerRecord<String, String> r = new ProducerRecord<>(topic, id, value);
+    if (id != null) {
+      r.headers().add(MESSAGE_ID, id.getBytes(StandardCharsets.UTF_8));
+    }
+    producer.send(r);
+  }
+
+  /** Sends a record to a partition without any identity. */
+  void sendWithoutId(String topic, String key, String value) {
+    producer.send(new ProducerRecord<>(topic, key, value));
+  }
+
+  void flush() {
+    producer.flush();
+  }
+
+  /** @return the sum of the group's committed offsets over the topic's partitions */
+  long committed(String group, String topic) throws Exception {
+    Map<TopicPartition, OffsetAndMetadata> m = admin.listConsumerGroupOffsets(group)
+        .partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS);
+    long sum = 0;
+    for (Map.Entry<TopicPartition, OffsetAndMetadata> e : m.entrySet()) {
+      if (e.getKey().topic().equals(topic) && e.getValue() != null) {
+        sum += e.getValue().offset();
+      }
+    }
+    return sum;
+  }
+
+  /** Waits until the group's committed offsets over the topic add up to {@code total}. */
+  void awaitCommitted(String group, String topic, long total) {
+    await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+        .until(() -> committed(group, topic) == total);
+  }
+
+  /** Moves the (empty) group's committed offsets of the topic back to 0. */
+  void rewind(String group, String topic, int partitions) throws Exception {
+    Map<TopicPartition, OffsetAndMetadata> zero = new HashMap<>();
+    for (int p = 0; p < partitions; p++) {
+      zero.put(new TopicPartition(topic, p), new OffsetAndMetadata(0));
+    }
+    await().atMost(Duration.ofSeconds(30)).ignoreExceptions().pollInterval(Duration.ofMillis(100)).until(() -> {
+      admin.alterConsumerGroupOffsets(group, zero).all().get(10, TimeUnit.SECONDS);
+      return true;
+    });
+  }
+
+  static double count(MeterRegistry registry, String name) {
+    return registry.find(name).counters().stream().mapToDouble(c -> c.count()).sum();
+  }
+
+  @Override
+  public void close() {
+    producer.close(Duration.ofSeconds(5));
+    admin.close(Duration.ofSeconds(5));
+  }
+
+  /** What the handler applied: credits per id. */
+  static final class Ledger {
+    final Map<String, AtomicInteger> credits = new ConcurrentHashMap<>();
+
+    Future<Void> credit(String id) {
+      credits.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet();
+      return Future.succeededFuture();
+    }
+
+    int size() {
+      return credits.size();
+    }
+
+    Map<String, Integer> creditedMoreThanOnce() {
+      Map<String, Integer> m = new HashMap<>();
+      credits.forEach((k, v) -> {
+        if (v.get() > 1) {
+          m.put(k, v.get());
+        }
+      });
+      return m;
+    }
+  }
+}

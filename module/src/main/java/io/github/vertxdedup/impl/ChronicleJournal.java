@@ -761,9 +761,7 @@ public final class ChronicleJournal implements PartitionJournal {
       context.runOnContext(v -> {
         try {
           if (failure == null) {
-            for (int i = 0, n = c.size; i < n; i++) {
-              sink.restore(c.fingerprints[i], c.payloadHashes[i], c.firstSeenMs[i], c.expiresAtMs[i]);
-            }
+            sink.restoreBatch(c.fingerprints, c.payloadHashes, c.firstSeenMs, c.expiresAtMs, c.size);
             restored += c.size;
           }
         } catch (RuntimeException e) {

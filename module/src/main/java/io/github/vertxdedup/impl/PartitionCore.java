@@ -470,6 +470,10 @@ final class PartitionCore {
     window.restore(fingerprint, payloadHash, firstSeenMs, expiresAtMs);
   }
 
+  void restoreBatch(long[] fingerprints, long[] payloadHashes, long[] firstSeenMs, long[] expiresAtMs, int length) {
+    window.restoreBatch(fingerprints, payloadHashes, firstSeenMs, expiresAtMs, length);
+  }
+
   void restoreClaim(long idFp, long keyFp, long payloadHash, String token, long claimedAtMs, long leaseEndMs,
       long rememberUntilMs) {
     if (leaseEndMs <= clock.nowMs() || claimsById.containsKey(idFp)) {

@@ -161,6 +161,25 @@ public interface PartitionJournal {
     void restore(long fingerprint, long payloadHash, long firstSeenMs, long expiresAtMs);
 
     /**
+     * Puts back a batch of remembered entries, as {@link #restore} does for each (the default calls it for each). The
+     * partition overrides it to overlap the cache misses of a large table
+     * ({@link io.github.vertxdedup.window.DedupWindow#restoreBatch}). The arrays are the caller's: read them during
+     * the call only.
+     *
+     * @param fingerprints the fingerprints
+     * @param payloadHashes their payload hashes, or 0
+     * @param firstSeenMs when each was accepted
+     * @param expiresAtMs the remember-until instant of each
+     * @param length the number of entries, from index 0
+     */
+    default void restoreBatch(long[] fingerprints, long[] payloadHashes, long[] firstSeenMs, long[] expiresAtMs,
+        int length) {
+      for (int i = 0; i < length; i++) {
+        restore(fingerprints[i], payloadHashes[i], firstSeenMs[i], expiresAtMs[i]);
+      }
+    }
+
+    /**
      * Puts back a claim that was neither committed nor released; ignored if its lease has ended.
      *
      * @param idFingerprint the id's fingerprint

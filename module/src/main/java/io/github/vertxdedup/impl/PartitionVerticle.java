@@ -545,6 +545,12 @@ public final class PartitionVerticle extends VerticleBase {
     }
 
     @Override
+    public void restoreBatch(long[] fingerprints, long[] payloadHashes, long[] firstSeenMs, long[] expiresAtMs,
+        int length) {
+      core.restoreBatch(fingerprints, payloadHashes, firstSeenMs, expiresAtMs, length);
+    }
+
+    @Override
     public void restoreClaim(long idFingerprint, long keyFingerprint, long payloadHash, String claimToken,
         long claimedAtMs, long leaseEndMs, long rememberUntilMs) {
       core.restoreClaim(idFingerprint, keyFingerprint, payloadHash, claimToken, claimedAtMs, leaseEndMs,

@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
  * The process {@link ServiceCrashTest} kills. Started with the production classpath only (this module, the
  * persistence module, Vert.x, Chronicle; no JUnit), it deploys a {@link DedupVerticle} with a {@code journalDir},
  * then reads ids from standard input, one per line, sends each as a {@code check} over its local event bus, and
- * prints the verdict of each reply. It uses real time (a process boundary: no clock can be injected) with a one-minute
+ * prints the verdict of each reply. It uses real time (a process boundary: no clock can be injected) with a ten-minute
  * window.
  *
  * <p>Output: {@code ready deployMs=D processMs=P} once the service answers (deployment time; JVM start to ready),
@@ -44,7 +44,7 @@ public final class ServiceCrashChild {
   public static void main(String[] args) throws Exception {
     long jvmStartMs = ManagementFactory.getRuntimeMXBean().getStartTime();
     Vertx vertx = Vertx.vertx();
-    DedupOptions options = new DedupOptions().setWindowMs(60_000).setPartitions(2).setJournalDir(args[0]);
+    DedupOptions options = new DedupOptions().setWindowMs(600_000).setPartitions(2).setJournalDir(args[0]);
     long deployStart = System.nanoTime();
     vertx.deployVerticle(new DedupVerticle(), new DeploymentOptions().setConfig(options.toJson()))
         .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);

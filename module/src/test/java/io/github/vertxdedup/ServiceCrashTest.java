@@ -25,8 +25,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * kill -9 of the whole service at random moments, on the production classpath: every id the driver saw answered
- * {@code ACCEPTED} is {@code DUPLICATE} after any number of restarts (within the one-minute window), and no id is
- * answered {@code ACCEPTED} twice. Cycles: {@code -Dcrash.cycles} (5 in CI, 20 with {@code -Pcrash}).
+ * {@code ACCEPTED} is {@code DUPLICATE} after any number of restarts (within the ten-minute window: 20 cycles last
+ * about a minute), and no id is answered {@code ACCEPTED} twice. Cycles: {@code -Dcrash.cycles} (5 in CI, 20 with
+ * {@code -Pcrash}).
  *
  * <p>The driver feeds a {@link ServiceCrashChild} new ids and, now and then, ids it sent before (answered or not),
  * kills it with SIGKILL ({@link Process#destroyForcibly()}) 0.3 to 1.5 s after it answers, restarts it on the same

@@ -1,7 +1,9 @@
 package io.github.vertxdedup;
 
+import io.github.vertxdedup.impl.ChronicleJournal;
 import io.github.vertxdedup.impl.Codecs;
 import io.github.vertxdedup.impl.MemoryJournal;
+import io.github.vertxdedup.impl.PartitionJournal;
 import io.github.vertxdedup.impl.PartitionVerticle;
 import io.github.vertxdedup.impl.Router;
 import io.github.vertxdedup.window.DedupClock;
@@ -14,6 +16,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.healthchecks.HealthChecks;
 import io.vertx.ext.healthchecks.Status;
 import io.vertx.micrometer.backends.BackendRegistries;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -39,8 +42,10 @@ import java.util.Objects;
  * is reported by one health procedure per partition, named {@code <address>/<p>}, in the {@link HealthChecks} set with
  * {@link #setHealthChecks} or in one this verticle creates ({@link #getHealthChecks()}).
  *
- * <p>{@code journalDir} is not supported yet: a config that sets it fails the deployment rather than run memory only
- * while promising durability.
+ * <p>With {@code journalDir}, partition {@code p} keeps a journal in {@code <journalDir>/<address>/<p>} and rebuilds
+ * its window from it at start (see {@code docs/journal.md}); its deployment completes once every partition has
+ * recovered, or waits for the journal's lock held by another process (such a partition answers 503 until it can
+ * take it over). Without it the service runs memory only and forgets everything on restart.
  *
  * <p>Setters must be called before deployment; the verticle then belongs to its Vert.x context.
  */
@@ -106,19 +111,31 @@ public class DedupVerticle extends VerticleBase {
     } catch (IllegalArgumentException e) {
       return Future.failedFuture(new IllegalArgumentException("invalid DedupVerticle config: " + e.getMessage(), e));
     }
-    if (options.getJournalDir() != null) {
-      return Future.failedFuture(new IllegalArgumentException("journalDir is not supported yet: the journal is not"
-          + " wired into this version, so the service would run memory only while the config asks for durability;"
-          + " remove journalDir to run memory only"));
-    }
     Codecs.register(vertx);
+    if (options.getJournalDir() == null) {
+      return deployPartitions();
+    }
+    Path addressDir = Path.of(options.getJournalDir(), options.getAddress());
+    return vertx.executeBlocking(() -> {
+      ChronicleJournal.checkLayout(addressDir, options.getPartitions());
+      return null;
+    }, false).recover(e -> Future.failedFuture(
+        new IllegalArgumentException("invalid DedupVerticle config: " + e.getMessage(), e)))
+        .compose(v -> deployPartitions());
+  }
+
+  private Future<?> deployPartitions() {
     MeterRegistry registry = meterRegistry != null ? meterRegistry : defaultRegistry();
     if (healthChecks == null) {
       healthChecks = HealthChecks.create(vertx);
     }
     List<Future<String>> deployed = new ArrayList<>();
     for (int p = 0; p < options.getPartitions(); p++) {
-      PartitionVerticle partition = new PartitionVerticle(options, p, clock, MemoryJournal.INSTANCE, registry);
+      PartitionJournal journal = options.getJournalDir() == null
+          ? MemoryJournal.INSTANCE
+          : new ChronicleJournal(vertx, Path.of(options.getJournalDir(), options.getAddress(), Integer.toString(p)),
+              options, clock);
+      PartitionVerticle partition = new PartitionVerticle(options, p, clock, journal, registry);
       partitions.add(partition);
       // Registered first, so that the health check reports a partition that is still recovering.
       healthChecks.register(procedureName(p), promise -> promise.complete(status(partition)));
@@ -145,7 +162,7 @@ public class DedupVerticle extends VerticleBase {
 
   private static Status status(PartitionVerticle partition) {
     JsonObject data = new JsonObject().put("address", partition.address()).put("state", partition.state().name());
-    if (partition.state() == PartitionVerticle.State.FAILED) {
+    if (!partition.failure().isEmpty()) {
       data.put("failure", partition.failure());
     }
     return partition.state() == PartitionVerticle.State.READY ? Status.OK(data) : Status.KO(data);

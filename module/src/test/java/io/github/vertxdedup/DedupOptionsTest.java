@@ -3,6 +3,7 @@ package io.github.vertxdedup;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.window.CapacityPolicy;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
@@ -24,6 +25,7 @@ class DedupOptionsTest {
     assertThat(o.getUnvouchedPolicy()).isEqualTo(UnvouchedPolicy.UNKNOWN);
     assertThat(o.isPayloadHashes()).isTrue();
     assertThat(o.getJournalDir()).isNull();
+    assertThat(o.getJournalSync()).isEqualTo(SyncPolicy.ASYNC);
   }
 
   @Test
@@ -42,13 +44,15 @@ class DedupOptionsTest {
         .setMaxBatch(500)
         .setLease(Duration.ofSeconds(7))
         .setMaxPending(42)
-        .setJournalDir("/var/lib/dedup");
+        .setJournalDir("/var/lib/dedup")
+        .setJournalSync(SyncPolicy.SYNC);
     JsonObject json = o.toJson();
     DedupOptions back = new DedupOptions(json);
     assertThat(back).isEqualTo(o);
     assertThat(back.toJson()).isEqualTo(json);
     assertThat(json.getLong("windowMs")).isEqualTo(600_000);
     assertThat(json.getString("capacityPolicy")).isEqualTo("EVICT_OLDEST");
+    assertThat(json.getString("journalSync")).isEqualTo("SYNC");
     assertThat(new DedupOptions(o)).isEqualTo(o);
   }
 
@@ -86,6 +90,10 @@ class DedupOptionsTest {
         .hasMessageContaining("payloadHashes must be a boolean");
     assertThatThrownBy(() -> new DedupOptions(new JsonObject().put("address", 7)))
         .hasMessageContaining("address must be a string");
+    assertThatThrownBy(() -> new DedupOptions(new JsonObject().put("journalSync", "ALWAYS")))
+        .hasMessageContaining("journalSync must be one of NONE | ASYNC | SYNC but was 'ALWAYS'");
+    assertThatThrownBy(() -> new DedupOptions().setJournalSync(null))
+        .hasMessageContaining("journalSync must be NONE, ASYNC or SYNC but was null");
   }
 
   @Test

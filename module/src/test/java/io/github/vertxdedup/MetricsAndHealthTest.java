@@ -107,15 +107,6 @@ class MetricsAndHealthTest extends ServiceTestSupport {
   }
 
   @Test
-  void shouldRefuseToDeployWithAJournalDirUntilTheJournalIsWired() {
-    JsonObject config = new DedupOptions().setAddress("durable").setWindowMs(60_000).setJournalDir("/tmp/j")
-        .toJson();
-    assertThatThrownBy(() -> await(vertx.deployVerticle(new DedupVerticle(clock),
-        new DeploymentOptions().setConfig(config))))
-        .hasMessageContaining("journalDir is not supported yet");
-  }
-
-  @Test
   void shouldRefuseToDeployWithAnInvalidConfigNamingTheKey() {
     assertThatThrownBy(() -> await(vertx.deployVerticle(new DedupVerticle(clock),
         new DeploymentOptions().setConfig(new JsonObject().put("windowMs", 60_000).put("partition", 2)))))

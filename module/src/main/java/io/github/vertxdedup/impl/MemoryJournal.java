@@ -4,8 +4,8 @@ import io.vertx.core.Future;
 
 /**
  * The memory-only journal: records nothing, recovers nothing, and answers every write with one already-succeeded
- * future, so a partition replies at once. A partition that uses it forgets everything on restart, and its memory
- * begins at its start. Stateless and thread-safe.
+ * future, so a partition replies at once. A partition that uses it forgets everything on restart (committed
+ * offsets included), and its memory begins at its start. Stateless and thread-safe.
  */
 public final class MemoryJournal implements PartitionJournal {
 
@@ -46,6 +46,11 @@ public final class MemoryJournal implements PartitionJournal {
 
   @Override
   public Future<Void> released(long idFingerprint, long keyFingerprint) {
+    return DONE;
+  }
+
+  @Override
+  public Future<Void> offsetsCommitted(String topic, int partition, long offset) {
     return DONE;
   }
 

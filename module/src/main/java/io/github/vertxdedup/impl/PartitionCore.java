@@ -113,6 +113,29 @@ final class PartitionCore {
     this.released = DedupResult.of(DedupVerdict.RELEASED, partition);
   }
 
+  /**
+   * Takes over the counters of the core this one replaces (a partition rebuilds its window from the journal after a
+   * failed write), so that the partition's counters and meters never run backwards.
+   *
+   * @param previous the replaced core
+   */
+  void carryCountersFrom(PartitionCore previous) {
+    acceptedCount = previous.acceptedCount;
+    duplicateCount = previous.duplicateCount;
+    conflictCount = previous.conflictCount;
+    inFlightCount = previous.inFlightCount;
+    unknownCount = previous.unknownCount;
+    unvouchedCount = previous.unvouchedCount;
+    lateDeliveries = previous.lateDeliveries;
+    claimCount = previous.claimCount;
+    commitCount = previous.commitCount;
+    releaseCount = previous.releaseCount;
+    expiredLeases = previous.expiredLeases;
+    capacityRejects = previous.capacityRejects;
+    keysNotRecorded = previous.keysNotRecorded;
+    duplicateAges = previous.duplicateAges;
+  }
+
   /** @param sink receives the age in ms of every duplicate (the duplicate-age histogram) */
   void duplicateAges(LongConsumer sink) {
     this.duplicateAges = sink;
@@ -294,6 +317,16 @@ final class PartitionCore {
    * @throws RequestFailure 503 if the window cannot take the whole batch under REJECT
    */
   DedupResult[] batch(ParsedEvent[] events, boolean claims) {
+    journal.beginBatch();
+    try {
+      return decideBatch(events, claims);
+    } finally {
+      // Writes what the batch buffered (its accepts as one record) and settles the futures handed out meanwhile.
+      journal.endBatch();
+    }
+  }
+
+  private DedupResult[] decideBatch(ParsedEvent[] events, boolean claims) {
     if (reject) {
       long need = 0;
       for (ParsedEvent e : events) {
@@ -435,6 +468,10 @@ final class PartitionCore {
 
   void restore(long fingerprint, long payloadHash, long firstSeenMs, long expiresAtMs) {
     window.restore(fingerprint, payloadHash, firstSeenMs, expiresAtMs);
+  }
+
+  void restoreBatch(long[] fingerprints, long[] payloadHashes, long[] firstSeenMs, long[] expiresAtMs, int length) {
+    window.restoreBatch(fingerprints, payloadHashes, firstSeenMs, expiresAtMs, length);
   }
 
   void restoreClaim(long idFp, long keyFp, long payloadHash, String token, long claimedAtMs, long leaseEndMs,

@@ -15,9 +15,11 @@ import io.vertx.core.Future;
  *   <li>Write futures must complete in the order the writes were issued; the partition holds each reply until the
  *   latest write issued before it has completed. A future that has already completed when it is returned costs
  *   nothing.</li>
- *   <li>A failed write makes the partition unavailable: it fails every waiting reply and every later request with a
- *   503 ("journal unavailable"), because its window now holds decisions that may not be durable. It does not
- *   retry.</li>
+ *   <li>A failed write (a future that fails) means the record is not in the journal. The partition stops deciding,
+ *   fails that reply and every later waiting one with a 503, {@link #close() closes} the journal, and
+ *   {@link #open() reopens} and {@link #recover recovers} it into a new, empty window, with a backoff between
+ *   failed attempts; it answers 503 ("recovering") meanwhile. So the window never keeps a decision the journal
+ *   lacks, and a redelivery of the refused id is accepted once the journal works again.</li>
  *   <li>Instants are the partition clock's milliseconds ({@link io.github.vertxdedup.window.DedupClock}): close to
  *   epoch milliseconds, monotonic within a process. An implementation that must survive a restart records wall time
  *   too and maps one onto the other on recovery.</li>
@@ -27,14 +29,23 @@ import io.vertx.core.Future;
  *
  * <p>Lifecycle: {@link #open()}, then {@link #recover(RecoverySink)} (the partition answers 503 "recovering" until
  * it completes), then writes, then {@link #close()} (which flushes; the partition answers its waiting requests once
- * it completes).
+ * it completes). After a close the partition may {@link #open()} the journal again (after a failed write, or when
+ * an open failed because another owner held the journal); an implementation must allow that cycle any number of
+ * times.
+ *
+ * <p>Batches: {@link #beginBatch()} and {@link #endBatch()} bracket the decisions of one batch request, so that an
+ * implementation may journal its accepts as one record (all or nothing). Between them, {@link #accepted} may return
+ * a future that completes only once {@link #endBatch()} has written the batch.
  */
 public interface PartitionJournal {
 
   /**
-   * Opens the journal (files, appender). Called once, first.
+   * Opens the journal (files, appender). Called first, and again after {@link #close()} when the partition reopens
+   * its journal.
    *
-   * @return completes when writes may be issued
+   * @return completes when {@link #recover} may be called; fails with
+   *     {@link io.github.vertxdedup.journal.JournalLockedException} (possibly as the cause) when another owner holds
+   *     the journal: the partition answers 503 and tries again later
    */
   Future<Void> open();
 
@@ -99,7 +110,35 @@ public interface PartitionJournal {
   Future<Void> released(long idFingerprint, long keyFingerprint);
 
   /**
-   * Flushes and closes. Called once, when the partition stops; no write follows.
+   * A consumer offset was committed for {@code topic}/{@code partition}: the Kafka integration journals the offsets
+   * it commits beside the ids, so that a restart resumes from the highest one recorded. Recovery hands the highest
+   * offset per topic-partition back through {@link RecoverySink#restoreOffset}; a lower offset journaled later never
+   * wins ({@link io.github.vertxdedup.journal.CommittedOffsets}).
+   *
+   * @param topic the topic; not empty, at most 255 bytes in UTF-8
+   * @param partition the topic's partition, {@code >= 0}
+   * @param offset the committed offset (the next offset to consume), {@code >= 0}
+   * @return completes when the record is durable (at once for the memory-only journal, which keeps nothing)
+   */
+  Future<Void> offsetsCommitted(String topic, int partition, long offset);
+
+  /**
+   * The decisions of one batch request follow, up to {@link #endBatch()}. Default: nothing (every write stands
+   * alone).
+   */
+  default void beginBatch() {
+  }
+
+  /**
+   * The batch begun by {@link #beginBatch()} is decided: write what it buffered. Called even when the batch failed
+   * part way. Default: nothing.
+   */
+  default void endBatch() {
+  }
+
+  /**
+   * Flushes and closes. Called when the partition stops or reopens its journal; no write follows until the next
+   * {@link #open()}.
    *
    * @return completes when every issued write has completed (or failed) and the files are closed
    */
@@ -120,6 +159,25 @@ public interface PartitionJournal {
      * @param expiresAtMs its remember-until instant
      */
     void restore(long fingerprint, long payloadHash, long firstSeenMs, long expiresAtMs);
+
+    /**
+     * Puts back a batch of remembered entries, as {@link #restore} does for each (the default calls it for each). The
+     * partition overrides it to overlap the cache misses of a large table
+     * ({@link io.github.vertxdedup.window.DedupWindow#restoreBatch}). The arrays are the caller's: read them during
+     * the call only.
+     *
+     * @param fingerprints the fingerprints
+     * @param payloadHashes their payload hashes, or 0
+     * @param firstSeenMs when each was accepted
+     * @param expiresAtMs the remember-until instant of each
+     * @param length the number of entries, from index 0
+     */
+    default void restoreBatch(long[] fingerprints, long[] payloadHashes, long[] firstSeenMs, long[] expiresAtMs,
+        int length) {
+      for (int i = 0; i < length; i++) {
+        restore(fingerprints[i], payloadHashes[i], firstSeenMs[i], expiresAtMs[i]);
+      }
+    }
 
     /**
      * Puts back a claim that was neither committed nor released; ignored if its lease has ended.
@@ -143,5 +201,14 @@ public interface PartitionJournal {
      * @param memoryBeginsMs clock milliseconds
      */
     void memoryBegins(long memoryBeginsMs);
+
+    /**
+     * Puts back a committed consumer offset. Called once per topic-partition, with the highest offset recorded.
+     *
+     * @param topic the topic
+     * @param partition the topic's partition
+     * @param offset the committed offset
+     */
+    void restoreOffset(String topic, int partition, long offset);
   }
 }

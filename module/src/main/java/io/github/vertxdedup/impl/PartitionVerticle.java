@@ -4,6 +4,9 @@ import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupResult;
+import io.github.vertxdedup.journal.CommittedOffsets;
+import io.github.vertxdedup.journal.JournalLockedException;
+import io.github.vertxdedup.journal.OffsetCommit;
 import io.github.vertxdedup.window.DedupClock;
 import io.github.vertxdedup.window.WindowFullException;
 import io.github.vertxdedup.window.WindowStats;
@@ -24,11 +27,21 @@ import java.util.Objects;
  * Deployed by {@link io.github.vertxdedup.DedupVerticle}; internal.
  *
  * <h2>States</h2>
- * {@link State#RECOVERING} from deployment until the journal has replayed (every request is answered 503 and
- * nothing is accepted: the partition cannot vouch for anything yet), then {@link State#READY}. A failed journal
- * write moves it to {@link State#FAILED} (503 "journal unavailable" from then on). Undeploying moves it to
- * {@link State#STOPPING}: new requests get 503 at once, the journal is flushed and closed, the replies that waited
- * for it are sent (or failed with 503 if their write did not complete), then the consumer is unregistered.
+ * {@link State#RECOVERING} from deployment until the journal has opened and replayed (every request is answered 503
+ * and nothing is accepted: the partition cannot vouch for anything yet), then {@link State#READY}. If another owner
+ * holds the journal, the partition stays {@link State#RECOVERING} (503 "journal locked by another process") and
+ * tries again with a backoff ({@value #RETRY_MIN_MS} ms doubling to {@value #RETRY_MAX_MS} ms); its deployment
+ * completes meanwhile. Any other failure of the first recovery fails the deployment ({@link State#FAILED}).
+ *
+ * <p>A failed journal write means the decision is not in the journal. The partition goes back to
+ * {@link State#RECOVERING} at once (it decides nothing more), fails that reply and every later waiting one with 503,
+ * closes the journal, and reopens and replays it into a new, empty window (retrying with the backoff while that
+ * fails), then answers again. So the window never keeps a decision that the journal lacks: the refused id is absent
+ * and its redelivery is accepted once the journal works again (fail closed, nothing half-kept).
+ *
+ * <p>Undeploying moves it to {@link State#STOPPING}: new requests get 503 at once, the journal is flushed and
+ * closed, the replies that waited for it are sent (or failed with 503 if their write did not complete), then the
+ * consumer is unregistered.
  *
  * <h2>Replies and the journal</h2>
  * A request is decided at once (window and claims updated on the event loop), its state change handed to the
@@ -44,16 +57,23 @@ public final class PartitionVerticle extends VerticleBase {
 
   /** Period of the lease sweep and metrics publication, in milliseconds. */
   static final long TICK_MS = 1000;
+  /** First delay before opening the journal again after a failed attempt, in milliseconds. */
+  static final long RETRY_MIN_MS = 50;
+  /** Longest delay between attempts to open the journal, in milliseconds. */
+  static final long RETRY_MAX_MS = 2000;
 
   private static final System.Logger LOG = System.getLogger(PartitionVerticle.class.getName());
 
   /** Lifecycle of a partition. */
   public enum State {
-    /** Replaying its journal: answers 503, never ACCEPTED. */
+    /**
+     * Opening and replaying its journal (at start, after a failed write, or while another owner holds the journal):
+     * answers 503, never ACCEPTED.
+     */
     RECOVERING,
     /** Answering. */
     READY,
-    /** A journal write failed: answers 503. */
+    /** The first recovery failed (the deployment failed): answers 503. */
     FAILED,
     /** Undeploying: answers 503, drains its waiting replies. */
     STOPPING
@@ -70,6 +90,11 @@ public final class PartitionVerticle extends VerticleBase {
   private volatile State state = State.RECOVERING;
   private volatile String failure = "";
   private PartitionCore core;
+  private CommittedOffsets offsets = new CommittedOffsets();
+  private Promise<Void> started;
+  private long retryTimerId = -1;
+  private long retryDelayMs = RETRY_MIN_MS;
+  private long journalReopens;
   private RequestDecoder decoder;
   private PartitionMetrics metrics;
   private MessageConsumer<Object> consumer;
@@ -102,7 +127,7 @@ public final class PartitionVerticle extends VerticleBase {
     return state;
   }
 
-  /** @return why the partition is {@link State#FAILED}, or "" */
+  /** @return why the partition is {@link State#FAILED} or {@link State#RECOVERING} again, or "" */
   public String failure() {
     return failure;
   }
@@ -117,6 +142,59 @@ public final class PartitionVerticle extends VerticleBase {
     return partition;
   }
 
+  /**
+   * Journals a committed consumer offset of {@code topic}/{@code topicPartition} in this partition's journal, for
+   * the Kafka integration: a restart restores the highest offset recorded per topic-partition
+   * ({@link #committedOffset}). Thread-safe: runs on this partition's context.
+   *
+   * @param topic the topic; not empty, at most 255 bytes in UTF-8
+   * @param topicPartition the topic's partition, {@code >= 0}
+   * @param offset the committed offset (the next offset to consume), {@code >= 0}
+   * @return completes once the offset is durable under the journal's policy; fails with
+   *     {@link IllegalArgumentException} for an invalid argument, {@link IllegalStateException} while the partition
+   *     is not ready, or the journal's failure (the partition then reopens its journal)
+   */
+  public Future<Void> commitOffset(String topic, int topicPartition, long offset) {
+    final OffsetCommit commit;
+    try {
+      commit = new OffsetCommit(topic, topicPartition, offset);
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
+    Promise<Void> p = Promise.promise();
+    context.runOnContext(v -> {
+      if (state != State.READY) {
+        p.fail(new IllegalStateException(unavailableMessage(state)));
+        return;
+      }
+      journal.offsetsCommitted(commit.topic(), commit.partition(), commit.offset()).onComplete(ar ->
+          context.runOnContext(w -> {
+            if (ar.succeeded()) {
+              offsets.record(commit);
+              p.complete();
+            } else {
+              writeFailed(ar.cause());
+              p.fail(ar.cause());
+            }
+          }));
+    });
+    return p.future();
+  }
+
+  /**
+   * Returns the highest committed offset this partition has recorded for a topic-partition: journaled before and
+   * recovered at start, or committed since. Thread-safe: runs on this partition's context.
+   *
+   * @param topic the topic
+   * @param topicPartition the topic's partition
+   * @return the offset, or -1 if none was recorded
+   */
+  public Future<Long> committedOffset(String topic, int topicPartition) {
+    Promise<Long> p = Promise.promise();
+    context.runOnContext(v -> p.complete(offsets.get(topic, topicPartition)));
+    return p.future();
+  }
+
   @Override
   public Future<?> start() {
     core = new PartitionCore(options, partition, clock, journal);
@@ -125,21 +203,93 @@ public final class PartitionVerticle extends VerticleBase {
       metrics = new PartitionMetrics(registry, options.getAddress(), partition, options.getWindowMs());
       core.duplicateAges(metrics::recordDuplicateAge);
     }
+    started = Promise.promise();
     // Listen first, so that requests during recovery are answered 503 rather than finding no handler.
     consumer = vertx.eventBus().consumer(address, this::handle);
-    return consumer.completion()
-        .compose(v -> onContext(journal.open()))
-        .compose(v -> onContext(journal.recover(new Sink())))
-        .andThen(ar -> {
-          if (ar.succeeded()) {
-            state = State.READY;
-            timerId = vertx.setPeriodic(TICK_MS, id -> tick());
-          } else {
-            failure = "recovery failed: " + ar.cause();
-            state = State.FAILED;
+    consumer.completion().onComplete(ar -> {
+      if (ar.failed()) {
+        started.tryFail(ar.cause());
+      } else {
+        recover(true);
+      }
+    });
+    return started.future();
+  }
+
+  /**
+   * Opens and replays the journal into a new core, then answers. On failure: a locked journal, or any failure after
+   * the first start, is retried with a backoff; any other failure of the first start fails the deployment.
+   */
+  private void recover(boolean first) {
+    if (state == State.STOPPING) {
+      return;
+    }
+    PartitionCore fresh = new PartitionCore(options, partition, clock, journal);
+    fresh.carryCountersFrom(core);
+    CommittedOffsets freshOffsets = new CommittedOffsets();
+    long startNanos = System.nanoTime();
+    onContext(journal.open())
+        .compose(v -> onContext(journal.recover(new Sink(fresh, freshOffsets))))
+        .onComplete(ar -> {
+          if (state == State.STOPPING) {
+            return; // stop() closes the journal and completes the undeployment
           }
+          if (ar.succeeded()) {
+            core = fresh;
+            offsets = freshOffsets;
+            failure = "";
+            retryDelayMs = RETRY_MIN_MS;
+            state = State.READY;
+            if (timerId == -1) {
+              timerId = vertx.setPeriodic(TICK_MS, id -> tick());
+            }
+            LOG.log(System.Logger.Level.INFO, "partition {0}: ready {1} ms after its journal began to open, {2} "
+                + "entries held", address, (System.nanoTime() - startNanos) / 1_000_000, fresh.windowStats().held());
+            publish();
+            started.tryComplete();
+            return;
+          }
+          Throwable cause = ar.cause();
+          boolean locked = isLocked(cause);
+          if (first && !locked) {
+            failure = "recovery failed: " + cause;
+            state = State.FAILED;
+            publish();
+            journal.close().onComplete(v -> started.tryFail(cause));
+            return;
+          }
+          failure = locked
+              ? "journal locked by another process (" + cause.getMessage() + "); retrying"
+              : "journal recovery failed (" + cause + "); retrying";
+          LOG.log(locked ? System.Logger.Level.INFO : System.Logger.Level.WARNING, "partition " + address + ": "
+              + failure + " in " + retryDelayMs + " ms", locked ? null : cause);
           publish();
+          // The deployment completes while another owner holds the journal: this partition answers 503 until it can
+          // take the journal over.
+          started.tryComplete();
+          journal.close().onComplete(v -> context.runOnContext(w -> scheduleRetry()));
         });
+  }
+
+  private void scheduleRetry() {
+    if (state == State.STOPPING) {
+      return;
+    }
+    long delay = retryDelayMs;
+    retryDelayMs = Math.min(RETRY_MAX_MS, retryDelayMs * 2);
+    retryTimerId = vertx.setTimer(delay, id -> {
+      retryTimerId = -1;
+      recover(false);
+    });
+  }
+
+  private static boolean isLocked(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof JournalLockedException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   @Override
@@ -147,6 +297,9 @@ public final class PartitionVerticle extends VerticleBase {
     state = State.STOPPING;
     if (timerId != -1) {
       vertx.cancelTimer(timerId);
+    }
+    if (retryTimerId != -1) {
+      vertx.cancelTimer(retryTimerId);
     }
     Promise<Void> drained = Promise.promise();
     journal.close().onComplete(ar -> context.runOnContext(v -> {
@@ -214,17 +367,19 @@ public final class PartitionVerticle extends VerticleBase {
       return;
     }
     Future<?> write = core.lastWrite();
-    if (pending.isEmpty() && write.isComplete()) {
-      if (write.succeeded()) {
-        msg.reply(reply);
-      } else {
-        journalFailed(write.cause());
-        msg.fail(DedupFailure.UNAVAILABLE, unavailableMessage(state));
-      }
+    if (pending.isEmpty() && write.isComplete() && write.succeeded()) {
+      msg.reply(reply);
       return;
     }
     pending.add(new Pending(msg, reply, write));
-    if (!write.isComplete() && write != watched) {
+    if (write.isComplete()) {
+      if (write.failed()) {
+        // Not in the journal: decide nothing more; the reopen drains the queue and refuses this reply.
+        writeFailed(write.cause());
+      }
+      return;
+    }
+    if (write != watched) {
       watched = write;
       write.onComplete(ar -> context.runOnContext(v -> drainPending()));
     }
@@ -280,7 +435,8 @@ public final class PartitionVerticle extends VerticleBase {
         .put("badRequests", badRequests)
         .put("stateConflicts", stateConflicts)
         .put("unavailable", unavailable)
-        .put("internalErrors", internalErrors);
+        .put("internalErrors", internalErrors)
+        .put("journalReopens", journalReopens);
     publish();
     return s;
   }
@@ -301,36 +457,61 @@ public final class PartitionVerticle extends VerticleBase {
         pending.size(), state == State.READY));
   }
 
-  /** Sends every waiting reply whose journal write (and every earlier one) has completed, in order. */
+  /**
+   * Sends every waiting reply whose journal write (and every earlier one) has completed, in order. A failed write
+   * refuses its reply and every later one (decided after it, so possibly on top of it) and starts the reopen.
+   */
   private void drainPending() {
     Pending p;
     while ((p = pending.peek()) != null && p.write.isComplete()) {
-      pending.poll();
       if (p.write.failed()) {
-        journalFailed(p.write.cause());
-        p.message.fail(DedupFailure.UNAVAILABLE, unavailableMessage(state));
-      } else {
-        p.message.reply(p.reply);
+        Throwable cause = p.write.cause();
+        writeFailed(cause);
+        failPending();
+        return;
       }
+      pending.poll();
+      p.message.reply(p.reply);
     }
   }
 
-  /** The window now holds decisions that may not be durable: stop answering, fail everything waiting. */
-  private void journalFailed(Throwable cause) {
-    if (state == State.READY) {
-      failure = "journal unavailable: " + cause.getMessage();
-      state = State.FAILED;
-      LOG.log(System.Logger.Level.ERROR, "partition " + partition + ": " + failure, cause);
-    }
+  private void failPending() {
     Pending p;
     while ((p = pending.poll()) != null) {
-      p.message.fail(DedupFailure.UNAVAILABLE, unavailableMessage(state));
+      p.message.fail(DedupFailure.UNAVAILABLE, unavailableMessage(state) + ": the journal write of this decision "
+          + "failed or follows one that failed; nothing of it is kept");
     }
+  }
+
+  /**
+   * A journal write failed: its decision is in the window but not in the journal. Stop deciding, close the journal
+   * (which settles the writes issued before the failed one), refuse what waits from the failed write on, then
+   * reopen the journal and rebuild the window from it.
+   */
+  private void writeFailed(Throwable cause) {
+    if (state != State.READY) {
+      return;
+    }
+    state = State.RECOVERING;
+    journalReopens++;
+    failure = "journal write failed: " + cause.getMessage() + "; reopening the journal";
+    LOG.log(System.Logger.Level.ERROR, "partition " + address + ": " + failure, cause);
+    publish();
+    journal.close().onComplete(ar -> context.runOnContext(v -> {
+      if (ar.failed()) {
+        LOG.log(System.Logger.Level.WARNING, "partition " + address + ": closing the failed journal failed",
+            ar.cause());
+      }
+      drainPending();
+      failPending();
+      recover(false);
+    }));
   }
 
   private String unavailableMessage(State s) {
     return switch (s) {
-      case RECOVERING -> "partition " + partition + " is recovering its window; nothing accepted yet, retry later";
+      case RECOVERING -> "partition " + partition + " is recovering its window" + (failure.isEmpty() ? ""
+          : " (" + failure + ")") + "; nothing accepted yet, retry later";
       case STOPPING -> "partition " + partition + " is stopping; retry after it restarts";
       case FAILED -> "partition " + partition + " is unavailable: " + failure;
       case READY -> "partition " + partition + " is ready";
@@ -347,12 +528,26 @@ public final class PartitionVerticle extends VerticleBase {
   /** A decided request whose reply waits for a journal write. */
   private record Pending(Message<Object> message, Object reply, Future<?> write) {}
 
-  /** Recovery calls, on this partition's context. */
-  private final class Sink implements PartitionJournal.RecoverySink {
+  /** Recovery calls, on this partition's context, into the core being rebuilt. */
+  private static final class Sink implements PartitionJournal.RecoverySink {
+
+    private final PartitionCore core;
+    private final CommittedOffsets offsets;
+
+    Sink(PartitionCore core, CommittedOffsets offsets) {
+      this.core = core;
+      this.offsets = offsets;
+    }
 
     @Override
     public void restore(long fingerprint, long payloadHash, long firstSeenMs, long expiresAtMs) {
       core.restore(fingerprint, payloadHash, firstSeenMs, expiresAtMs);
+    }
+
+    @Override
+    public void restoreBatch(long[] fingerprints, long[] payloadHashes, long[] firstSeenMs, long[] expiresAtMs,
+        int length) {
+      core.restoreBatch(fingerprints, payloadHashes, firstSeenMs, expiresAtMs, length);
     }
 
     @Override
@@ -365,6 +560,11 @@ public final class PartitionVerticle extends VerticleBase {
     @Override
     public void memoryBegins(long memoryBeginsMs) {
       core.memoryBegins(memoryBeginsMs);
+    }
+
+    @Override
+    public void restoreOffset(String topic, int partition, long offset) {
+      offsets.record(topic, partition, offset);
     }
   }
 }

@@ -125,19 +125,41 @@ class PartitionJournalSeamTest {
   }
 
   @Test
-  void shouldFailEveryWaitingReplyAndLaterRequestsWhenAJournalWriteFails() {
+  void shouldRefuseWaitingRepliesAndReopenTheJournalWhenAWriteFails() {
     deployReady(10);
     journal.hold = true;
     Future<Message<Object>> a = request("check", id("a"));
     Future<Message<Object>> b = request("check", id("b"));
     barrier();
     journal.writes.get(0).fail("disk full");
-    assertThat(failure(a).getMessage()).contains("journal unavailable: disk full");
+    ReplyException refused = failure(a);
+    assertThat(refused.failureCode()).isEqualTo(503);
+    assertThat(refused.getMessage()).contains("journal write failed: disk full");
     assertThat(failure(b).failureCode()).isEqualTo(503);
-    ReplyException later = failure(request("check", id("c")));
-    assertThat(later.failureCode()).isEqualTo(503);
-    assertThat(later.getMessage()).contains("unavailable", "disk full");
-    assertThat(partition.state()).isEqualTo(PartitionVerticle.State.FAILED);
+
+    // The partition closed the journal, opened it again and rebuilt its window from it: the journal holds neither
+    // id, so both are new again.
+    journal.hold = false;
+    assertThat(retryWhileUnavailable(() -> request("check", id("a")))).isEqualTo("ACCEPTED");
+    assertThat(verdict(request("check", id("b")))).isEqualTo("ACCEPTED");
+    assertThat(journal.opens.get()).isEqualTo(2);
+    assertThat(partition.state()).isEqualTo(PartitionVerticle.State.READY);
+    assertThat(((JsonObject) await(request("stats", null)).body()).getLong("journalReopens")).isEqualTo(1);
+  }
+
+  @Test
+  void shouldKeepRefusingWithTheReasonWhileTheJournalCannotBeReopened() {
+    deployReady(10);
+    journal.failWrites = true;
+    journal.failOpens.set(3);
+    ReplyException refused = failure(request("check", id("a")));
+    assertThat(refused.failureCode()).isEqualTo(503);
+    ReplyException meanwhile = failure(request("check", id("a")));
+    assertThat(meanwhile.failureCode()).isEqualTo(503);
+    assertThat(meanwhile.getMessage()).contains("recovering");
+    journal.failWrites = false;
+    assertThat(retryWhileUnavailable(() -> request("check", id("a")))).isEqualTo("ACCEPTED");
+    assertThat(journal.opens.get()).isEqualTo(5); // the first, three refused, the one that worked
   }
 
   @Test
@@ -202,6 +224,19 @@ class PartitionJournalSeamTest {
 
   // ---------------------------------------------------------------------------------------------------------------
 
+  /** Repeats a request while it is refused with 503 (the partition reopens its journal with a backoff). */
+  private String retryWhileUnavailable(java.util.function.Supplier<Future<Message<Object>>> send) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (System.nanoTime() < deadline) {
+      try {
+        return verdict(send.get());
+      } catch (ReplyException e) {
+        assertThat(e.failureCode()).as(e.getMessage()).isEqualTo(503);
+      }
+    }
+    return fail("the partition did not answer again within 10 s");
+  }
+
   /** The partition registers its consumer before recovering; wait until a request finds it. */
   private ReplyException retryUntilListening() {
     for (int i = 0; i < 1_000; i++) {
@@ -243,11 +278,18 @@ class PartitionJournalSeamTest {
     volatile java.util.function.Consumer<RecoverySink> replay = sink -> { };
     volatile boolean hold;
     volatile boolean holdClose;
+    volatile boolean failWrites;
+    final java.util.concurrent.atomic.AtomicInteger opens = new java.util.concurrent.atomic.AtomicInteger();
+    final java.util.concurrent.atomic.AtomicInteger failOpens = new java.util.concurrent.atomic.AtomicInteger();
     private final Promise<Void> closed = Promise.promise();
     final Promise<Void> closeCalled = Promise.promise();
 
     @Override
     public Future<Void> open() {
+      opens.incrementAndGet();
+      if (failOpens.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+        return Future.failedFuture(new java.io.IOException("disk still full"));
+      }
       return Future.succeededFuture();
     }
 
@@ -257,6 +299,9 @@ class PartitionJournalSeamTest {
     }
 
     private Future<Void> write() {
+      if (failWrites) {
+        return Future.failedFuture(new java.io.IOException("disk full"));
+      }
       if (!hold) {
         return Future.succeededFuture();
       }
@@ -285,6 +330,11 @@ class PartitionJournalSeamTest {
 
     @Override
     public Future<Void> released(long idFingerprint, long keyFingerprint) {
+      return write();
+    }
+
+    @Override
+    public Future<Void> offsetsCommitted(String topic, int partition, long offset) {
       return write();
     }
 

@@ -301,7 +301,9 @@ public final class Journal implements AutoCloseable {
                 currentMax = NO_EXPIRY;
                 cyclesRead++;
               }
-              d.load(dc.wire().bytes());
+              Bytes<?> recordBytes = dc.wire().bytes();
+              visitor.onRecord(index, (int) recordBytes.readRemaining());
+              d.load(recordBytes);
               records++;
               int status = d.decode(visitor);
               if (status == RecordDecoder.OK) {

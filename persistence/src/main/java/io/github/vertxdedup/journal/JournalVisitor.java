@@ -17,6 +17,16 @@ package io.github.vertxdedup.journal;
 public interface JournalVisitor {
 
   /**
+   * A record begins: its entries (if it is intact) follow through the other methods. For tools that show where an
+   * entry is (a journal inspector) and what it costs on disk; a partition's recovery ignores it.
+   *
+   * @param index the record's queue index (Chronicle's: cycle in the high bits, sequence in the low bits)
+   * @param length the record's length in bytes, without Chronicle's 4-byte excerpt header
+   */
+  default void onRecord(long index, int length) {
+  }
+
+  /**
    * An id was accepted: remember it until {@code expiresAtMs}.
    *
    * @param fingerprint the id's fingerprint, never 0

@@ -25,8 +25,10 @@ import java.util.Locale;
  *
  * <p>Scenarios: {@code echo-json}, {@code echo-local} (round trips of a trivial consumer), {@code check-json},
  * {@code check-local} (single {@code check} requests through {@link DedupClient}), {@code batch-local},
- * {@code batch-json} ({@code checkBatch} of {@code bench.batch} events). Ids are new except every tenth, which
- * repeats one seen 10,000 requests earlier (a duplicate inside the window).
+ * {@code batch-json} ({@code checkBatch} of {@code bench.batch} events). A scenario name followed by {@code +NONE},
+ * {@code +ASYNC} or {@code +SYNC} (e.g. {@code check-local+ASYNC}) runs the service with a journal under that sync
+ * policy, in a new directory under {@code bench.journalDir} (default: the temporary directory), deleted afterwards.
+ * Ids are new except every tenth, which repeats one seen 10,000 requests earlier (a duplicate inside the window).
  *
  * <p>System properties: {@code bench.warmupSec} (5), {@code bench.measureSec} (10), {@code bench.rounds} (2),
  * {@code bench.inflight} (1000), {@code bench.batch} (1000), {@code bench.windowMs} (5000),
@@ -41,6 +43,8 @@ public final class ServiceThroughput {
   private static final int IN_FLIGHT = Integer.getInteger("bench.inflight", 1000);
   private static final int BATCH = Integer.getInteger("bench.batch", 1000);
   private static final long WINDOW_MS = Long.getLong("bench.windowMs", 5000L);
+  private static final String JOURNAL_DIR = System.getProperty("bench.journalDir",
+      System.getProperty("java.io.tmpdir"));
   private static final String SCENARIOS =
       System.getProperty("bench.scenarios", "echo-json,echo-local,check-json,check-local,batch-json,batch-local");
 
@@ -68,7 +72,11 @@ public final class ServiceThroughput {
     }
   }
 
-  private static void run(Vertx vertx, String scenario, int round) throws Exception {
+  private static void run(Vertx vertx, String name, int round) throws Exception {
+    int plus = name.indexOf('+');
+    String scenario = plus < 0 ? name : name.substring(0, plus);
+    java.nio.file.Path journal = plus < 0 ? null
+        : java.nio.file.Files.createTempDirectory(java.nio.file.Path.of(JOURNAL_DIR), "bench-journal");
     String deployment;
     Driver driver;
     if (scenario.startsWith("echo")) {
@@ -86,6 +94,10 @@ public final class ServiceThroughput {
           .setPayloadHashes(false)
           .setMaxIdsPerPartition(100_000_000)
           .setMaxBatch(Math.max(BATCH, DedupOptions.DEFAULT_MAX_BATCH));
+      if (journal != null) {
+        options.setJournalDir(journal.toString())
+            .setJournalSync(io.github.vertxdedup.journal.SyncPolicy.valueOf(name.substring(plus + 1)));
+      }
       deployment = vertx.deployVerticle(new DedupVerticle(), new DeploymentOptions().setConfig(options.toJson()))
           .await();
       DedupClient client = DedupClient.create(vertx, options,
@@ -112,8 +124,13 @@ public final class ServiceThroughput {
     vertx.undeploy(driverDeployment).await();
     vertx.undeploy(deployment).await();
     double rate = (c1 - c0) / ((t1 - t0) / 1e9);
-    System.out.printf(Locale.ROOT, "round %d  %-12s %,12.0f decisions/s   (errors %d)%n", round, scenario, rate,
+    System.out.printf(Locale.ROOT, "round %d  %-18s %,12.0f decisions/s   (errors %d)%n", round, name, rate,
         driver.errors);
+    if (journal != null) {
+      try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.walk(journal)) {
+        files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+      }
+    }
     System.gc();
   }
 

@@ -1,0 +1,199 @@
+package io.github.vertxdedup.bench.service;
+
+import io.github.vertxdedup.DedupAction;
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.DedupVerticle;
+import io.github.vertxdedup.journal.AcceptBatch;
+import io.github.vertxdedup.journal.Journal;
+import io.github.vertxdedup.journal.JournalOptions;
+import io.github.vertxdedup.journal.JournalVisitor;
+import io.github.vertxdedup.journal.SyncPolicy;
+import io.github.vertxdedup.window.Fingerprinter;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.json.JsonObject;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Time to first answer of a journaled partition that holds many live ids: in process (journal open to first
+ * answer), and for the whole process (kill -9, new JVM, first answer). Real time: a benchmark, not a test.
+ *
+ * <p>Commands:
+ * <ul>
+ *   <li>{@code build DIR IDS PER_RECORD}: writes the journal of partition 0 of address {@code bench} under journal
+ *       directory {@code DIR}: {@code IDS} live accepts of ids {@code evt-0 .. evt-(IDS-1)}, {@code PER_RECORD} per
+ *       record, remembered for 10 minutes.</li>
+ *   <li>{@code first-answer DIR}: in this JVM, after a warm-up deployment on another directory, deploys the service
+ *       on {@code DIR} and checks {@code evt-0} (must be {@code DUPLICATE}); prints deploy to first answer. Twice (a
+ *       second restart in the same JVM).</li>
+ *   <li>{@code kill-restart DIR N}: N times: starts a child JVM ({@code serve}) on {@code DIR}, waits for its first
+ *       answer, kills it with SIGKILL, starts another and measures kill to its first answer.</li>
+ *   <li>{@code serve DIR}: the child: deploys the service on {@code DIR}, checks {@code evt-0}, prints
+ *       {@code first-answer VERDICT processMs=P deployMs=D}, then waits to be killed.</li>
+ * </ul>
+ * The service runs with {@code windowMs} 600000, one partition, no payload hashes, {@code expectedIdsPerPartition}
+ * sized for the journal (so the window never rehashes while it is rebuilt).
+ */
+public final class RestartBenchmark {
+
+  private static final long WINDOW_MS = 600_000;
+  private static final String ADDRESS = "bench";
+
+  private RestartBenchmark() {
+  }
+
+  /**
+   * Runs a command.
+   *
+   * @param args see the class documentation
+   * @throws Exception on any failure
+   */
+  public static void main(String[] args) throws Exception {
+    switch (args[0]) {
+      case "build" -> build(Path.of(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]));
+      case "first-answer" -> firstAnswer(Path.of(args[1]));
+      case "kill-restart" -> killRestart(Path.of(args[1]), Integer.parseInt(args[2]));
+      case "serve" -> serve(Path.of(args[1]));
+      default -> throw new IllegalArgumentException("unknown command " + args[0]);
+    }
+  }
+
+  private static DedupOptions options(Path journalDir, int expectedIds) {
+    return new DedupOptions().setAddress(ADDRESS).setWindowMs(WINDOW_MS).setPayloadHashes(false)
+        .setExpectedIdsPerPartition(expectedIds).setJournalDir(journalDir.toString());
+  }
+
+  private static int expectedIds(Path journalDir) throws Exception {
+    Path file = journalDir.resolve(ADDRESS).resolve("ids");
+    return Files.exists(file) ? Integer.parseInt(Files.readString(file).trim()) : 0;
+  }
+
+  private static void build(Path journalDir, int ids, int perRecord) throws Exception {
+    Path dir = journalDir.resolve(ADDRESS).resolve("0");
+    Files.createDirectories(dir);
+    Files.writeString(journalDir.resolve(ADDRESS).resolve("partitions"), "1\n");
+    Files.writeString(journalDir.resolve(ADDRESS).resolve("ids"), ids + "\n");
+    Fingerprinter fp = Fingerprinter.forScope(ADDRESS + "/id");
+    long now = System.currentTimeMillis();
+    JournalOptions jo = new JournalOptions().setSyncPolicy(SyncPolicy.NONE)
+        .setRollCycle(JournalOptions.rollCycleFor(Duration.ofMillis(WINDOW_MS)));
+    long t0 = System.nanoTime();
+    try (Journal j = Journal.open(dir, jo)) {
+      j.replay(new JournalVisitor() {
+      });
+      AcceptBatch batch = new AcceptBatch(perRecord);
+      for (int i = 0; i < ids; i++) {
+        long f = fp.fingerprint("evt-" + i);
+        if (perRecord == 1) {
+          j.appendAccept(f, 0, 0, now, now + WINDOW_MS);
+        } else {
+          batch.add(f, 0, 0, now, now + WINDOW_MS);
+          if (batch.size() == perRecord) {
+            j.appendAccepts(batch);
+            batch.clear();
+          }
+        }
+      }
+      if (!batch.isEmpty()) {
+        j.appendAccepts(batch);
+      }
+      j.sync();
+    }
+    System.out.printf(Locale.ROOT, "built %,d ids (%d per record) in %s in %d ms%n", ids, perRecord, dir,
+        (System.nanoTime() - t0) / 1_000_000);
+  }
+
+  private static String check(Vertx vertx, String id) throws Exception {
+    return ((JsonObject) vertx.eventBus().request(ADDRESS, new JsonObject().put("id", id),
+        new DeliveryOptions().addHeader(DedupAction.HEADER, "check")).toCompletionStage().toCompletableFuture()
+        .get(60, TimeUnit.SECONDS).body()).getString("verdict");
+  }
+
+  private static void firstAnswer(Path journalDir) throws Exception {
+    int expected = expectedIds(journalDir);
+    Vertx vertx = Vertx.vertx();
+    try {
+      // Warm-up: load Vert.x, Chronicle and the service's classes on a throwaway journal.
+      Path warm = Files.createTempDirectory("restart-warm-up");
+      String d = vertx.deployVerticle(new DedupVerticle(), new DeploymentOptions()
+          .setConfig(options(warm, 0).toJson())).await();
+      check(vertx, "warm-up");
+      vertx.undeploy(d).await();
+      for (int round = 1; round <= 2; round++) {
+        long t0 = System.nanoTime();
+        String deployment = vertx.deployVerticle(new DedupVerticle(), new DeploymentOptions()
+            .setConfig(options(journalDir, expected).toJson())).await();
+        long deployed = System.nanoTime();
+        String verdict = check(vertx, "evt-0");
+        long answered = System.nanoTime();
+        System.out.printf(Locale.ROOT, "round %d: deploy (journal open, replay, rebuild) %d ms, first answer %s "
+            + "%d ms after the deployment began%n", round, (deployed - t0) / 1_000_000, verdict,
+            (answered - t0) / 1_000_000);
+        vertx.undeploy(deployment).await();
+      }
+    } finally {
+      vertx.close().await();
+    }
+  }
+
+  private static void serve(Path journalDir) throws Exception {
+    long jvmStartMs = ManagementFactory.getRuntimeMXBean().getStartTime();
+    Vertx vertx = Vertx.vertx();
+    long t0 = System.nanoTime();
+    vertx.deployVerticle(new DedupVerticle(), new DeploymentOptions()
+        .setConfig(options(journalDir, expectedIds(journalDir)).toJson())).await();
+    long deployMs = (System.nanoTime() - t0) / 1_000_000;
+    String verdict = check(vertx, "evt-0");
+    System.out.println("first-answer " + verdict + " processMs=" + (System.currentTimeMillis() - jvmStartMs)
+        + " deployMs=" + deployMs);
+    System.out.flush();
+    Thread.sleep(Long.MAX_VALUE);
+  }
+
+  private static void killRestart(Path journalDir, int times) throws Exception {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    // The flags this JVM was started with (Chronicle's add-opens among them), then the same classpath.
+    cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add(RestartBenchmark.class.getName());
+    cmd.add("serve");
+    cmd.add(journalDir.toString());
+    Process child = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    String first = firstLine(child);
+    System.out.println("first start: " + first);
+    for (int i = 1; i <= times; i++) {
+      child.destroyForcibly();
+      long killed = System.nanoTime();
+      child.waitFor();
+      child = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+      String line = firstLine(child);
+      System.out.printf(Locale.ROOT, "restart %d: kill -9 -> new JVM -> first answer %d ms (%s)%n", i,
+          (System.nanoTime() - killed) / 1_000_000, line);
+    }
+    child.destroyForcibly();
+  }
+
+  private static String firstLine(Process child) throws Exception {
+    BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+    String line;
+    while ((line = r.readLine()) != null) {
+      if (line.startsWith("first-answer")) {
+        return line;
+      }
+    }
+    throw new IllegalStateException("the child ended without answering");
+  }
+}

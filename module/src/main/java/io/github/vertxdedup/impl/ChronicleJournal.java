@@ -1,0 +1,803 @@
+package io.github.vertxdedup.impl;
+
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.journal.AcceptBatch;
+import io.github.vertxdedup.journal.CommittedOffsets;
+import io.github.vertxdedup.journal.Journal;
+import io.github.vertxdedup.journal.JournalOptions;
+import io.github.vertxdedup.journal.JournalVisitor;
+import io.github.vertxdedup.journal.OffsetCommit;
+import io.github.vertxdedup.journal.ReplayResult;
+import io.github.vertxdedup.journal.RetentionResult;
+import io.github.vertxdedup.journal.RollSnapshotWriter;
+import io.github.vertxdedup.journal.SyncPolicy;
+import io.github.vertxdedup.window.DedupClock;
+import io.github.vertxdedup.window.DedupWindow;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Semaphore;
+import org.agrona.collections.Long2ObjectHashMap;
+
+/**
+ * The durable {@link PartitionJournal}: one Chronicle Queue {@link Journal} per partition, in
+ * {@code <journalDir>/<address>/<partition>}, so that a restart rebuilds the partition's window instead of
+ * forgetting it.
+ *
+ * <h2>Threads</h2>
+ * Every method is called on the partition's event loop and none blocks it: {@link Journal#open},
+ * {@link Journal#replay}, {@link Journal#sync}, {@link Journal#deleteExpiredCycles} and {@link Journal#close} run
+ * in {@code executeBlocking} on a worker and complete on the partition's context. Appends run on the event loop:
+ * each writes into the memory-mapped queue file and returns (about 0.2 us, see {@code docs/benchmarks-journal.md});
+ * only the first append of a new roll cycle also creates that cycle's file.
+ *
+ * <h2>Durability</h2>
+ * Under {@link SyncPolicy#NONE} and {@link SyncPolicy#ASYNC} a write's future is complete when the append returns:
+ * the record is in the page cache and survives a crash of the process. Under {@link SyncPolicy#SYNC} the future
+ * completes once an {@code fsync} covering the record returned (group commit): writes join an open group, at most
+ * one {@link Journal#sync()} is in flight per partition, and when it returns it completes every group whose last
+ * record it covered; the writes that arrived meanwhile go into the next sync. So the event loop never waits for the
+ * disk, and one {@code fsync} answers as many requests as arrived during the previous one.
+ *
+ * <h2>Recovery</h2>
+ * {@link #recover} replays the journal on a worker and hands the live entries back to the partition's context in
+ * chunks of {@value #CHUNK} (at most {@value #CHUNKS_IN_FLIGHT} queued, so the replay and the window's rebuild overlap
+ * on two cores and memory stays bounded). Accepts and commits whose expiry has passed are skipped. Claims are
+ * matched with their commit or release by fingerprint; a claim left open (its owner crashed) comes back in flight
+ * until its lease ends and is never taken for a commit. Offsets keep the highest per topic-partition.
+ *
+ * <h2>Mapping onto the journal's records</h2>
+ * The journal's {@code CLAIM} record has no column for the claim time, the payload hash or the explicit
+ * remember-until a commit applies; the service has no claimer identity (whoever holds the token may commit), so
+ * those three travel in the record's claimer text ({@link #encodeClaimer}). A claim token (16 hex digits) is the
+ * record's 64-bit token. A {@code COMMIT} record carries no key: replay takes it from the claim. The first-seen time
+ * of a committed id is its commit time when the claim used the default remember-until ({@code expiry - W}), else
+ * its claim time (the record has no commit time); lookups after a restart report it at bucket precision anyway.
+ *
+ * <h2>Roll snapshots and retention</h2>
+ * The journal keeps a copy of the open claims (added once their {@code CLAIM} record is written, removed once
+ * their commit or release is) and of the committed offsets; the first append of each roll cycle writes them again
+ * into the new cycle, so that old cycles can go once their accepts have expired. Once per roll cycle, on the first
+ * append in it, {@link Journal#deleteExpiredCycles} runs on a worker.
+ *
+ * <p>Not thread-safe: confined to the partition's event loop, like the partition.
+ */
+public final class ChronicleJournal implements PartitionJournal {
+
+  /** Entries handed to the partition's context per recovery task. */
+  static final int CHUNK = 16_384;
+  /** Recovery chunks queued on the partition's context at most; the replay waits beyond that. */
+  static final int CHUNKS_IN_FLIGHT = 4;
+  /** Name of the file in {@code <journalDir>/<address>} that records the partition count the journals were written with. */
+  static final String LAYOUT_FILE = "partitions";
+  /**
+   * Name of the file in a partition's journal directory that holds the instant (clock milliseconds) the journal was
+   * first opened: every id the partition accepted since then is in the journal (or has expired), so after a restart
+   * the partition vouches for event times from then on, not only from its own start.
+   */
+  static final String MEMORY_FILE = "memory-begins-ms";
+
+  private static final System.Logger LOG = System.getLogger(ChronicleJournal.class.getName());
+  private static final Future<Void> DONE = Future.succeededFuture();
+  private static final String CLAIMER_PREFIX = "c1;";
+
+  private final Vertx vertx;
+  private final Path dir;
+  private final DedupClock clock;
+  private final long windowMs;
+  private final SyncPolicy policy;
+  private final Duration rollCycle;
+  private final long cycleMs;
+
+  private Context context;
+  private Journal journal;
+  private boolean closing;
+  private Future<?> opening;
+  private Future<?> recovering;
+  private Future<?> syncing;
+  private Future<?> retention;
+  private Future<Void> closed;
+  private volatile boolean abortReplay;
+  /** When this partition's journal was first opened (its {@link #MEMORY_FILE}); written by open, read by recover. */
+  private volatile long memoryBeganMs = Long.MAX_VALUE;
+  private long nextRetentionMs = Long.MIN_VALUE;
+
+  private final Long2ObjectHashMap<OpenClaim> openClaims = new Long2ObjectHashMap<>();
+  private CommittedOffsets offsets = new CommittedOffsets();
+
+  private final AcceptBatch batch = new AcceptBatch(256);
+  private boolean batching;
+  private Promise<Void> batchPromise;
+
+  /** SYNC only: the writes appended since the sync in flight started. */
+  private Group openGroup;
+  /** SYNC only: the writes the sync in flight covers. */
+  private Group syncingGroup;
+
+  /**
+   * @param vertx the Vert.x instance of the partition
+   * @param dir this partition's journal directory, {@code <journalDir>/<address>/<partition>}
+   * @param options the service options (window, sync policy)
+   * @param clock the partition's clock; the journal's records carry its instants, and its roll cycles follow it
+   */
+  public ChronicleJournal(Vertx vertx, Path dir, DedupOptions options, DedupClock clock) {
+    this.vertx = Objects.requireNonNull(vertx, "vertx");
+    this.dir = Objects.requireNonNull(dir, "dir");
+    this.clock = Objects.requireNonNull(clock, "clock");
+    this.windowMs = options.getWindowMs();
+    this.policy = options.getJournalSync();
+    this.rollCycle = JournalOptions.rollCycleFor(Duration.ofMillis(windowMs));
+    this.cycleMs = rollCycle.toMillis();
+  }
+
+  /** @return the journal directory of this partition */
+  public Path directory() {
+    return dir;
+  }
+
+  /**
+   * Checks, and on first use records, the partition count the journals under {@code addressDir} were written with.
+   * Routing is a function of the partition count, so journals written with another count hold ids that their
+   * partition no longer owns: redeliveries would reach partitions that never saw them and be accepted again.
+   * Blocking (file I/O): call it off the event loop.
+   *
+   * @param addressDir {@code <journalDir>/<address>}
+   * @param partitions the partition count of the deployment
+   * @throws IllegalArgumentException if the directory records another partition count
+   * @throws UncheckedIOException if the file cannot be read or written
+   */
+  public static void checkLayout(Path addressDir, int partitions) {
+    Path file = addressDir.resolve(LAYOUT_FILE);
+    try {
+      Files.createDirectories(addressDir);
+      if (Files.exists(file)) {
+        String text = Files.readString(file, StandardCharsets.UTF_8).trim();
+        int recorded;
+        try {
+          recorded = Integer.parseInt(text);
+        } catch (NumberFormatException e) {
+          throw new IllegalArgumentException("journalDir: " + file + " must hold the partition count but holds '"
+              + text + "'");
+        }
+        if (recorded != partitions) {
+          throw new IllegalArgumentException("partitions must be " + recorded + " for the journals in " + addressDir
+              + " (they were written with " + recorded + " partitions, and an id's partition depends on the count)"
+              + " but was " + partitions + "; use a new journalDir or address to change the partition count");
+        }
+        return;
+      }
+      Path tmp = addressDir.resolve(LAYOUT_FILE + ".tmp");
+      Files.writeString(tmp, partitions + "\n", StandardCharsets.UTF_8);
+      Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot check the journal layout file " + file, e);
+    }
+  }
+
+  /** Reads the journal's {@link #MEMORY_FILE}, creating it with {@code nowMs} on the first open. Blocking. */
+  private static long memoryBegan(Path dir, long nowMs) {
+    Path file = dir.resolve(MEMORY_FILE);
+    try {
+      if (Files.exists(file)) {
+        String text = Files.readString(file, StandardCharsets.UTF_8).trim();
+        try {
+          return Long.parseLong(text);
+        } catch (NumberFormatException e) {
+          LOG.log(System.Logger.Level.WARNING, "journal {0}: {1} holds ''{2}'', not an instant; the partition "
+              + "vouches only from its earliest record", dir, MEMORY_FILE, text);
+          return Long.MAX_VALUE;
+        }
+      }
+      Path tmp = dir.resolve(MEMORY_FILE + ".tmp");
+      Files.writeString(tmp, nowMs + "\n", StandardCharsets.UTF_8);
+      Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+      return nowMs;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read or write " + file, e);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------- lifecycle
+
+  @Override
+  public Future<Void> open() {
+    if (context == null) {
+      context = vertx.getOrCreateContext();
+    }
+    if (journal != null || opening != null || closing) {
+      return Future.failedFuture(new IllegalStateException("journal " + dir + " is already open (or closing)"));
+    }
+    abortReplay = false;
+    JournalOptions jo = new JournalOptions()
+        .setClock(clock::nowMs)
+        .setRollCycle(rollCycle)
+        .setSyncPolicy(policy)
+        .setRollSnapshotSource(this::writeSnapshot);
+    Future<Void> f = context.executeBlocking(() -> {
+      Journal j = Journal.open(dir, jo);
+      try {
+        memoryBeganMs = memoryBegan(dir, clock.nowMs());
+      } catch (RuntimeException e) {
+        j.close();
+        throw e;
+      }
+      return j;
+    }, false).map(j -> {
+      journal = j;
+      nextRetentionMs = Long.MIN_VALUE;
+      return (Void) null;
+    });
+    opening = f;
+    f.onComplete(ar -> opening = null);
+    return f;
+  }
+
+  @Override
+  public Future<Void> recover(RecoverySink sink) {
+    Objects.requireNonNull(sink, "sink");
+    Journal j = journal;
+    if (j == null) {
+      return Future.failedFuture(new IllegalStateException("journal " + dir + " is not open"));
+    }
+    Promise<Void> done = Promise.promise();
+    Replayer replayer = new Replayer(sink, clock.nowMs());
+    Future<ReplayResult> replay = context.executeBlocking(() -> replayer.run(j), false);
+    recovering = done.future();
+    replay.onComplete(ar -> {
+      // Every chunk was queued on this context before the replay returned, so all of them have run by now.
+      recovering = null;
+      Throwable failure = replayer.failure != null ? replayer.failure : ar.cause();
+      if (failure == null && abortReplay) {
+        failure = new IllegalStateException("journal " + dir + " was closed during recovery");
+      }
+      if (failure != null) {
+        done.fail(failure);
+        return;
+      }
+      try {
+        replayer.finish();
+      } catch (RuntimeException e) {
+        done.fail(e);
+        return;
+      }
+      ReplayResult r = ar.result();
+      LOG.log(System.Logger.Level.INFO, "journal {0}: recovered {1} live entries, {2} open claims and {3} offsets "
+          + "from {4} records ({5} torn) in {6} ms", dir, replayer.restored, replayer.claimsRestored,
+          offsets.size(), r.recordsRead(), r.tornRecords(), r.elapsed().toMillis());
+      done.complete();
+    });
+    return done.future();
+  }
+
+  @Override
+  public Future<Void> close() {
+    if (closed != null) {
+      return closed;
+    }
+    if (context == null) {
+      return DONE;
+    }
+    closing = true;
+    abortReplay = true;
+    List<Future<?>> busy = new ArrayList<>(4);
+    for (Future<?> f : List.of(opt(opening), opt(recovering), opt(syncing), opt(retention))) {
+      if (f != DONE) {
+        busy.add(f);
+      }
+    }
+    Promise<Void> p = Promise.promise();
+    closed = p.future();
+    Future.join(busy).onComplete(ignored -> context.runOnContext(v -> finishClose(p)));
+    return closed;
+  }
+
+  private static Future<?> opt(Future<?> f) {
+    return f == null ? DONE : f;
+  }
+
+  private void finishClose(Promise<Void> p) {
+    Journal j = journal;
+    if (batching || !batch.isEmpty()) {
+      batching = false;
+      flushBatch();
+    }
+    Future<Void> flushed = DONE;
+    if (j != null && openGroup != null) {
+      Group g = openGroup;
+      openGroup = null;
+      flushed = context.executeBlocking(j::sync, false).andThen(ar -> settle(g, ar.succeeded() ? null : ar.cause()))
+          .mapEmpty();
+    }
+    flushed.transform(ignored -> j == null ? DONE : context.<Void>executeBlocking(() -> {
+      j.close();
+      return null;
+    }, false)).onComplete(ar -> {
+      journal = null;
+      openClaims.clear();
+      offsets = new CommittedOffsets();
+      batch.clear();
+      batchPromise = null;
+      closing = false;
+      closed = null;
+      if (ar.failed()) {
+        p.fail(ar.cause());
+      } else {
+        p.complete();
+      }
+    });
+  }
+
+  // ---------------------------------------------------------------------------------------------------- writes
+
+  @Override
+  public Future<Void> accepted(long idFingerprint, long keyFingerprint, long payloadHash, long firstSeenMs,
+      long expiresAtMs) {
+    if (batching) {
+      try {
+        if (batch.size() == AcceptBatch.MAX_SIZE) {
+          flushBatch();
+        }
+        batch.add(idFingerprint, keyFingerprint, payloadHash, firstSeenMs, expiresAtMs);
+      } catch (RuntimeException e) {
+        return Future.failedFuture(e);
+      }
+      if (batchPromise == null) {
+        batchPromise = Promise.promise();
+      }
+      return batchPromise.future();
+    }
+    try {
+      return written(appender().appendAccept(idFingerprint, keyFingerprint, payloadHash, firstSeenMs, expiresAtMs));
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
+  }
+
+  @Override
+  public Future<Void> claimed(long idFingerprint, long keyFingerprint, long payloadHash, String claimToken,
+      long claimedAtMs, long leaseEndMs, long rememberUntilMs) {
+    flushIfBatching();
+    try {
+      long token = tokenValue(claimToken);
+      String claimer = encodeClaimer(claimedAtMs, payloadHash, rememberUntilMs);
+      long index = appender().appendClaim(idFingerprint, keyFingerprint, token, claimer, leaseEndMs);
+      openClaims.put(idFingerprint, new OpenClaim(idFingerprint, keyFingerprint, token, claimer, leaseEndMs));
+      return written(index);
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
+  }
+
+  @Override
+  public Future<Void> committed(long idFingerprint, long keyFingerprint, long payloadHash, long committedAtMs,
+      long expiresAtMs) {
+    flushIfBatching();
+    try {
+      OpenClaim c = openClaims.get(idFingerprint);
+      long index = appender().appendCommit(idFingerprint, c == null ? 0 : c.token, expiresAtMs);
+      openClaims.remove(idFingerprint);
+      return written(index);
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
+  }
+
+  @Override
+  public Future<Void> released(long idFingerprint, long keyFingerprint) {
+    flushIfBatching();
+    try {
+      OpenClaim c = openClaims.get(idFingerprint);
+      long index = appender().appendRelease(idFingerprint, c == null ? 0 : c.token);
+      openClaims.remove(idFingerprint);
+      return written(index);
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
+  }
+
+  @Override
+  public Future<Void> offsetsCommitted(String topic, int partition, long offset) {
+    flushIfBatching();
+    try {
+      OffsetCommit commit = new OffsetCommit(topic, partition, offset);
+      long index = appender().appendOffsetCommit(commit.topic(), commit.partition(), commit.offset());
+      offsets.record(commit);
+      return written(index);
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
+  }
+
+  @Override
+  public void beginBatch() {
+    flushIfBatching();
+    batching = true;
+  }
+
+  @Override
+  public void endBatch() {
+    batching = false;
+    flushBatch();
+  }
+
+  private void flushIfBatching() {
+    if (!batch.isEmpty()) {
+      flushBatch();
+    }
+  }
+
+  /** Writes the buffered accepts as one record and settles the batch's future with the outcome. */
+  private void flushBatch() {
+    if (batch.isEmpty()) {
+      return;
+    }
+    Promise<Void> p = batchPromise;
+    batchPromise = null;
+    Future<Void> outcome;
+    try {
+      outcome = written(appender().appendAccepts(batch));
+    } catch (RuntimeException e) {
+      outcome = Future.failedFuture(e);
+    } finally {
+      batch.clear();
+    }
+    if (p != null) {
+      outcome.onComplete(p);
+    }
+  }
+
+  private Journal appender() {
+    Journal j = journal;
+    if (j == null || closing) {
+      throw new IllegalStateException("journal " + dir + " is not open");
+    }
+    return j;
+  }
+
+  /** The future of a record appended at {@code index}: done now, or (SYNC) once a sync covers it. */
+  private Future<Void> written(long index) {
+    maybeDeleteExpiredCycles();
+    if (policy != SyncPolicy.SYNC) {
+      return DONE;
+    }
+    Group g = openGroup;
+    if (g == null) {
+      g = new Group();
+      openGroup = g;
+    }
+    g.lastIndex = index;
+    if (syncing == null) {
+      startSync();
+    }
+    return g.promise.future();
+  }
+
+  private void startSync() {
+    Group g = openGroup;
+    Journal j = journal;
+    if (g == null || j == null || closing) {
+      return;
+    }
+    openGroup = null;
+    syncingGroup = g;
+    Future<Long> f = context.executeBlocking(j::sync, false);
+    syncing = f;
+    f.onComplete(ar -> {
+      syncing = null;
+      syncingGroup = null;
+      if (ar.failed()) {
+        settle(g, ar.cause());
+        // The journal failed for good (see Journal.sync): every later write fails too.
+        Group next = openGroup;
+        openGroup = null;
+        if (next != null) {
+          settle(next, ar.cause());
+        }
+        return;
+      }
+      settle(g, null);
+      Group next = openGroup;
+      if (next != null && next.lastIndex <= ar.result()) {
+        openGroup = null;
+        settle(next, null);
+      } else if (next != null) {
+        startSync();
+      }
+    });
+  }
+
+  private static void settle(Group g, Throwable failure) {
+    if (failure == null) {
+      g.promise.tryComplete();
+    } else {
+      g.promise.tryFail(failure);
+    }
+  }
+
+  /** Once per roll cycle, on the first write in it: delete the cycle files that hold no live entry, on a worker. */
+  private void maybeDeleteExpiredCycles() {
+    long now = clock.nowMs();
+    if (now < nextRetentionMs || retention != null || closing) {
+      return;
+    }
+    nextRetentionMs = (Math.floorDiv(now, cycleMs) + 1) * cycleMs;
+    Journal j = journal;
+    Future<RetentionResult> f = context.executeBlocking(() -> j.deleteExpiredCycles(now), false);
+    retention = f;
+    f.onComplete(ar -> {
+      retention = null;
+      if (ar.failed()) {
+        LOG.log(System.Logger.Level.WARNING, "journal " + dir + ": deleting expired cycle files failed; retried "
+            + "next cycle", ar.cause());
+      } else if (ar.result().deletedCycles() > 0) {
+        LOG.log(System.Logger.Level.DEBUG, "journal {0}: {1}", dir, ar.result());
+      }
+    });
+  }
+
+  /** The roll snapshot: every open claim whose lease has not ended, and every committed offset. Event loop. */
+  private void writeSnapshot(RollSnapshotWriter w) {
+    long now = clock.nowMs();
+    for (Iterator<OpenClaim> it = openClaims.values().iterator(); it.hasNext(); ) {
+      OpenClaim c = it.next();
+      if (c.leaseEndMs <= now) {
+        it.remove();
+      } else {
+        w.claim(c.fingerprint, c.keyFingerprint, c.token, c.claimer, c.leaseEndMs);
+      }
+    }
+    offsets.writeTo(w);
+  }
+
+  // -------------------------------------------------------------------------------------------- claim mapping
+
+  /**
+   * Encodes what a claim needs on commit and the journal's {@code CLAIM} record has no column for, into the record's
+   * claimer text: {@code c1;<claimedAtMs>;<payloadHash hex>;<rememberUntilMs or ->}.
+   *
+   * @param claimedAtMs when the id was claimed
+   * @param payloadHash its payload hash, or 0
+   * @param rememberUntilMs the explicit expiry to apply on commit, or {@link DedupWindow#DEFAULT_REMEMBER_UNTIL}
+   * @return at most 60 ASCII characters
+   */
+  public static String encodeClaimer(long claimedAtMs, long payloadHash, long rememberUntilMs) {
+    return CLAIMER_PREFIX + claimedAtMs + ';' + Long.toHexString(payloadHash) + ';'
+        + (rememberUntilMs == DedupWindow.DEFAULT_REMEMBER_UNTIL ? "-" : Long.toString(rememberUntilMs));
+  }
+
+  /**
+   * Decodes {@link #encodeClaimer}.
+   *
+   * @param claimer the claimer text of a {@code CLAIM} record
+   * @return {@code [claimedAtMs, payloadHash, rememberUntilMs]}, or null if the text is not of this form
+   */
+  public static long[] decodeClaimer(String claimer) {
+    if (claimer == null || !claimer.startsWith(CLAIMER_PREFIX)) {
+      return null;
+    }
+    String[] parts = claimer.substring(CLAIMER_PREFIX.length()).split(";", -1);
+    if (parts.length != 3) {
+      return null;
+    }
+    try {
+      return new long[] {Long.parseLong(parts[0]), Long.parseUnsignedLong(parts[1], 16),
+          parts[2].equals("-") ? DedupWindow.DEFAULT_REMEMBER_UNTIL : Long.parseLong(parts[2])};
+    } catch (NumberFormatException e) {
+      return null;
+    }
+  }
+
+  /**
+   * Converts a claim token to the journal's 64-bit token.
+   *
+   * @param token 16 hex digits, as the partition issues them
+   * @return its value
+   * @throws IllegalArgumentException if it is not hexadecimal or longer than 16 digits
+   */
+  static long tokenValue(String token) {
+    try {
+      return Long.parseUnsignedLong(token, 16);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("claimToken must be at most 16 hex digits but was '" + token + "'", e);
+    }
+  }
+
+  /** @return the claim token text of a journal token (16 hex digits, the inverse of {@link #tokenValue}) */
+  static String tokenText(long token) {
+    return Long.toHexString(token);
+  }
+
+  // ------------------------------------------------------------------------------------------------------ types
+
+  /** An open claim as the roll snapshot writes it. */
+  private record OpenClaim(long fingerprint, long keyFingerprint, long token, String claimer, long leaseEndMs) {
+  }
+
+  /** Writes waiting for the same sync. */
+  private static final class Group {
+    final Promise<Void> promise = Promise.promise();
+    long lastIndex;
+  }
+
+  /** A claim seen during replay, not yet matched with its commit or release. */
+  private record ReplayClaim(long keyFingerprint, long token, long claimedAtMs, long payloadHash,
+      long rememberUntilMs, long leaseEndMs) {
+  }
+
+  /** Entries handed to the partition's context in one task. */
+  private static final class Chunk {
+    final long[] fingerprints = new long[CHUNK];
+    final long[] payloadHashes = new long[CHUNK];
+    final long[] firstSeenMs = new long[CHUNK];
+    final long[] expiresAtMs = new long[CHUNK];
+    int size;
+  }
+
+  /**
+   * The replay visitor (worker thread), and the hand-over of what it found to the partition's context: chunks of
+   * live entries as they come, then the open claims, the start of memory and the offsets ({@link #finish}).
+   */
+  private final class Replayer implements JournalVisitor {
+    private final RecoverySink sink;
+    private final long nowMs;
+    private final Semaphore permits = new Semaphore(CHUNKS_IN_FLIGHT);
+    private final ConcurrentLinkedQueue<Chunk> free = new ConcurrentLinkedQueue<>();
+    private final Long2ObjectHashMap<ReplayClaim> claims = new Long2ObjectHashMap<>();
+    private final CommittedOffsets replayedOffsets = new CommittedOffsets();
+    private Chunk chunk = new Chunk();
+    private long earliestMs = Long.MAX_VALUE;
+    volatile Throwable failure;
+    long restored;
+    long claimsRestored;
+
+    Replayer(RecoverySink sink, long nowMs) {
+      this.sink = sink;
+      this.nowMs = nowMs;
+    }
+
+    ReplayResult run(Journal j) throws InterruptedException {
+      ReplayResult r = j.replay(this);
+      handOff();
+      // Wait until every chunk has been applied: the outcome is known once all permits are back.
+      permits.acquire(CHUNKS_IN_FLIGHT);
+      permits.release(CHUNKS_IN_FLIGHT);
+      return r;
+    }
+
+    @Override
+    public void onAccept(long fingerprint, long keyFingerprint, long payloadHash, long acceptedAtMs,
+        long expiresAtMs) {
+      if (acceptedAtMs < earliestMs) {
+        earliestMs = acceptedAtMs;
+      }
+      if (expiresAtMs <= nowMs) {
+        return;
+      }
+      add(fingerprint, payloadHash, acceptedAtMs, expiresAtMs);
+      if (keyFingerprint != 0) {
+        add(keyFingerprint, payloadHash, acceptedAtMs, expiresAtMs);
+      }
+    }
+
+    @Override
+    public void onClaim(long fingerprint, long keyFingerprint, long token, String claimerId, long leaseEndMs) {
+      long[] a = decodeClaimer(claimerId);
+      long claimedAt = a != null ? a[0] : Math.min(leaseEndMs, nowMs);
+      if (claimedAt < earliestMs) {
+        earliestMs = claimedAt;
+      }
+      claims.put(fingerprint, new ReplayClaim(keyFingerprint, token, claimedAt, a != null ? a[1] : 0,
+          a != null ? a[2] : DedupWindow.DEFAULT_REMEMBER_UNTIL, leaseEndMs));
+    }
+
+    @Override
+    public void onCommit(long fingerprint, long token, long expiresAtMs) {
+      // Matched by fingerprint: the latest claim of an id is the one its commit settles.
+      ReplayClaim c = claims.remove(fingerprint);
+      if (expiresAtMs <= nowMs) {
+        return;
+      }
+      long firstSeen = c == null || c.rememberUntilMs == DedupWindow.DEFAULT_REMEMBER_UNTIL
+          ? expiresAtMs - windowMs
+          : c.claimedAtMs;
+      firstSeen = Math.min(firstSeen, expiresAtMs);
+      long payloadHash = c == null ? 0 : c.payloadHash;
+      add(fingerprint, payloadHash, firstSeen, expiresAtMs);
+      if (c != null && c.keyFingerprint != 0) {
+        add(c.keyFingerprint, payloadHash, firstSeen, expiresAtMs);
+      }
+    }
+
+    @Override
+    public void onRelease(long fingerprint, long token) {
+      claims.remove(fingerprint);
+    }
+
+    @Override
+    public void onOffsetCommit(String topic, int partition, long offset) {
+      replayedOffsets.record(topic, partition, offset);
+    }
+
+    private void add(long fingerprint, long payloadHash, long firstSeenMs, long expiresAtMs) {
+      Chunk c = chunk;
+      int i = c.size;
+      c.fingerprints[i] = fingerprint;
+      c.payloadHashes[i] = payloadHash;
+      c.firstSeenMs[i] = firstSeenMs;
+      c.expiresAtMs[i] = expiresAtMs;
+      c.size = i + 1;
+      if (c.size == CHUNK) {
+        handOff();
+      }
+    }
+
+    /** Queues the current chunk on the partition's context; waits while {@value #CHUNKS_IN_FLIGHT} are queued. */
+    private void handOff() {
+      Chunk c = chunk;
+      if (c.size == 0) {
+        return;
+      }
+      if (failure != null) {
+        throw new IllegalStateException("recovery stopped: " + failure, failure);
+      }
+      if (abortReplay) {
+        throw new IllegalStateException("journal " + dir + " was closed during recovery");
+      }
+      permits.acquireUninterruptibly();
+      Chunk next = free.poll();
+      chunk = next != null ? next : new Chunk();
+      context.runOnContext(v -> {
+        try {
+          if (failure == null) {
+            sink.restoreBatch(c.fingerprints, c.payloadHashes, c.firstSeenMs, c.expiresAtMs, c.size);
+            restored += c.size;
+          }
+        } catch (RuntimeException e) {
+          failure = e;
+        } finally {
+          c.size = 0;
+          free.offer(c);
+          permits.release();
+        }
+      });
+    }
+
+    /** On the partition's context, after every chunk: open claims, start of memory, offsets. */
+    void finish() {
+      long now = clock.nowMs();
+      openClaims.clear();
+      claims.forEach((fp, c) -> {
+        if (c.leaseEndMs > now) {
+          sink.restoreClaim(fp, c.keyFingerprint, c.payloadHash, tokenText(c.token), c.claimedAtMs, c.leaseEndMs,
+              c.rememberUntilMs);
+          openClaims.put(fp, new OpenClaim(fp, c.keyFingerprint, c.token,
+              encodeClaimer(c.claimedAtMs, c.payloadHash, c.rememberUntilMs), c.leaseEndMs));
+          claimsRestored++;
+        }
+      });
+      long began = Math.min(earliestMs, memoryBeganMs);
+      if (began != Long.MAX_VALUE) {
+        // The journal has recorded every accept of this partition since it was first opened (or since its first
+        // record, whichever is earlier).
+        sink.memoryBegins(Math.min(began, now));
+      }
+      offsets = new CommittedOffsets();
+      for (OffsetCommit o : replayedOffsets.toList()) {
+        offsets.record(o);
+        sink.restoreOffset(o.topic(), o.partition(), o.offset());
+      }
+    }
+  }
+}

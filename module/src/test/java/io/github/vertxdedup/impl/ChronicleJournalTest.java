@@ -1,0 +1,271 @@
+package io.github.vertxdedup.impl;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import io.github.vertxdedup.DedupAction;
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.journal.JournalWriteException;
+import io.github.vertxdedup.journal.SyncPolicy;
+import io.github.vertxdedup.window.DedupWindow;
+import io.github.vertxdedup.window.ManualClock;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A partition on the Chronicle journal: a failed journal write (injected) is refused and leaves nothing behind,
+ * committed offsets survive restarts and rolls, and SYNC answers only after the group's sync.
+ */
+@ExtendWith(VertxExtension.class)
+class ChronicleJournalTest {
+
+  private static final long T0 = 1_700_000_000_000L;
+
+  @TempDir
+  Path dir;
+
+  private final ManualClock clock = new ManualClock(T0);
+  private Vertx vertx;
+  private PartitionVerticle partition;
+  private String deployment;
+
+  @BeforeEach
+  void setUp(Vertx vertx) {
+    this.vertx = vertx;
+  }
+
+  private DedupOptions options(SyncPolicy sync) {
+    return new DedupOptions().setWindowMs(60_000).setBucketMs(1_000).setJournalDir(dir.toString())
+        .setJournalSync(sync).validate();
+  }
+
+  private void deploy(PartitionJournal journal, SyncPolicy sync) {
+    partition = new PartitionVerticle(options(sync), 0, clock, journal, null);
+    deployment = await(vertx.deployVerticle(partition));
+  }
+
+  private ChronicleJournal chronicle(SyncPolicy sync) {
+    return new ChronicleJournal(vertx, dir.resolve("dedup").resolve("0"), options(sync), clock);
+  }
+
+  @Test
+  void shouldRefuseAnIdWhoseWriteFailedAndAcceptItOnceTheJournalIsReopened() {
+    FailingJournal journal = new FailingJournal(chronicle(SyncPolicy.ASYNC));
+    deploy(journal, SyncPolicy.ASYNC);
+    assertThat(check("a")).isEqualTo("ACCEPTED");
+
+    journal.failNextAccept = true;
+    ReplyException refused = failure(request("check", id("b")));
+    assertThat(refused.failureCode()).isEqualTo(503);
+    assertThat(refused.getMessage()).contains("journal write failed", "no space left");
+
+    // The partition rebuilt its window from the journal: "b" was never written, "a" was.
+    assertThat(retryWhileUnavailable("b")).isEqualTo("ACCEPTED");
+    assertThat(check("a")).isEqualTo("DUPLICATE");
+    assertThat(journal.opens).isEqualTo(2);
+
+    await(vertx.undeploy(deployment));
+    deploy(chronicle(SyncPolicy.ASYNC), SyncPolicy.ASYNC);
+    assertThat(check("b")).as("accepted on the retry, so journaled").isEqualTo("DUPLICATE");
+  }
+
+  @Test
+  void shouldRestoreTheHighestCommittedOffsetAfterRestartsAndRolls() {
+    deploy(chronicle(SyncPolicy.ASYNC), SyncPolicy.ASYNC);
+    await(partition.commitOffset("orders", 0, 10));
+    await(partition.commitOffset("orders", 0, 7)); // a late, lower commit never moves the partition back
+    await(partition.commitOffset("orders", 1, 3));
+    assertThat(await(partition.committedOffset("orders", 0))).isEqualTo(10);
+    assertThatFails(partition.commitOffset("", 0, 1), "topic must not be empty");
+    assertThatFails(partition.commitOffset("orders", 0, -1), "offset must be >= 0");
+
+    // Several roll cycles (one minute each for a one-minute window): each new cycle carries the offsets.
+    for (int minute = 1; minute <= 4; minute++) {
+      clock.advanceMs(61_000);
+      assertThat(check("m" + minute)).isEqualTo("ACCEPTED");
+    }
+    await(vertx.undeploy(deployment));
+    deploy(chronicle(SyncPolicy.ASYNC), SyncPolicy.ASYNC);
+    assertThat(await(partition.committedOffset("orders", 0))).isEqualTo(10);
+    assertThat(await(partition.committedOffset("orders", 1))).isEqualTo(3);
+    assertThat(await(partition.committedOffset("payments", 0))).isEqualTo(-1);
+  }
+
+  @Test
+  void shouldAnswerEveryRequestOfAGroupAfterItsSyncUnderTheSyncPolicy() {
+    deploy(chronicle(SyncPolicy.SYNC), SyncPolicy.SYNC);
+    List<Future<Message<Object>>> replies = new ArrayList<>();
+    for (int i = 0; i < 500; i++) {
+      replies.add(request("check", id("s" + i)));
+    }
+    replies.add(request("check", id("s0")));
+    for (int i = 0; i < 500; i++) {
+      assertThat(verdict(replies.get(i))).isEqualTo("ACCEPTED");
+    }
+    assertThat(verdict(replies.get(500))).isEqualTo("DUPLICATE");
+    await(vertx.undeploy(deployment));
+    deploy(chronicle(SyncPolicy.SYNC), SyncPolicy.SYNC);
+    assertThat(check("s499")).isEqualTo("DUPLICATE");
+  }
+
+  @Test
+  void shouldRoundTripWhatAClaimRecordCarriesInItsClaimerText() {
+    String text = ChronicleJournal.encodeClaimer(T0, 0xCAFEBABEL, T0 + 5_000);
+    assertThat(ChronicleJournal.decodeClaimer(text)).containsExactly(T0, 0xCAFEBABEL, T0 + 5_000);
+    String defaults = ChronicleJournal.encodeClaimer(T0, 0, DedupWindow.DEFAULT_REMEMBER_UNTIL);
+    assertThat(ChronicleJournal.decodeClaimer(defaults)).containsExactly(T0, 0, DedupWindow.DEFAULT_REMEMBER_UNTIL);
+    assertThat(ChronicleJournal.decodeClaimer("worker-7")).isNull();
+    long token = 0x8000_0000_0000_0001L;
+    assertThat(ChronicleJournal.tokenValue(ChronicleJournal.tokenText(token))).isEqualTo(token);
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+
+  private String check(String id) {
+    return verdict(request("check", id(id)));
+  }
+
+  private String retryWhileUnavailable(String id) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (System.nanoTime() < deadline) {
+      try {
+        return check(id);
+      } catch (ReplyException e) {
+        assertThat(e.failureCode()).as(e.getMessage()).isEqualTo(503);
+      }
+    }
+    return fail("the partition did not answer again within 10 s");
+  }
+
+  private Future<Message<Object>> request(String action, JsonObject body) {
+    return vertx.eventBus().request("dedup.0", body, new DeliveryOptions().addHeader(DedupAction.HEADER, action));
+  }
+
+  private static JsonObject id(String id) {
+    return new JsonObject().put("id", id);
+  }
+
+  private static String verdict(Future<Message<Object>> reply) {
+    return ((JsonObject) await(reply).body()).getString("verdict");
+  }
+
+  private static void assertThatFails(Future<?> f, String message) {
+    try {
+      await(f);
+      fail("expected a failure containing " + message);
+    } catch (RuntimeException e) {
+      assertThat(e).hasMessageContaining(message);
+    }
+  }
+
+  private static ReplyException failure(Future<?> f) {
+    try {
+      Object ok = await(f);
+      return fail("expected a failure but got " + ok);
+    } catch (ReplyException e) {
+      return e;
+    }
+  }
+
+  private static <T> T await(Future<T> f) {
+    try {
+      return f.toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException re) {
+        throw re;
+      }
+      throw new IllegalStateException(e.getCause());
+    } catch (InterruptedException | TimeoutException e) {
+      throw new IllegalStateException("no reply within 20 s", e);
+    }
+  }
+
+  /**
+   * The Chronicle journal with one injected append failure: the accept is refused the way a full disk refuses it
+   * (the journal rolls back a failed append, so nothing of it is written).
+   */
+  private static final class FailingJournal implements PartitionJournal {
+    private final ChronicleJournal delegate;
+    volatile boolean failNextAccept;
+    volatile int opens;
+
+    FailingJournal(ChronicleJournal delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public Future<Void> open() {
+      opens++;
+      return delegate.open();
+    }
+
+    @Override
+    public Future<Void> recover(RecoverySink sink) {
+      return delegate.recover(sink);
+    }
+
+    @Override
+    public Future<Void> accepted(long idFingerprint, long keyFingerprint, long payloadHash, long firstSeenMs,
+        long expiresAtMs) {
+      if (failNextAccept) {
+        failNextAccept = false;
+        return Future.failedFuture(new JournalWriteException("no space left on device (injected)",
+            new java.io.IOException("No space left on device")));
+      }
+      return delegate.accepted(idFingerprint, keyFingerprint, payloadHash, firstSeenMs, expiresAtMs);
+    }
+
+    @Override
+    public Future<Void> claimed(long idFingerprint, long keyFingerprint, long payloadHash, String claimToken,
+        long claimedAtMs, long leaseEndMs, long rememberUntilMs) {
+      return delegate.claimed(idFingerprint, keyFingerprint, payloadHash, claimToken, claimedAtMs, leaseEndMs,
+          rememberUntilMs);
+    }
+
+    @Override
+    public Future<Void> committed(long idFingerprint, long keyFingerprint, long payloadHash, long committedAtMs,
+        long expiresAtMs) {
+      return delegate.committed(idFingerprint, keyFingerprint, payloadHash, committedAtMs, expiresAtMs);
+    }
+
+    @Override
+    public Future<Void> released(long idFingerprint, long keyFingerprint) {
+      return delegate.released(idFingerprint, keyFingerprint);
+    }
+
+    @Override
+    public Future<Void> offsetsCommitted(String topic, int partition, long offset) {
+      return delegate.offsetsCommitted(topic, partition, offset);
+    }
+
+    @Override
+    public void beginBatch() {
+      delegate.beginBatch();
+    }
+
+    @Override
+    public void endBatch() {
+      delegate.endBatch();
+    }
+
+    @Override
+    public Future<Void> close() {
+      return delegate.close();
+    }
+  }
+}

@@ -1,0 +1,167 @@
+package io.github.vertxdedup.tools;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.vertxdedup.DedupAction;
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.DedupVerticle;
+import io.github.vertxdedup.journal.Journal;
+import io.github.vertxdedup.journal.JournalOptions;
+import io.github.vertxdedup.journal.JournalVisitor;
+import io.github.vertxdedup.journal.SyncPolicy;
+import io.github.vertxdedup.window.Fingerprinter;
+import io.github.vertxdedup.window.ManualClock;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.json.JsonObject;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * The inspector's commands over a journal the service wrote (checks, a keyed event, an open claim, a committed
+ * claim) plus an offset commit, judged at chosen instants.
+ */
+class JournalInspectorTest {
+
+  private static final long T0 = 1_700_000_000_000L;
+  private static final String WINDOW = "60000";
+
+  @TempDir
+  static Path journalDir;
+
+  static Path partitionDir;
+
+  @BeforeAll
+  static void writeJournal() throws Exception {
+    ManualClock clock = new ManualClock(T0);
+    Vertx vertx = Vertx.vertx();
+    try {
+      DedupOptions options = new DedupOptions().setWindowMs(60_000).setBucketMs(1_000)
+          .setJournalDir(journalDir.toString());
+      String deployment = await(vertx.deployVerticle(new DedupVerticle(clock)
+          .setMeterRegistry(new SimpleMeterRegistry()), new DeploymentOptions().setConfig(options.toJson())));
+      request(vertx, "check", new JsonObject().put("id", "a"));
+      request(vertx, "check", new JsonObject().put("id", "b").put("key", "invoice-1").put("payloadHash", "h"));
+      request(vertx, "claim", new JsonObject().put("id", "c").put("leaseMs", 10_000));
+      String token = request(vertx, "claim", new JsonObject().put("id", "d")).getString("claimToken");
+      request(vertx, "commit", new JsonObject().put("id", "d").put("claimToken", token));
+      await(vertx.undeploy(deployment));
+    } finally {
+      await(vertx.close());
+    }
+    partitionDir = journalDir.resolve("dedup").resolve("0");
+    JournalOptions jo = new JournalOptions().setRollCycle(JournalOptions.rollCycleFor(Duration.ofMinutes(1)))
+        .setSyncPolicy(SyncPolicy.NONE).setClock(() -> T0 + 2_000);
+    try (Journal j = Journal.open(partitionDir, jo)) {
+      j.replay(new JournalVisitor() {
+      });
+      j.appendOffsetCommit("orders", 0, 42);
+      j.appendOffsetCommit("orders", 0, 40);
+    }
+  }
+
+  @Test
+  void shouldDumpEveryEntryWithItsRecordAndLiveness() {
+    Result r = run("dump", partitionDir.toString(), "--window-ms", WINDOW, "--now-ms", Long.toString(T0 + 5_000));
+    assertThat(r.code).isZero();
+    assertThat(r.out).contains("ACCEPT fp=" + hex(idFp("a")) + " key=- payload=- acceptedAt=2023-11-14T22:13:20Z "
+        + "expiresAt=2023-11-14T22:14:20Z live");
+    assertThat(r.out).contains("ACCEPT fp=" + hex(idFp("b")) + " key=" + hex(keyFp("invoice-1")));
+    assertThat(r.out).containsPattern("CLAIM fp=" + hex(idFp("c")) + " key=- token=[0-9a-f]{16} claimedAt="
+        + "2023-11-14T22:13:20Z payload=- rememberUntil=default leaseEnd=2023-11-14T22:13:30Z open");
+    assertThat(r.out).contains("COMMIT fp=" + hex(idFp("d")));
+    assertThat(r.out).contains("OFFSET topic=orders partition=0 offset=42", "OFFSET topic=orders partition=0 offset=40");
+    assertThat(r.out).containsPattern("# \\d+ records, 7 entries \\(7 printed\\), 0 torn");
+
+    Result limited = run("dump", partitionDir.toString(), "--window-ms", WINDOW, "--limit", "1");
+    assertThat(limited.out.lines().filter(l -> !l.startsWith("#"))).hasSize(1);
+  }
+
+  @Test
+  void shouldFindAnIdAndSayWhetherItIsStillRemembered() {
+    String now = Long.toString(T0 + 5_000);
+    Result a = run("find", partitionDir.toString(), "--window-ms", WINDOW, "--now-ms", now, "--id", "a");
+    assertThat(a.code).isZero();
+    assertThat(a.out).contains("id 'a' (scope dedup/id): fingerprint " + hex(idFp("a")),
+        "ACCEPT as id at 2023-11-14T22:13:20Z", "REMEMBERED until 2023-11-14T22:14:20Z");
+
+    Result key = run("find", partitionDir.toString(), "--window-ms", WINDOW, "--now-ms", now, "--key", "invoice-1");
+    assertThat(key.out).contains("ACCEPT as key", "REMEMBERED until");
+    Result claim = run("find", partitionDir.toString(), "--window-ms", WINDOW, "--now-ms", now, "--id", "c");
+    assertThat(claim.out).contains("CLAIM token", "IN_FLIGHT until 2023-11-14T22:13:30Z");
+    Result committed = run("find", partitionDir.toString(), "--window-ms", WINDOW, "--now-ms", now, "--fingerprint",
+        hex(idFp("d")));
+    assertThat(committed.out).contains("COMMIT token", "REMEMBERED until");
+
+    Result later = run("find", partitionDir.toString(), "--window-ms", WINDOW, "--now-ms",
+        Long.toString(T0 + 120_000), "--id", "a");
+    assertThat(later.out).contains("ABSENT: seen, but no longer remembered");
+    Result never = run("find", partitionDir.toString(), "--window-ms", WINDOW, "--id", "never-sent");
+    assertThat(never.code).isEqualTo(1);
+    assertThat(never.out).contains("ABSENT: not in the cycles");
+  }
+
+  @Test
+  void shouldSummarizeLiveEntriesBytesAndOffsets() {
+    Result r = run("summary", partitionDir.toString(), "--window-ms", WINDOW, "--now-ms", Long.toString(T0 + 5_000));
+    assertThat(r.code).isZero();
+    // a, b, the key invoice-1, the committed d; c is claimed, not remembered
+    assertThat(r.out).contains("live entries (ids and keys remembered now): 4, open claims: 1");
+    assertThat(r.out).contains("oldest live: 2023-11-14T22:13:20Z");
+    assertThat(r.out).containsPattern("record bytes read: \\d+ \\(\\d+\\.\\d bytes per live entry");
+    assertThat(r.out).contains("offset orders/0: 42");
+  }
+
+  @Test
+  void shouldRefuseADirectoryThatHoldsNoJournal() {
+    Result r = run("summary", journalDir.resolve("nothing").toString(), "--window-ms", WINDOW);
+    assertThat(r.code).isEqualTo(2);
+    assertThat(r.err).contains("DIR must be a journal directory");
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+
+  private static long idFp(String id) {
+    return Fingerprinter.forScope("dedup/id").fingerprint(id);
+  }
+
+  private static long keyFp(String key) {
+    return Fingerprinter.forScope("dedup/key").fingerprint(key);
+  }
+
+  private static String hex(long v) {
+    return String.format("%016x", v);
+  }
+
+  private record Result(int code, String out, String err) {
+  }
+
+  private static Result run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    CommandLine cl = JournalInspector.commandLine();
+    cl.setOut(new PrintWriter(out));
+    cl.setErr(new PrintWriter(err));
+    int code = cl.execute(args);
+    return new Result(code, out.toString(), err.toString());
+  }
+
+  private static JsonObject request(Vertx vertx, String action, JsonObject body) throws Exception {
+    return (JsonObject) await(vertx.eventBus().request("dedup", body,
+        new DeliveryOptions().addHeader(DedupAction.HEADER, action))).body();
+  }
+
+  private static <T> T await(Future<T> f) throws Exception {
+    return f.toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
+  }
+}

@@ -225,8 +225,17 @@ public class DedupOptions {
       throw new IllegalArgumentException("expectedIdsPerPartition must be <= maxIdsPerPartition ("
           + maxIdsPerPartition + ") but was " + expectedIdsPerPartition);
     }
+    if (journalDir != null && !JOURNAL_SAFE_ADDRESS.matcher(address).matches()) {
+      // The address names the journal's directory under journalDir: it must stay one plain path component.
+      throw new IllegalArgumentException("address must match " + JOURNAL_SAFE_ADDRESS.pattern()
+          + " (one directory name under journalDir) when journalDir is set, but was '" + address + "'");
+    }
     return this;
   }
+
+  /** Addresses that are safe as one directory name: no separators, no "." or "..". */
+  private static final java.util.regex.Pattern JOURNAL_SAFE_ADDRESS =
+      java.util.regex.Pattern.compile("[A-Za-z0-9_#-][A-Za-z0-9._#-]{0,254}");
 
   /** @return the base address; partition {@code p} listens on {@code address + "." + p} */
   public String getAddress() {

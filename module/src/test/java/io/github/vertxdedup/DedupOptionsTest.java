@@ -126,4 +126,18 @@ class DedupOptionsTest {
     assertThatThrownBy(() -> new DedupOptions().setWindowMs(60_000).setMaxIdsPerPartition(Long.MAX_VALUE).validate())
         .hasMessageContaining("maxIdsPerPartition must be <=");
   }
+
+  @Test
+  void shouldRefuseAnAddressThatIsNotOneDirectoryNameWhenJournalDirIsSet() {
+    for (String bad : new String[] {"../../escaped", "a/b", "..", ".hidden", "a\\b", ""}) {
+      DedupOptions o = new DedupOptions().setWindowMs(60_000).setJournalDir("/tmp/j");
+      assertThatThrownBy(() -> o.setAddress(bad).validate())
+          .as("address %s", bad)
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("address");
+    }
+    assertThat(new DedupOptions().setWindowMs(60_000).setJournalDir("/tmp/j").setAddress("payments.v2").validate())
+        .isNotNull();
+    assertThat(new DedupOptions().setWindowMs(60_000).setAddress("a/b").validate()).isNotNull();
+  }
 }

@@ -81,7 +81,7 @@ public final class PartitionVerticle extends VerticleBase {
 
   private final DedupOptions options;
   private final int partition;
-  private final DedupClock clock;
+  private final RequestClock clock;
   private final PartitionJournal journal;
   private final MeterRegistry registry;
   private final String address;
@@ -116,7 +116,7 @@ public final class PartitionVerticle extends VerticleBase {
       MeterRegistry registry) {
     this.options = new DedupOptions(options);
     this.partition = partition;
-    this.clock = Objects.requireNonNull(clock, "clock");
+    this.clock = new RequestClock(Objects.requireNonNull(clock, "clock"));
     this.journal = Objects.requireNonNull(journal, "journal");
     this.registry = registry;
     this.address = options.getAddress() + "." + partition;
@@ -356,7 +356,7 @@ public final class PartitionVerticle extends VerticleBase {
           + options.getMaxIdsPerPartition() + "): " + e.getMessage() + "; nothing recorded, retry later");
       return;
     } catch (IllegalArgumentException e) {
-      // The window's own checks (e.g. rememberUntilMs that passed between validation and decision).
+      // The window's own checks; with the clock pinned per request they repeat the decoder's, so this is a backstop.
       badRequests++;
       msg.fail(DedupFailure.BAD_REQUEST, e.getMessage());
       return;
@@ -386,6 +386,16 @@ public final class PartitionVerticle extends VerticleBase {
   }
 
   private Object dispatch(Message<Object> msg) {
+    // One clock reading for the whole request: validation and every decision of a batch see the same instant.
+    clock.pin();
+    try {
+      return dispatchPinned(msg);
+    } finally {
+      clock.unpin();
+    }
+  }
+
+  private Object dispatchPinned(Message<Object> msg) {
     Object body = msg.body();
     if (body instanceof LocalRequest r) {
       long now = clock.nowMs();

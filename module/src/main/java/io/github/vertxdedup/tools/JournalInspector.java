@@ -245,6 +245,10 @@ public final class JournalInspector implements Runnable {
           throw new CommandLine.ParameterException(spec.commandLine(),
               "--fingerprint must be at most 16 hex digits but was '" + what.fingerprint + "'");
         }
+        if (fp == 0) {
+          throw new CommandLine.ParameterException(spec.commandLine(),
+              "--fingerprint must be non-zero (0 means 'no key' in the journal's records) but was 0");
+        }
         label = "fingerprint";
       }
       long now = journal.now();

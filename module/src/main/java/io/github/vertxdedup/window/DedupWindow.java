@@ -22,8 +22,9 @@ import java.util.Objects;
  * <h2>Time</h2>
  * Arrival time is {@link DedupClock#nowMs()} of the injected clock, which in production is monotonic: a wall-clock
  * step neither wipes the window nor freezes expiry. A clock reading earlier than one already seen is treated as the
- * latest one seen. After an idle gap of {@code W} or more every entry has expired, and the window empties in O(1)
- * (it drops its table for a new small one) instead of walking buckets.
+ * latest one seen. After an idle gap of {@code W} or more every entry has expired, and the window empties without
+ * walking buckets or entries: it drops its table for a new one of its initial size ({@code expectedIds} stays
+ * honoured; the JVM allocates the new arrays zeroed).
  *
  * <h2>Cost</h2>
  * {@link #check} is one hash probe, O(1) expected, in a flat open-addressing table (see {@code FingerprintTable}):
@@ -36,7 +37,7 @@ import java.util.Objects;
  * <h2>Capacity</h2>
  * At most {@code maxIds} live ids. A new id beyond that is refused with {@link WindowFullException} under
  * {@link CapacityPolicy#REJECT} (the default: fail closed), or makes room by forgetting the bucket that expires
- * soonest under {@link CapacityPolicy#EVICT_OLDEST} (counted as early evictions). Evicting is O(1), except that
+ * soonest under {@link CapacityPolicy#EVICT_OLDEST} (counted as early evictions). Evicting is O(N), except that
  * a new id expiring no later than an evicted bucket (every held id went into its bucket, or its remember-until is
  * short) first costs one pass over the table, O(capacity), at most once per eviction.
  *
@@ -108,8 +109,16 @@ public final class DedupWindow {
    * is O(1)), lowered back to the current bucket once the evicted entries are deleted from the table.
    */
   private long evictedThrough;
-  /** The latest expiry bucket ever evicted early, for {@link #memoryStartMs()}. */
-  private long latestEvictedBucket;
+  /**
+   * Every id accepted from this bucket on is still remembered (unless expired): raised by early evictions to one
+   * bucket past the newest first sighting among the evicted entries, for {@link #memoryStartMs()}.
+   */
+  private long evictionMemoryFloor;
+  /**
+   * The newest first-seen bucket among the entries expiring at each bucket (same ring indexes as
+   * {@code expiringAt}): an early eviction of that bucket forgets ids seen up to then. {@code Long.MIN_VALUE} = none.
+   */
+  private final long[] newestFirstSeenAt;
   private int threshold;
   private long sweepDebt;
   private int checksUntilSweep = SWEEP_EVERY_CHECKS;
@@ -136,12 +145,14 @@ public final class DedupWindow {
     this.sweepPassBuckets = Math.max(1, bucketCount / SWEEP_PASSES_PER_WINDOW);
     this.table = new FingerprintTable(payloadHashes, initialCapacity);
     this.expiringAt = new int[bucketCount + 1];
+    this.newestFirstSeenAt = new long[bucketCount + 1];
+    Arrays.fill(newestFirstSeenAt, Long.MIN_VALUE);
     this.nowMs = clock.nowMs();
     this.currentBucket = Math.floorDiv(nowMs, bucketMs);
     this.nextBucketStartMs = bucketStartMs(currentBucket + 1);
     this.currentRingIndex = (int) Math.floorMod(currentBucket, (long) expiringAt.length);
     this.evictedThrough = currentBucket;
-    this.latestEvictedBucket = currentBucket;
+    this.evictionMemoryFloor = Long.MIN_VALUE;
     this.threshold = FingerprintTable.threshold(currentBucket);
   }
 
@@ -202,12 +213,15 @@ public final class DedupWindow {
    * @param verdicts receives the verdict of {@code fingerprints[offset + i]} at {@code verdicts[offset + i]}
    * @return the number of {@link Verdict#ACCEPTED} verdicts
    * @throws IllegalArgumentException if any fingerprint in the range is 0 (checked before anything is recorded)
-   * @throws IndexOutOfBoundsException if the range lies outside either array
+   * @throws NullPointerException if either array is null
+   * @throws IndexOutOfBoundsException if the range lies outside either array or {@code length} is negative
    * @throws WindowFullException under {@link CapacityPolicy#REJECT} when a new id finds the window full: the
    *     arrivals before it are recorded and their verdicts written, the refused one and those after it are not
    *     (their verdict slots are left as they were)
    */
   public int checkBatch(long[] fingerprints, int offset, int length, Verdict[] verdicts) {
+    Objects.requireNonNull(fingerprints, "fingerprints");
+    Objects.requireNonNull(verdicts, "verdicts");
     Objects.checkFromIndexSize(offset, length, fingerprints.length);
     Objects.checkFromIndexSize(offset, length, verdicts.length);
     final int end = offset + length;
@@ -441,7 +455,7 @@ public final class DedupWindow {
    */
   public long memoryStartMs() {
     long bucket = advance(clock.nowMs());
-    long oldestRemembered = Math.max(bucket - bucketCount + 1, latestEvictedBucket - bucketCount + 1);
+    long oldestRemembered = Math.max(bucket - bucketCount + 1, evictionMemoryFloor);
     return oldestRemembered * bucketMs;
   }
 
@@ -516,11 +530,12 @@ public final class DedupWindow {
     nextBucketStartMs = bucketStartMs(bucket + 1);
     final long elapsed = bucket - currentBucket;
     if (elapsed >= bucketCount) {
-      // Idle for a whole window: everything has expired. O(1): a new small table, no walk.
+      // Idle for a whole window: everything has expired. No walk: a new table of the initial (presized) size.
       expired += held;
       held = 0;
       Arrays.fill(expiringAt, 0);
-      table.clear();
+      Arrays.fill(newestFirstSeenAt, Long.MIN_VALUE);
+      table.clear(initialCapacity);
       sweepDebt = 0;
       evictedThrough = bucket;
     } else {
@@ -529,6 +544,7 @@ public final class DedupWindow {
         held -= expiringAt[i];
         expired += expiringAt[i];
         expiringAt[i] = 0;
+        newestFirstSeenAt[i] = Long.MIN_VALUE;
       }
       // Rounded up: rounded down, a small table in a window of many buckets (capacity < N / 8) owed nothing for a
       // one-bucket step, dead entries were never swept, and after 2^17 buckets their wrapped epochs read as live.
@@ -593,7 +609,9 @@ public final class DedupWindow {
       r = table.probe(fingerprint, threshold);
     }
     table.put(-r - 1, fingerprint, FingerprintTable.meta(expiry, lifetime), payloadHash);
-    expiringAt[ringIndex(expiry)]++;
+    int ring = ringIndex(expiry);
+    expiringAt[ring]++;
+    newestFirstSeenAt[ring] = Math.max(newestFirstSeenAt[ring], expiry - lifetime);
     held++;
   }
 
@@ -607,7 +625,9 @@ public final class DedupWindow {
         earlyEvictions += n;
         expiringAt[i] = 0;
         evictedThrough = e;
-        latestEvictedBucket = Math.max(latestEvictedBucket, e);
+        // Ids first seen up to the newest sighting in this bucket may now be forgotten; later ones may not.
+        evictionMemoryFloor = Math.max(evictionMemoryFloor, newestFirstSeenAt[i] + 1);
+        newestFirstSeenAt[i] = Long.MIN_VALUE;
         threshold = FingerprintTable.threshold(evictedThrough);
         return;
       }
@@ -773,6 +793,10 @@ public final class DedupWindow {
       }
       if (expectedIds > limit) {
         throw new IllegalArgumentException("expectedIds must be <= " + limit + " but was " + expectedIds);
+      }
+      if (maxIds != -1 && expectedIds > maxIds) {
+        throw new IllegalArgumentException(
+            "expectedIds must be <= maxIds (" + maxIds + ") but was " + expectedIds);
       }
       return new DedupWindow(this, w, b, maxIds == -1 ? limit : maxIds);
     }

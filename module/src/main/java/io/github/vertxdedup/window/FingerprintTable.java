@@ -309,9 +309,12 @@ final class FingerprintTable {
     }
   }
 
-  /** Forgets every entry in O(1): replaces the table by a new one of the smallest size. */
-  void clear() {
-    allocate(MIN_CAPACITY);
+  /**
+   * Forgets every entry without visiting any: replaces the arrays by new ones of {@code capacity} slots (rounded up
+   * to a power of two, at least {@link #MIN_CAPACITY}), which the JVM allocates zeroed.
+   */
+  void clear(int capacity) {
+    allocate(Math.max(MIN_CAPACITY, BitUtil.findNextPositivePowerOfTwo(capacity)));
   }
 
   /** Counts the live entries by visiting every slot: O(capacity), for tests and diagnostics. */

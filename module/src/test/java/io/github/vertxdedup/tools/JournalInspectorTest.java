@@ -123,6 +123,13 @@ class JournalInspectorTest {
   }
 
   @Test
+  void shouldRefuseFingerprintZeroWhichMeansNoKey() {
+    Result r = run("find", partitionDir.toString(), "--window-ms", WINDOW, "--fingerprint", "0");
+    assertThat(r.code).isEqualTo(2);
+    assertThat(r.err).contains("--fingerprint must be non-zero");
+  }
+
+  @Test
   void shouldRefuseADirectoryThatHoldsNoJournal() {
     Result r = run("summary", journalDir.resolve("nothing").toString(), "--window-ms", WINDOW);
     assertThat(r.code).isEqualTo(2);

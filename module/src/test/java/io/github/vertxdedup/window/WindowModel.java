@@ -49,6 +49,8 @@ final class WindowModel {
   long bucket;
   /** Largest expiry bucket forgotten early; arrivals up to {@code N} buckets before it may be forgotten. */
   long evictedThrough;
+  /** One bucket past the newest first sighting among ids forgotten early: every id seen from it on is remembered. */
+  long evictionMemoryFloor = Long.MIN_VALUE;
 
   long accepted;
   long duplicates;
@@ -148,7 +150,8 @@ final class WindowModel {
     }
     Map.Entry<Long, List<Long>> soonest = byExpiry.pollFirstEntry();
     for (long fingerprint : soonest.getValue()) {
-      entries.remove(fingerprint);
+      Entry gone = entries.remove(fingerprint);
+      evictionMemoryFloor = Math.max(evictionMemoryFloor, gone.firstSeenBucket() + 1);
       earlyEvictions++;
     }
     evictedThrough = Math.max(evictedThrough, soonest.getKey());
@@ -179,7 +182,7 @@ final class WindowModel {
 
   long memoryStartMs(long readingMs) {
     advance(readingMs);
-    return (Math.max(bucket, evictedThrough) - n + 1) * bucketMs;
+    return Math.max(bucket - n + 1, evictionMemoryFloor) * bucketMs;
   }
 
   /** The counters, for comparison with {@link WindowStats} (table size excluded). */

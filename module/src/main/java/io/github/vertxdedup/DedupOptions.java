@@ -1,11 +1,10 @@
 package io.github.vertxdedup;
 
+import io.github.vertxdedup.impl.JsonNumbers;
 import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.window.CapacityPolicy;
 import io.github.vertxdedup.window.DedupWindow;
 import io.vertx.core.json.JsonObject;
-import java.math.BigDecimal;
-import java.math.BigInteger;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -651,19 +650,12 @@ public class DedupOptions {
   }
 
   private static long longValue(String key, Object v) {
-    if (v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte) {
-      return ((Number) v).longValue();
+    Long l = JsonNumbers.exactLong(v);
+    if (l == null) {
+      throw new IllegalArgumentException(key + " must be an integer but was "
+          + (v instanceof Number ? v : describe(v)));
     }
-    if (v instanceof Number n) {
-      try {
-        BigDecimal d = n instanceof BigDecimal bd ? bd
-            : n instanceof BigInteger bi ? new BigDecimal(bi) : new BigDecimal(n.toString());
-        return d.longValueExact();
-      } catch (ArithmeticException | NumberFormatException e) {
-        throw new IllegalArgumentException(key + " must be an integer but was " + v);
-      }
-    }
-    throw new IllegalArgumentException(key + " must be an integer but was " + describe(v));
+    return l;
   }
 
   private static <E extends Enum<E>> E enumValue(String key, Object v, Class<E> type) {

@@ -6,8 +6,6 @@ import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.window.Fingerprinter;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.math.BigDecimal;
-import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
@@ -403,20 +401,12 @@ final class RequestDecoder {
   }
 
   private static long integer(Object v, int index, String name) {
-    if (v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte) {
-      return ((Number) v).longValue();
+    Long l = JsonNumbers.exactLong(v);
+    if (l == null) {
+      throw RequestFailure.badRequest(field(index, name) + " must be an integer (epoch ms or ms) but was "
+          + describe(v));
     }
-    if (v instanceof Number n) {
-      try {
-        BigDecimal d = n instanceof BigDecimal bd ? bd
-            : n instanceof BigInteger bi ? new BigDecimal(bi) : new BigDecimal(n.toString());
-        return d.longValueExact();
-      } catch (ArithmeticException | NumberFormatException ex) {
-        // not integral, or beyond a long; reported below
-      }
-    }
-    throw RequestFailure.badRequest(field(index, name) + " must be an integer (epoch ms or ms) but was "
-        + describe(v));
+    return l;
   }
 
   private static String field(int index, String name) {

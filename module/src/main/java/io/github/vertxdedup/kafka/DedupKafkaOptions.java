@@ -188,7 +188,10 @@ public class DedupKafkaOptions {
    * {@code maxIdsPerPartition} (per topic-partition), {@code capacityPolicy}, {@code payloadHashes},
    * {@code leaseMs} (the claim lease in {@link AtomicityMode#EFFECT_FIRST}: longer than a batch of handler calls),
    * {@code maxBatch} (the largest decision batch), {@code maxIdBytes}; {@code address} is the prefix of the windows'
-   * addresses; {@code partitions} is ignored.
+   * addresses; {@code partitions} is ignored. With {@code journalDir} (and {@code journalSync}) each window journals
+   * its accepted ids and the Kafka offset commits to {@code <journalDir>/<group.id>/<topic>-<partition>} and is
+   * rebuilt from it when the partition is assigned again, in this process or after a restart; the journal's directory
+   * lock fences owners in different processes. Without it windows live in the Vert.x instance only.
    *
    * @param dedup the settings (copied)
    * @return this

@@ -105,6 +105,14 @@ final class KafkaTestSupport implements AutoCloseable {
     });
   }
 
+  /** Deletes the (empty) group, and with it every offset it committed to Kafka. */
+  void deleteGroup(String group) {
+    await().atMost(Duration.ofSeconds(30)).ignoreExceptions().pollInterval(Duration.ofMillis(100)).until(() -> {
+      admin.deleteConsumerGroups(java.util.List.of(group)).all().get(10, TimeUnit.SECONDS);
+      return true;
+    });
+  }
+
   static double count(MeterRegistry registry, String name) {
     return registry.find(name).counters().stream().mapToDouble(c -> c.count()).sum();
   }

@@ -93,10 +93,6 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
     this.vertx = Objects.requireNonNull(vertx, "vertx");
     this.clock = Objects.requireNonNull(clock, "clock");
     this.options = new DedupKafkaOptions(Objects.requireNonNull(options, "options")).validate();
-    if (this.options.getDedup().getJournalDir() != null) {
-      throw new IllegalArgumentException("dedup.journalDir is not supported by the Kafka consumer yet: its windows"
-          + " are memory only in this version (kept in this JVM across owners); remove journalDir");
-    }
     Objects.requireNonNull(kafkaConfig, "kafkaConfig");
     this.config = new HashMap<>(kafkaConfig);
     Object group = config.get(ConsumerConfig.GROUP_ID_CONFIG);
@@ -170,7 +166,7 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
       registry = r != null ? r : Metrics.globalRegistry;
     }
     DedupOptions dedup = options.getDedup();
-    windows = new MemoryWindowStore(vertx, dedup, clock, registry, options.getAssignmentTimeoutMs());
+    windows = WindowStore.create(vertx, dedup, clock, registry, options.getAssignmentTimeoutMs());
     Context caller = vertx.getOrCreateContext();
     Promise<Void> subscribed = Promise.promise();
     Set<String> copy = Set.copyOf(topics);

@@ -1,6 +1,10 @@
 package io.github.vertxdedup.kafka.impl;
 
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.window.DedupClock;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
+import io.vertx.core.Vertx;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -9,11 +13,30 @@ import org.apache.kafka.common.TopicPartition;
  * {@code <journalDir>/<group.id>/<topic>-<partition>} (whose directory lock is the fence between two owners),
  * rebuilds the window before {@link #acquire} completes, reports the highest offset the journal recorded as
  * {@link Lease#resumeOffset()}, and journals {@link #offsetsCommitted} beside the accepted ids.
- * {@link MemoryWindowStore} is the memory-only store of this version.
+ * {@link JournalWindowStore} is that store, chosen when {@code dedup.journalDir} is set; {@link MemoryWindowStore}
+ * keeps windows in the Vert.x instance otherwise ({@link #create}).
  *
  * <p>Thread-safe; called from the poll thread.
  */
 interface WindowStore {
+
+  /**
+   * The store for these options: journaled ({@link JournalWindowStore}) when {@code dedup.journalDir} is set,
+   * memory-only ({@link MemoryWindowStore}) otherwise.
+   *
+   * @param vertx the Vert.x instance the windows are deployed on
+   * @param dedup validated dedup options
+   * @param clock the clock of the windows
+   * @param registry where the windows register their meters, or null for none
+   * @param acquireTimeoutMs how long {@link #acquire} waits for another owner to let a window go, in milliseconds
+   * @return the store
+   */
+  static WindowStore create(Vertx vertx, DedupOptions dedup, DedupClock clock, MeterRegistry registry,
+      long acquireTimeoutMs) {
+    return dedup.getJournalDir() != null
+        ? new JournalWindowStore(vertx, dedup, clock, registry, acquireTimeoutMs)
+        : new MemoryWindowStore(vertx, dedup, clock, registry, acquireTimeoutMs);
+  }
 
   /**
    * Takes ownership of the window of a topic-partition for a consumer group, starting it if needed. Completes

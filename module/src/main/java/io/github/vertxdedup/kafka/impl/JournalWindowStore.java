@@ -1,0 +1,189 @@
+package io.github.vertxdedup.kafka.impl;
+
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.impl.ChronicleJournal;
+import io.github.vertxdedup.impl.PartitionVerticle;
+import io.github.vertxdedup.window.DedupClock;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.shareddata.LocalMap;
+import java.nio.file.Path;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * The journaled window store, used when {@code dedup.journalDir} is set: the window of a (group, topic-partition) is
+ * a partition verticle over a Chronicle Queue journal in {@code <journalDir>/<group.id>/<topic>-<partition>}, deployed
+ * when an owner acquires it and undeployed (its journal flushed and closed) when the owner releases it.
+ *
+ * <p>The fence between owners is the journal's directory lock (an OS file lock, dropped by the kernel when its holder
+ * closes it or dies). A taker whose partition verticle finds the journal locked by another process (or another Vert.x
+ * instance of this one) stays recovering and retries (the partition verticle's own backoff,
+ * 50 ms doubling to 2 s); this store waits for it to become ready for at most {@code acquireTimeoutMs} and then fails
+ * the acquisition, undeploying the verticle. A SIGKILLed owner's lock is gone at once, so a restarted consumer takes
+ * its window over without waiting; a live owner in another process holds it until it releases the partition.
+ * Within one Vert.x instance a taker first waits, the same way, for the earlier owner's release: the window's address
+ * ({@code <dedup.address>.<group.id>.<topic>-<partition>}) is the same for every owner, because it is also the scope
+ * of the id fingerprints the journal holds, and two verticles must not listen on it at once.
+ *
+ * <p>{@link #acquire} completes after the journal was replayed into the window, so no record of the partition is
+ * decided before the window is whole; {@link Lease#resumeOffset()} is then the highest offset commit the journal
+ * recorded for the partition. {@link #offsetsCommitted} journals each Kafka offset commit beside the accepted ids.
+ *
+ * <p>Thread-safe: its only shared state is a Vert.x local map; each lease's verticle runs on its own event loop.
+ */
+final class JournalWindowStore implements WindowStore {
+
+  private static final System.Logger LOG = System.getLogger(JournalWindowStore.class.getName());
+  private static final AtomicLong GENERATION = new AtomicLong();
+  /** Local map of the window addresses held in this Vert.x instance, to the token of their holder. */
+  private static final String SLOTS = "io.github.vertxdedup.kafka.journaled-windows";
+  /** How often a taker looks again at a window whose journal another owner still holds, in milliseconds. */
+  private static final long POLL_MS = 20;
+
+  private final Vertx vertx;
+  private final DedupOptions dedup;
+  private final Path journalDir;
+  private final DedupClock clock;
+  private final MeterRegistry registry;
+  private final long acquireTimeoutMs;
+
+  /**
+   * @param vertx the Vert.x instance the partition verticles are deployed on
+   * @param dedup validated dedup options; {@code journalDir} must be set
+   * @param clock the clock of the windows (the journal records its instants)
+   * @param registry where the partition verticles register their meters, or null for none
+   * @param acquireTimeoutMs how long {@link #acquire} waits for another owner to let the journal go, in milliseconds
+   * @throws IllegalArgumentException if {@code dedup.journalDir} is not set
+   */
+  JournalWindowStore(Vertx vertx, DedupOptions dedup, DedupClock clock, MeterRegistry registry,
+      long acquireTimeoutMs) {
+    if (dedup.getJournalDir() == null) {
+      throw new IllegalArgumentException("dedup.journalDir must be set for a journaled window store");
+    }
+    this.vertx = Objects.requireNonNull(vertx, "vertx");
+    this.dedup = dedup;
+    this.journalDir = Path.of(dedup.getJournalDir());
+    this.clock = Objects.requireNonNull(clock, "clock");
+    this.registry = registry;
+    this.acquireTimeoutMs = acquireTimeoutMs;
+  }
+
+  /**
+   * The journal directory of a (group, topic-partition): {@code <journalDir>/<group.id>/<topic>-<partition>}.
+   *
+   * @param journalDir the root
+   * @param groupId the consumer group; must be usable as one path segment
+   * @param tp the topic-partition (Kafka topic names are {@code [a-zA-Z0-9._-]}, safe in a path)
+   * @return the directory
+   * @throws IllegalArgumentException if the group id is empty, {@code .} or {@code ..}, or holds a path separator
+   */
+  static Path directory(Path journalDir, String groupId, TopicPartition tp) {
+    if (groupId.isEmpty() || groupId.equals(".") || groupId.equals("..") || groupId.indexOf('/') >= 0
+        || groupId.indexOf('\\') >= 0 || groupId.indexOf('\0') >= 0) {
+      throw new IllegalArgumentException("group.id must be usable as a directory name under journalDir (not empty,"
+          + " '.' or '..', no '/', '\\' or NUL) but was '" + groupId + "'");
+    }
+    return journalDir.resolve(groupId).resolve(tp.topic() + "-" + tp.partition());
+  }
+
+  @Override
+  public Future<Lease> acquire(String groupId, TopicPartition tp, String ownerId) {
+    final Path dir;
+    try {
+      dir = directory(journalDir, groupId, tp);
+    } catch (IllegalArgumentException e) {
+      return Future.failedFuture(e);
+    }
+    // The address is also the scope of the id fingerprints in the journal, so it must be the same for every owner.
+    String address = dedup.getAddress() + "." + groupId + "." + tp.topic() + "-" + tp.partition();
+    String token = ownerId + "#" + GENERATION.incrementAndGet();
+    long deadlineNs = System.nanoTime() + acquireTimeoutMs * 1_000_000L;
+    Promise<Void> slot = Promise.promise();
+    takeSlot(address, token, dir, deadlineNs, slot);
+    return slot.future().compose(s -> {
+      DedupOptions o = new DedupOptions(dedup).setAddress(address).setPartitions(1);
+      PartitionVerticle verticle = new PartitionVerticle(o, 0, clock, new ChronicleJournal(vertx, dir, o, clock),
+          registry);
+      return vertx.deployVerticle(verticle).compose(deploymentId -> {
+        Promise<Void> ready = Promise.promise();
+        awaitReady(verticle, dir, ownerId, deadlineNs, ready);
+        return ready.future()
+            .compose(v -> verticle.committedOffset(tp.topic(), tp.partition()))
+            .map(offset -> {
+              LOG.log(System.Logger.Level.DEBUG, "window {0} of {1} acquired by {2}, journal offset {3}", dir, tp,
+                  ownerId, offset);
+              return new Lease(address, offset, new Handle(verticle, deploymentId, tp, address, token));
+            })
+            .recover(e -> vertx.undeploy(deploymentId).transform(u -> Future.<Lease>failedFuture(e)));
+      }).onFailure(e -> slots().removeIfPresent(address, token));
+    });
+  }
+
+  private LocalMap<String, String> slots() {
+    return vertx.sharedData().getLocalMap(SLOTS);
+  }
+
+  /**
+   * Within one Vert.x instance, one verticle at a time per window address (two consumers on one address would share
+   * its requests): waits, retrying, for an earlier owner in this instance to release it. Across instances and
+   * processes the journal's lock is the fence.
+   */
+  private void takeSlot(String address, String token, Path dir, long deadlineNs, Promise<Void> slot) {
+    String holder = slots().putIfAbsent(address, token);
+    if (holder == null) {
+      slot.complete();
+      return;
+    }
+    if (System.nanoTime() - deadlineNs > 0) {
+      slot.fail(new IllegalStateException("window " + dir + " was not handed over within assignmentTimeoutMs="
+          + acquireTimeoutMs + " ms: still held in this Vert.x instance by " + holder));
+      return;
+    }
+    vertx.setTimer(POLL_MS, id -> takeSlot(address, token, dir, deadlineNs, slot));
+  }
+
+  /** Completes {@code ready} once the verticle answers, or fails it when the deadline passes first. */
+  private void awaitReady(PartitionVerticle verticle, Path dir, String ownerId, long deadlineNs,
+      Promise<Void> ready) {
+    PartitionVerticle.State s = verticle.state();
+    if (s == PartitionVerticle.State.READY) {
+      ready.complete();
+      return;
+    }
+    if (s == PartitionVerticle.State.FAILED || s == PartitionVerticle.State.STOPPING) {
+      ready.fail(new IllegalStateException("window " + dir + " cannot start: " + verticle.failure()));
+      return;
+    }
+    if (System.nanoTime() - deadlineNs > 0) {
+      ready.fail(new IllegalStateException("window " + dir + " was not handed over to " + ownerId + " within "
+          + "assignmentTimeoutMs=" + acquireTimeoutMs + " ms: " + verticle.failure()));
+      return;
+    }
+    vertx.setTimer(POLL_MS, id -> awaitReady(verticle, dir, ownerId, deadlineNs, ready));
+  }
+
+  @Override
+  public void offsetsCommitted(Lease lease, long nextOffset) {
+    Handle h = (Handle) lease.handle();
+    h.verticle.commitOffset(h.tp.topic(), h.tp.partition(), nextOffset).onFailure(e ->
+        // Kafka has the offset; the journal's copy only matters where Kafka has none, and the next commit repeats it.
+        LOG.log(System.Logger.Level.WARNING, "offset " + nextOffset + " of " + h.tp + " was committed to Kafka but"
+            + " not journaled: " + e));
+  }
+
+  @Override
+  public Future<Void> release(Lease lease) {
+    Handle h = (Handle) lease.handle();
+    return vertx.undeploy(h.deploymentId).eventually(() -> {
+      slots().removeIfPresent(h.address, h.token);
+      return Future.succeededFuture();
+    });
+  }
+
+  private record Handle(PartitionVerticle verticle, String deploymentId, TopicPartition tp, String address,
+      String token) {}
+}

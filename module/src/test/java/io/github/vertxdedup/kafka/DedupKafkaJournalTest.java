@@ -1,0 +1,159 @@
+package io.github.vertxdedup.kafka;
+
+import static io.github.vertxdedup.kafka.KafkaTestSupport.count;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.vertxdedup.DedupOptions;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The consumer with {@code dedup.journalDir}: its windows outlive the Vert.x instance (and the process) that held
+ * them. Each consumer here runs in a Vert.x instance of its own, closed before the next one starts, as a restarted
+ * application would.
+ */
+class DedupKafkaJournalTest {
+
+  private static EmbeddedKafka kafka;
+  private static KafkaTestSupport broker;
+  private static final AtomicInteger NAMES = new AtomicInteger();
+
+  @TempDir
+  Path journalDir;
+
+  private final List<Vertx> instances = new CopyOnWriteArrayList<>();
+
+  @BeforeAll
+  static void startBroker() throws Exception {
+    kafka = EmbeddedKafka.start(1);
+    broker = new KafkaTestSupport(kafka);
+  }
+
+  @AfterAll
+  static void stopBroker() throws Exception {
+    broker.close();
+    kafka.close();
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    for (Vertx v : instances) {
+      v.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+  }
+
+  private static String name(String prefix) {
+    return prefix + "-" + NAMES.incrementAndGet();
+  }
+
+  private DedupKafkaOptions options(AtomicityMode mode) {
+    return new DedupKafkaOptions()
+        .setDedup(new DedupOptions().setAddress("test.kafka.journal").setWindow(Duration.ofMinutes(10))
+            .setJournalDir(journalDir.toString()))
+        .setMode(mode)
+        .setBackoffInitialMs(1)
+        .setBackoffMaxMs(20)
+        .setPollTimeoutMs(20);
+  }
+
+  /** A consumer in a Vert.x instance of its own; close it with {@link #stop}. */
+  private Running start(String group, String topic, AtomicityMode mode, KafkaTestSupport.Ledger ledger)
+      throws Exception {
+    Vertx vertx = Vertx.vertx();
+    instances.add(vertx);
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx,
+            broker.consumerConfig(group), options(mode))
+        .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
+        .handler(r -> ledger.credit(r.key()))
+        .deadLetterHandler(d -> Future.failedFuture("no dead letter expected: " + d))
+        .meterRegistry(registry);
+    c.subscribe(topic).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    return new Running(vertx, c, registry);
+  }
+
+  private void stop(Running r) throws Exception {
+    r.consumer.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    r.vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    instances.remove(r.vertx);
+  }
+
+  private record Running(Vertx vertx, DedupKafkaConsumer<String, String> consumer, SimpleMeterRegistry registry) {}
+
+  @ParameterizedTest
+  @EnumSource(AtomicityMode.class)
+  void shouldFindThePreviousIdsAfterARestartInANewVertxOnTheSameJournalDir(AtomicityMode mode) throws Exception {
+    String topic = name("journal-restart");
+    String group = name("g");
+    kafka.createTopic(topic, 2);
+    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
+    Running first = start(group, topic, mode, ledger);
+    for (int i = 0; i < 50; i++) {
+      broker.send(topic, "id-" + i, "v");
+    }
+    broker.flush();
+    broker.awaitCommitted(group, topic, 50);
+    stop(first);
+    assertThat(journalDir.resolve(group).resolve(topic + "-0")).isDirectory();
+    assertThat(journalDir.resolve(group).resolve(topic + "-1")).isDirectory();
+
+    // Kafka redelivers everything, and the producer publishes ten of the old ids again beside twenty new ones.
+    broker.rewind(group, topic, 2);
+    for (int i = 40; i < 70; i++) {
+      broker.send(topic, "id-" + i, "v");
+    }
+    broker.flush();
+    Running second = start(group, topic, mode, ledger);
+    broker.awaitCommitted(group, topic, 80);
+
+    assertThat(ledger.size()).isEqualTo(70);
+    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
+    assertThat(count(second.registry, "dedup.kafka.duplicates")).isEqualTo(60);
+  }
+
+  @Test
+  void shouldResumeAtTheJournalsOffsetWhenKafkaHasNone() throws Exception {
+    String topic = name("journal-resume");
+    String group = name("g");
+    kafka.createTopic(topic, 1);
+    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
+    Running first = start(group, topic, AtomicityMode.EFFECT_FIRST, ledger);
+    for (int i = 0; i < 30; i++) {
+      broker.send(topic, "id-" + i, "v");
+    }
+    broker.flush();
+    broker.awaitCommitted(group, topic, 30);
+    stop(first);
+
+    // The group's offsets are gone from Kafka (auto.offset.reset is earliest): only the journal knows where to go on.
+    broker.deleteGroup(group);
+    for (int i = 30; i < 40; i++) {
+      broker.send(topic, "id-" + i, "v");
+    }
+    broker.flush();
+    Running second = start(group, topic, AtomicityMode.EFFECT_FIRST, ledger);
+    broker.awaitCommitted(group, topic, 40);
+
+    assertThat(ledger.size()).isEqualTo(40);
+    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
+    // Resumed at offset 30: the thirty records before it were not even read again.
+    assertThat(count(second.registry, "dedup.kafka.records")).isEqualTo(10);
+    assertThat(count(second.registry, "dedup.kafka.duplicates")).isZero();
+    assertThat(Files.list(journalDir.resolve(group))).hasSize(1);
+  }
+}

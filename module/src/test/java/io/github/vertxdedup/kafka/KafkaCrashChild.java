@@ -1,0 +1,105 @@
+package io.github.vertxdedup.kafka;
+
+import io.github.vertxdedup.DedupOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The process {@link KafkaCrashTest} kills with SIGKILL. Started on the production classpath only (this module, the
+ * persistence module, Vert.x, the Kafka client, Chronicle; no JUnit), it runs one {@link DedupKafkaConsumer} with
+ * static membership ({@code group.instance.id}, so that its restart takes its partitions back at once), a 6 s session
+ * timeout (the broker's minimum), a {@code journalDir} and a ten-minute window in real time (a process boundary: no
+ * clock can be injected), and a 2 s claim lease, so that the claims a killed child left open lapse soon.
+ *
+ * <p>The effect of a record is one line, its id, appended to the ledger file with one {@code write(2)} per record
+ * before the handler's future completes: the kernel holds it once written, so a SIGKILL cannot take it back. Output:
+ * {@code subscribed} once the consumer joined, then {@code effects N} every 100 effects.
+ *
+ * <p>Arguments: bootstrap servers, topic, group id, instance id, journal directory, mode
+ * ({@link AtomicityMode}), ledger file.
+ */
+public final class KafkaCrashChild {
+
+  private KafkaCrashChild() {
+  }
+
+  /**
+   * Runs the child until it is killed.
+   *
+   * @param args see the type's javadoc
+   * @throws Exception on any failure (the driver sees the exit code and the standard error)
+   */
+  public static void main(String[] args) throws Exception {
+    String bootstrap = args[0];
+    String topic = args[1];
+    String group = args[2];
+    String instanceId = args[3];
+    String journalDir = args[4];
+    AtomicityMode mode = AtomicityMode.valueOf(args[5]);
+    Path ledgerFile = Path.of(args[6]);
+    PrintStream out = System.out;
+
+    FileChannel ledger = FileChannel.open(ledgerFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+        StandardOpenOption.APPEND);
+    Vertx vertx = Vertx.vertx();
+    Map<String, String> config = Map.of(
+        "bootstrap.servers", bootstrap,
+        "group.id", group,
+        "group.instance.id", instanceId,
+        "session.timeout.ms", "6000",
+        "heartbeat.interval.ms", "500",
+        "auto.offset.reset", "earliest",
+        "max.poll.records", "100",
+        "key.deserializer", "org.apache.kafka.common.serialization.StringDeserializer",
+        "value.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
+    DedupKafkaOptions options = new DedupKafkaOptions()
+        .setDedup(new DedupOptions().setWindow(Duration.ofMinutes(10)).setLeaseMs(2_000).setJournalDir(journalDir))
+        .setMode(mode)
+        .setPollTimeoutMs(20);
+    AtomicLong effects = new AtomicLong();
+    DedupKafkaConsumer<String, String> consumer = DedupKafkaConsumer.<String, String>create(vertx, config, options)
+        .identity(IdentityExtractor.header("message-id"))
+        .handler(record -> {
+          byte[] line = (record.key() + "\n").getBytes(StandardCharsets.UTF_8);
+          // The write is a blocking call: off the event loop, in order per partition (ordered on its context).
+          return vertx.<Void>executeBlocking(() -> {
+            ByteBuffer buf = ByteBuffer.wrap(line);
+            while (buf.hasRemaining()) {
+              ledger.write(buf);
+            }
+            long n = effects.incrementAndGet();
+            if (n % 100 == 0) {
+              synchronized (out) {
+                out.println("effects " + n);
+                out.flush();
+              }
+            }
+            return null;
+          }, true);
+        })
+        .deadLetterHandler(d -> {
+          synchronized (out) {
+            out.println("dead-letter " + d);
+            out.flush();
+          }
+          return Future.succeededFuture();
+        });
+    consumer.subscribe(Set.of(topic)).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+    synchronized (out) {
+      out.println("subscribed");
+      out.flush();
+    }
+    Thread.currentThread().join(); // until the driver kills this process
+  }
+}

@@ -1,0 +1,257 @@
+package io.github.vertxdedup.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * kill -9 of a journaled dedup consumer mid-stream, on the production classpath, in both atomicity modes. The test
+ * JVM runs the broker and a producer that publishes ids keyed by themselves (so copies share a partition), one in ten
+ * a copy of an earlier id (producer-side duplicates). A {@link KafkaCrashChild} consumes them and appends each
+ * effect to a ledger; the driver kills it with SIGKILL ({@link Process#destroyForcibly()}) 0.2 to 1.2 s after it has
+ * applied effects, restarts it on the same {@code journalDir} with the same {@code group.instance.id}, and after the
+ * last kill lets a final child consume everything. Then it counts the ledger's lines per id:
+ *
+ * <ul>
+ *   <li>{@link AtomicityMode#RECORD_FIRST}: no id's effect is applied twice; lost effects are counted (an id recorded
+ *       as accepted whose handler the kill cut off).
+ *   <li>{@link AtomicityMode#EFFECT_FIRST}: no id is lost; repeats are at most the records in flight at each kill.
+ *       A partition runs one handler at a time and commits it before the next starts, so at most one record per
+ *       partition is between its effect and its commit: the bound is kills x partitions.
+ * </ul>
+ *
+ * <p>Kills: {@code -Dkafka.crash.cycles} (3 in CI). This test crosses a process boundary, so it uses real time.
+ */
+class KafkaCrashTest {
+
+  private static final int PARTITIONS = 2;
+
+  private static EmbeddedKafka kafka;
+  private static KafkaTestSupport broker;
+
+  @TempDir
+  Path tmp;
+
+  @BeforeAll
+  static void startBroker() throws Exception {
+    kafka = EmbeddedKafka.start(1);
+    broker = new KafkaTestSupport(kafka);
+  }
+
+  @AfterAll
+  static void stopBroker() throws Exception {
+    broker.close();
+    kafka.close();
+  }
+
+  @ParameterizedTest
+  @EnumSource(AtomicityMode.class)
+  void shouldKeepItsModesPromiseAcrossKillMinus9(AtomicityMode mode) throws Exception {
+    int cycles = Integer.getInteger("kafka.crash.cycles", 3);
+    long seed = System.nanoTime();
+    Random random = new Random(seed);
+    String topic = "crash-" + mode.name().toLowerCase();
+    String group = "crash-" + mode.name().toLowerCase();
+    kafka.createTopic(topic, PARTITIONS);
+    Path journalDir = tmp.resolve("journal");
+    Path ledger = tmp.resolve("ledger.txt");
+    List<String> classpath = productionClasspath();
+
+    Producer producer = new Producer(topic, random.nextLong());
+    List<String> runs = new ArrayList<>();
+    try {
+      for (int run = 1; run <= cycles; run++) {
+        long before = lines(ledger);
+        long startNanos = System.nanoTime();
+        Process child = start(classpath, mode, topic, group, journalDir, ledger, run);
+        try {
+          // Wait until this child applies effects of its own, then kill it at a random moment.
+          Awaitility.await().atMost(Duration.ofSeconds(40)).pollInterval(Duration.ofMillis(20))
+              .failFast(() -> !child.isAlive())
+              .until(() -> lines(ledger) > before);
+          long firstEffectMs = (System.nanoTime() - startNanos) / 1_000_000;
+          Thread.sleep(200 + random.nextInt(1_000)); // the kill moment: real time across processes
+          runs.add("start->first effect " + firstEffectMs + " ms");
+        } finally {
+          child.destroyForcibly();
+          child.waitFor(30, TimeUnit.SECONDS);
+        }
+      }
+    } finally {
+      producer.stop();
+    }
+    int total = producer.sent.size();
+
+    // The final child consumes everything: every record is settled once the group committed all offsets.
+    Process last = start(classpath, mode, topic, group, journalDir, ledger, cycles + 1);
+    try {
+      broker.awaitCommitted(group, topic, total);
+    } finally {
+      last.destroyForcibly();
+      last.waitFor(30, TimeUnit.SECONDS);
+    }
+
+    Set<String> produced = new HashSet<>(producer.sent);
+    Map<String, Integer> effects = ledgerCounts(ledger);
+    int repeats = 0;
+    for (int n : effects.values()) {
+      repeats += n - 1;
+    }
+    Set<String> lost = new HashSet<>(produced);
+    lost.removeAll(effects.keySet());
+    String report = String.format("kafka crash test %s seed %d: %d kills, %d records (%d ids, %d producer-side"
+            + " copies), %d effects applied, %d repeated, %d lost; %s", mode, seed, cycles, total, produced.size(),
+        total - produced.size(), effects.values().stream().mapToInt(Integer::intValue).sum(), repeats, lost.size(),
+        runs);
+    System.out.println(report);
+
+    assertThat(effects.keySet()).as("effects of ids never produced (%s)", report).isSubsetOf(produced);
+    assertThat(total - produced.size()).as("producer-side duplicates were published").isPositive();
+    if (mode == AtomicityMode.RECORD_FIRST) {
+      assertThat(effects).as("ids whose effect was applied twice (%s)", report)
+          .allSatisfy((id, n) -> assertThat(n).as(id).isEqualTo(1));
+    } else {
+      assertThat(lost).as("ids whose effect was lost (%s)", report).isEmpty();
+      assertThat(repeats).as("repeats: at most one record in flight per partition at each kill (%s)", report)
+          .isLessThanOrEqualTo(cycles * PARTITIONS);
+    }
+  }
+
+  private Process start(List<String> classpath, AtomicityMode mode, String topic, String group, Path journalDir,
+      Path ledger, int run) throws IOException {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.addAll(Arrays.asList(System.getProperty("dedup.jvm.flags", "").trim().split("\\s+")));
+    cmd.add("-Xmx256m");
+    cmd.add("-cp");
+    cmd.add(String.join(java.io.File.pathSeparator, classpath));
+    cmd.add(KafkaCrashChild.class.getName());
+    cmd.addAll(List.of(kafka.bootstrapServers(), topic, group, "crash-child", journalDir.toString(), mode.name(),
+        ledger.toString()));
+    cmd.removeIf(String::isEmpty);
+    return new ProcessBuilder(cmd)
+        .redirectOutput(tmp.resolve("child-" + run + ".out").toFile())
+        .redirectError(tmp.resolve("child-" + run + ".err").toFile())
+        .start();
+  }
+
+  /** Whole lines in the ledger (a line cut by the kill has no newline and is not an effect). */
+  private static long lines(Path ledger) throws IOException {
+    if (!Files.exists(ledger)) {
+      return 0;
+    }
+    byte[] bytes = Files.readAllBytes(ledger);
+    long n = 0;
+    for (byte b : bytes) {
+      if (b == '\n') {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  private static Map<String, Integer> ledgerCounts(Path ledger) throws IOException {
+    String text = Files.readString(ledger, StandardCharsets.UTF_8);
+    int end = text.lastIndexOf('\n');
+    Map<String, Integer> counts = new HashMap<>();
+    if (end < 0) {
+      return counts;
+    }
+    for (String id : text.substring(0, end).split("\n")) {
+      counts.merge(id, 1, Integer::sum);
+    }
+    return counts;
+  }
+
+  /**
+   * This module's classes and its runtime dependencies (written by the build to a file), plus the child's class
+   * copied alone into a directory: no JUnit, no AssertJ, no other test class.
+   */
+  private List<String> productionClasspath() throws IOException {
+    String classes = System.getProperty("module.classes");
+    String runtime = System.getProperty("module.runtime.classpath");
+    assertThat(classes).as("system property module.classes (set by the build)").isNotNull();
+    assertThat(runtime).as("system property module.runtime.classpath (set by the build)").isNotNull();
+    String relative = KafkaCrashChild.class.getName().replace('.', '/');
+    Path source = Path.of(KafkaCrashChild.class.getProtectionDomain().getCodeSource().getLocation().getPath());
+    Path packageDir = source.resolve(relative).getParent();
+    Path target = tmp.resolve("child-classes").resolve(relative).getParent();
+    Files.createDirectories(target);
+    try (Stream<Path> files = Files.list(packageDir)) {
+      for (Path f : (Iterable<Path>) files::iterator) {
+        String name = f.getFileName().toString();
+        if (name.equals("KafkaCrashChild.class") || name.startsWith("KafkaCrashChild$")) {
+          Files.copy(f, target.resolve(name));
+        }
+      }
+    }
+    List<String> cp = new ArrayList<>();
+    cp.add(classes);
+    cp.addAll(Arrays.asList(Files.readString(Path.of(runtime)).trim().split(java.io.File.pathSeparator)));
+    cp.add(tmp.resolve("child-classes").toString());
+    assertThat(cp).map(e -> Path.of(e).getFileName().toString())
+        .noneMatch(name -> name.contains("junit") || name.contains("assertj") || name.equals("test-classes"))
+        .anyMatch(name -> name.contains("kafka-clients"))
+        .anyMatch(name -> name.contains("chronicle-queue"));
+    return cp;
+  }
+
+  /**
+   * Publishes about 300 records a second until stopped: new ids, and every tenth record a copy of an earlier one
+   * (keyed by its id, so the copy lands on the same partition).
+   */
+  private static final class Producer {
+    final List<String> sent = new ArrayList<>();
+    private final AtomicBoolean running = new AtomicBoolean(true);
+    private final Thread thread;
+
+    Producer(String topic, long seed) {
+      Random random = new Random(seed);
+      thread = new Thread(() -> {
+        long n = 0;
+        while (running.get()) {
+          for (int i = 0; i < 3; i++, n++) {
+            String id = n % 10 == 9 ? sent.get(random.nextInt(sent.size())) : "id-" + n;
+            broker.send(topic, id, "v");
+            sent.add(id);
+          }
+          broker.flush();
+          try {
+            Thread.sleep(10);
+          } catch (InterruptedException e) {
+            return;
+          }
+        }
+      }, "crash-producer");
+      thread.setDaemon(true);
+      thread.start();
+    }
+
+    void stop() throws InterruptedException {
+      running.set(false);
+      thread.join(30_000);
+      broker.flush();
+    }
+  }
+}

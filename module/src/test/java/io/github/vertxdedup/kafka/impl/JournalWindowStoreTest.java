@@ -1,0 +1,155 @@
+package io.github.vertxdedup.kafka.impl;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.window.ManualClock;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The journaled window store alone: its directory, the lock as the fence between owners, the journaled offset. */
+class JournalWindowStoreTest {
+
+  private static final TopicPartition TP = new TopicPartition("orders", 3);
+
+  @TempDir
+  Path journalDir;
+
+  private Vertx vertx;
+  private final ManualClock clock = new ManualClock(1_700_000_000_000L);
+
+  @BeforeEach
+  void setUp() {
+    vertx = Vertx.vertx();
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    get(vertx.close());
+  }
+
+  private JournalWindowStore store(long acquireTimeoutMs) {
+    return store(vertx, acquireTimeoutMs);
+  }
+
+  private JournalWindowStore store(Vertx vertx, long acquireTimeoutMs) {
+    DedupOptions o = new DedupOptions().setAddress("test.store").setWindow(Duration.ofMinutes(10))
+        .setJournalDir(journalDir.toString());
+    return new JournalWindowStore(vertx, o, clock, null, acquireTimeoutMs);
+  }
+
+  private static <T> T get(Future<T> f) throws Exception {
+    return f.toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void shouldJournalCommittedOffsetsAndReportTheHighestAsResumeOffsetToTheNextOwner() throws Exception {
+    JournalWindowStore store = store(5_000);
+    WindowStore.Lease first = get(store.acquire("billing", TP, "a"));
+    assertThat(first.resumeOffset()).isEqualTo(-1);
+    assertThat(journalDir.resolve("billing").resolve("orders-3")).isDirectory();
+    store.offsetsCommitted(first, 17);
+    store.offsetsCommitted(first, 42);
+    get(store.release(first));
+
+    WindowStore.Lease second = get(store.acquire("billing", TP, "b"));
+    assertThat(second.resumeOffset()).isEqualTo(42);
+    // The address scopes the id fingerprints in the journal: every owner uses the same one.
+    assertThat(second.address()).isEqualTo(first.address());
+    get(store.release(second));
+  }
+
+  @Test
+  void shouldKeepAWindowPerConsumerGroup() throws Exception {
+    JournalWindowStore store = store(5_000);
+    WindowStore.Lease a = get(store.acquire("billing", TP, "a"));
+    store.offsetsCommitted(a, 9);
+    // Another group takes the same topic-partition at the same time: a journal of its own, not locked by the first.
+    WindowStore.Lease other = get(store.acquire("audit", TP, "x"));
+    assertThat(other.resumeOffset()).isEqualTo(-1);
+    get(store.release(other));
+    get(store.release(a));
+  }
+
+  @Test
+  void shouldMakeATakerInThisVertxWaitUntilTheHolderReleasesTheWindow() throws Exception {
+    JournalWindowStore store = store(10_000);
+    WindowStore.Lease holder = get(store.acquire("billing", TP, "a"));
+    store.offsetsCommitted(holder, 5);
+    Future<WindowStore.Lease> taker = store.acquire("billing", TP, "b");
+    Thread.sleep(200); // real time: the taker retries on real timers; it must still be waiting
+    assertThat(taker.isComplete()).isFalse();
+    get(store.release(holder));
+    assertThat(get(taker).resumeOffset()).isEqualTo(5);
+    get(store.release(get(taker)));
+  }
+
+  @Test
+  void shouldMakeATakerElsewhereWaitOnTheJournalLockUntilTheHolderReleasesIt() throws Exception {
+    Vertx elsewhere = Vertx.vertx();
+    try {
+      JournalWindowStore store = store(10_000);
+      WindowStore.Lease holder = get(store.acquire("billing", TP, "a"));
+      store.offsetsCommitted(holder, 5);
+      // Another Vert.x instance (as another process would): its partition verticle finds the directory locked.
+      Future<WindowStore.Lease> taker = store(elsewhere, 10_000).acquire("billing", TP, "b");
+      Thread.sleep(300); // real time: the lock is retried on real timers; it must still be waiting
+      assertThat(taker.isComplete()).isFalse();
+      get(store.release(holder));
+      assertThat(get(taker).resumeOffset()).isEqualTo(5);
+    } finally {
+      get(elsewhere.close());
+    }
+  }
+
+  @Test
+  void shouldFailTheAcquisitionWhenTheHolderKeepsTheJournalPastTheTimeout() throws Exception {
+    Vertx elsewhere = Vertx.vertx();
+    try {
+      JournalWindowStore store = store(10_000);
+      WindowStore.Lease holder = get(store.acquire("billing", TP, "a"));
+      JournalWindowStore other = store(elsewhere, 300);
+      assertThatThrownBy(() -> get(other.acquire("billing", TP, "b")))
+          .isInstanceOf(ExecutionException.class)
+          .hasMessageContaining("assignmentTimeoutMs=300")
+          .hasMessageContaining("locked");
+      // The failed taker let go of everything: the holder hands the window on, and the other instance takes it.
+      get(store.release(holder));
+      get(other.release(get(other.acquire("billing", TP, "c"))));
+    } finally {
+      get(elsewhere.close());
+    }
+  }
+
+  @Test
+  void shouldFailTheAcquisitionWhenAnOwnerInThisVertxKeepsTheWindowPastTheTimeout() throws Exception {
+    JournalWindowStore store = store(200);
+    WindowStore.Lease holder = get(store.acquire("billing", TP, "a"));
+    assertThatThrownBy(() -> get(store.acquire("billing", TP, "b")))
+        .isInstanceOf(ExecutionException.class)
+        .hasMessageContaining("assignmentTimeoutMs=200");
+    get(store.release(holder));
+    get(store.release(get(store.acquire("billing", TP, "c"))));
+  }
+
+  @Test
+  void shouldRefuseAGroupIdThatIsNotOneDirectoryName() {
+    assertThatThrownBy(() -> JournalWindowStore.directory(journalDir, "../escape", TP))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("group.id");
+    assertThatThrownBy(() -> JournalWindowStore.directory(journalDir, "..", TP))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThat(JournalWindowStore.directory(journalDir, "billing", TP))
+        .isEqualTo(journalDir.resolve("billing").resolve("orders-3"));
+  }
+}

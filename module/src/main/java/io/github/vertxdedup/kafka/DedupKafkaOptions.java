@@ -14,8 +14,8 @@ import java.util.Set;
  * and its limit. Not thread-safe; the consumer copies them.
  *
  * <p>JSON form: {@code {"dedup": {...DedupOptions...}, "mode": "EFFECT_FIRST", "maxAttempts": 5,
- * "backoffInitialMs": 100, "backoffMaxMs": 10000, "pollTimeoutMs": 100, "maxBufferedPerPartition": 1000,
- * "revocationTimeoutMs": 10000, "assignmentTimeoutMs": 60000, "instanceId": null}}.
+ * "backoffInitialMs": 100, "backoffMaxMs": 10000, "pollTimeoutMs": 100, "commitIntervalMs": 200,
+ * "maxBufferedPerPartition": 1000, "revocationTimeoutMs": 10000, "assignmentTimeoutMs": 60000, "instanceId": null}}.
  */
 public class DedupKafkaOptions {
 
@@ -33,8 +33,13 @@ public class DedupKafkaOptions {
   public static final long DEFAULT_BACKOFF_MAX_MS = 10_000;
   /** Largest backoff or timeout accepted: 1 hour. */
   public static final long MAX_DELAY_MS = 3_600_000;
-  /** Default {@code poll} timeout: 100 ms; also the longest delay before a settled offset is committed. */
+  /** Default {@code poll} timeout: 100 ms. */
   public static final long DEFAULT_POLL_TIMEOUT_MS = 100;
+  /**
+   * Default least time between two offset commits of the poll loop: 200 ms. Kafka's own auto-commit uses 5 s
+   * ({@code auto.commit.interval.ms}); a shorter interval keeps the redeliveries after a crash few.
+   */
+  public static final long DEFAULT_COMMIT_INTERVAL_MS = 200;
   /** Default records held per topic-partition before it is paused: 1,000. */
   public static final int DEFAULT_MAX_BUFFERED_PER_PARTITION = 1000;
   /** Largest {@code maxBufferedPerPartition}: 1,000,000. */
@@ -45,8 +50,8 @@ public class DedupKafkaOptions {
   public static final long DEFAULT_ASSIGNMENT_TIMEOUT_MS = 60_000;
 
   private static final Set<String> FIELDS = Set.of("dedup", "mode", "maxAttempts", "backoffInitialMs",
-      "backoffMaxMs", "pollTimeoutMs", "maxBufferedPerPartition", "revocationTimeoutMs", "assignmentTimeoutMs",
-      "instanceId");
+      "backoffMaxMs", "pollTimeoutMs", "commitIntervalMs", "maxBufferedPerPartition", "revocationTimeoutMs",
+      "assignmentTimeoutMs", "instanceId");
 
   private DedupOptions dedup;
   private AtomicityMode mode = DEFAULT_MODE;
@@ -54,6 +59,7 @@ public class DedupKafkaOptions {
   private long backoffInitialMs = DEFAULT_BACKOFF_INITIAL_MS;
   private long backoffMaxMs = DEFAULT_BACKOFF_MAX_MS;
   private long pollTimeoutMs = DEFAULT_POLL_TIMEOUT_MS;
+  private long commitIntervalMs = DEFAULT_COMMIT_INTERVAL_MS;
   private int maxBufferedPerPartition = DEFAULT_MAX_BUFFERED_PER_PARTITION;
   private long revocationTimeoutMs = DEFAULT_REVOCATION_TIMEOUT_MS;
   private long assignmentTimeoutMs = DEFAULT_ASSIGNMENT_TIMEOUT_MS;
@@ -76,6 +82,7 @@ public class DedupKafkaOptions {
     this.backoffInitialMs = other.backoffInitialMs;
     this.backoffMaxMs = other.backoffMaxMs;
     this.pollTimeoutMs = other.pollTimeoutMs;
+    this.commitIntervalMs = other.commitIntervalMs;
     this.maxBufferedPerPartition = other.maxBufferedPerPartition;
     this.revocationTimeoutMs = other.revocationTimeoutMs;
     this.assignmentTimeoutMs = other.assignmentTimeoutMs;
@@ -125,6 +132,9 @@ public class DedupKafkaOptions {
       if (json.getValue("pollTimeoutMs") != null) {
         setPollTimeoutMs(json.getLong("pollTimeoutMs"));
       }
+      if (json.getValue("commitIntervalMs") != null) {
+        setCommitIntervalMs(json.getLong("commitIntervalMs"));
+      }
       if (json.getValue("maxBufferedPerPartition") != null) {
         setMaxBufferedPerPartition(json.getInteger("maxBufferedPerPartition"));
       }
@@ -153,6 +163,7 @@ public class DedupKafkaOptions {
         .put("backoffInitialMs", backoffInitialMs)
         .put("backoffMaxMs", backoffMaxMs)
         .put("pollTimeoutMs", pollTimeoutMs)
+        .put("commitIntervalMs", commitIntervalMs)
         .put("maxBufferedPerPartition", maxBufferedPerPartition)
         .put("revocationTimeoutMs", revocationTimeoutMs)
         .put("assignmentTimeoutMs", assignmentTimeoutMs);
@@ -293,8 +304,8 @@ public class DedupKafkaOptions {
   }
 
   /**
-   * Sets the timeout of each {@code poll}; settled offsets are committed after each poll, so it also bounds the
-   * delay of an offset commit while no record arrives.
+   * Sets the timeout of each {@code poll} while some assigned partition is not paused. It bounds how late the loop
+   * notices a rebalance, a close or a due offset commit while no record arrives.
    *
    * @param pollTimeoutMs 1..{@value #MAX_DELAY_MS} milliseconds
    * @return this
@@ -305,14 +316,47 @@ public class DedupKafkaOptions {
     return this;
   }
 
+  /** @return the least time between two offset commits of the poll loop, in milliseconds */
+  public long getCommitIntervalMs() {
+    return commitIntervalMs;
+  }
+
+  /**
+   * Sets the least time between two offset commits of the poll loop. Between revocations the loop commits the
+   * offsets settled since the last commit with {@code commitAsync}, at most once per interval; on revocation and on
+   * close it commits with {@code commitSync}. A commit never passes a record that is not settled, so the interval
+   * only bounds how many settled records a crash hands back to Kafka as redeliveries (the window drops them as
+   * duplicates).
+   *
+   * @param commitIntervalMs 1..{@value #MAX_DELAY_MS} milliseconds
+   * @return this
+   * @throws IllegalArgumentException if out of range
+   */
+  public DedupKafkaOptions setCommitIntervalMs(long commitIntervalMs) {
+    this.commitIntervalMs = delay("commitIntervalMs", commitIntervalMs);
+    return this;
+  }
+
+  /**
+   * Sets the least time between two offset commits of the poll loop.
+   *
+   * @param interval see {@link #setCommitIntervalMs}
+   * @return this
+   * @throws IllegalArgumentException if out of range
+   */
+  public DedupKafkaOptions setCommitInterval(Duration interval) {
+    return setCommitIntervalMs(interval.toMillis());
+  }
+
   /** @return the records held per topic-partition before it is paused */
   public int getMaxBufferedPerPartition() {
     return maxBufferedPerPartition;
   }
 
   /**
-   * Sets how many fetched records a topic-partition may hold before the poll loop pauses it (it resumes when
-   * they are settled).
+   * Sets how many fetched records a topic-partition may hold before the poll loop pauses it. It resumes once no
+   * more than half of them are left unsettled (the owner signals the poll loop then, so a paused partition does
+   * not wait out a poll timeout).
    *
    * @param maxBufferedPerPartition 1..{@value #MAX_BUFFERED_LIMIT}
    * @return this

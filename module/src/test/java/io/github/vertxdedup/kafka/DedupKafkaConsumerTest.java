@@ -73,7 +73,8 @@ class DedupKafkaConsumerTest {
         .setMaxAttempts(3)
         .setBackoffInitialMs(1)
         .setBackoffMaxMs(20)
-        .setPollTimeoutMs(20);
+        .setPollTimeoutMs(20)
+        .setCommitIntervalMs(20);
   }
 
   private DedupKafkaConsumer<String, String> start(String group, String topic, DedupKafkaOptions options,

@@ -21,6 +21,7 @@ class DedupKafkaOptionsTest {
         .setBackoffInitialMs(5)
         .setBackoffMaxMs(500)
         .setPollTimeoutMs(50)
+        .setCommitIntervalMs(25)
         .setMaxBufferedPerPartition(64)
         .setRevocationTimeoutMs(3000)
         .setAssignmentTimeoutMs(4000)
@@ -42,6 +43,8 @@ class DedupKafkaOptionsTest {
   void shouldNameTheFieldAndLimitOfABadValue() {
     assertThatThrownBy(() -> new DedupKafkaOptions().setMaxAttempts(1001))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("maxAttempts must be in 1..1000 but was 1001");
+    assertThatThrownBy(() -> new DedupKafkaOptions().setCommitIntervalMs(0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("commitIntervalMs must be in 1..");
     assertThatThrownBy(() -> new DedupKafkaOptions().setPollTimeoutMs(0))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("pollTimeoutMs must be in 1..");
     assertThatThrownBy(() -> new DedupKafkaOptions(new JsonObject().put("maxAtempts", 3)))

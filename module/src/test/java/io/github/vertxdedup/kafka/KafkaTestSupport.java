@@ -36,6 +36,10 @@ final class KafkaTestSupport implements AutoCloseable {
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     p.put(ProducerConfig.ACKS_CONFIG, "all");
     p.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+    // Now and then a produce request to the in-process broker gets no answer (seen before and after the poll loop
+    // changes: flush() then waited out the 120 s delivery timeout). A short request timeout resends it instead.
+    p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "3000");
+    p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "30000");
     this.producer = new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
     Properties a = new Properties();
     a.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());

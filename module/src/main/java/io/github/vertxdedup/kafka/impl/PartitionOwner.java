@@ -45,6 +45,16 @@ import org.apache.kafka.common.TopicPartition;
  * {@code claimBatch}. The pump is a trampoline: completions that arrive while it runs set {@code again} instead of
  * recursing, so a long run of already-complete futures costs no stack.
  *
+ * <h2>Effect-first commits are pipelined</h2>
+ * Once a record's handler has succeeded its claim's {@code commit} is sent and the record leaves {@code queue} for
+ * {@code committing}; the next record's handler runs without waiting for the reply. The record is settled (its
+ * offset may be committed to Kafka) only when the reply comes, and settlement stays a prefix: {@link #settledNext}
+ * never passes a record whose commit is unanswered. Waiting for each reply (one event-bus round trip, two thread
+ * hops, per record) was the largest cost of effect-first mode. What a crash can repeat grows from one record to the
+ * records whose commit was unanswered, all of them handled and none of them committed to Kafka: still "a crash can
+ * repeat an effect, never lose it". Handlers still run one at a time in offset order. A later record of the same id
+ * is decided by a request sent after the commit, on the same event-bus route, so the window sees the commit first.
+ *
  * <h2>Fence</h2>
  * Once fenced (revocation) nothing new is decided. What was decided is finished: the running handler and its
  * commit, and in record-first mode every record already checked (its id is recorded: skipping it would lose its
@@ -67,12 +77,18 @@ final class PartitionOwner<K, V> extends VerticleBase {
   private final DeadLetterHandler<K, V> deadLetters;
   private final DedupClock clock;
   private final KafkaMetrics metrics;
+  private final Runnable wakePoll;
+  private final int resumeMark;
 
   final AtomicInteger buffered = new AtomicInteger();
   private volatile long settledNext = -1;
   private volatile boolean wantsPause;
 
   private final ArrayDeque<Item<K, V>> queue = new ArrayDeque<>();
+  /** Effect-first: records handled (or dead-lettered) whose claim's commit is unanswered, in offset order. */
+  private final ArrayDeque<Item<K, V>> committing = new ArrayDeque<>();
+  /** The offset after the last record settled, whether or not an earlier one still waits in committing. */
+  private long lastSettledNext = -1;
   private DedupClient client;
   private boolean busy;
   private boolean pumping;
@@ -85,7 +101,8 @@ final class PartitionOwner<K, V> extends VerticleBase {
   private Promise<Void> drained;
 
   PartitionOwner(TopicPartition tp, DedupKafkaOptions options, String windowAddress, IdentityExtractor<K, V> identity,
-      RecordHandler<K, V> handler, DeadLetterHandler<K, V> deadLetters, DedupClock clock, KafkaMetrics metrics) {
+      RecordHandler<K, V> handler, DeadLetterHandler<K, V> deadLetters, DedupClock clock, KafkaMetrics metrics,
+      Runnable wakePoll) {
     this.tp = tp;
     this.effectFirst = options.getMode() == AtomicityMode.EFFECT_FIRST;
     this.maxAttempts = options.getMaxAttempts();
@@ -98,6 +115,16 @@ final class PartitionOwner<K, V> extends VerticleBase {
     this.deadLetters = deadLetters;
     this.clock = clock;
     this.metrics = metrics;
+    this.wakePoll = wakePoll;
+    this.resumeMark = resumeMark(options.getMaxBufferedPerPartition());
+  }
+
+  /**
+   * @param maxBuffered {@code maxBufferedPerPartition}
+   * @return the number of unsettled records at or below which a paused partition is resumed: half the maximum
+   */
+  static int resumeMark(int maxBuffered) {
+    return maxBuffered / 2;
   }
 
   @Override
@@ -198,7 +225,7 @@ final class PartitionOwner<K, V> extends VerticleBase {
   }
 
   private boolean isDrained() {
-    if (busy) {
+    if (busy || !committing.isEmpty()) {
       return false;
     }
     Item<K, V> head = queue.peek();
@@ -209,7 +236,7 @@ final class PartitionOwner<K, V> extends VerticleBase {
     while (!busy && !stopped) {
       Item<K, V> it = queue.peek();
       if (it == null) {
-        wantsPause = false;
+        stopWaiting();
         return;
       }
       if (it.decision == null) {
@@ -226,6 +253,7 @@ final class PartitionOwner<K, V> extends VerticleBase {
       switch (it.decision.verdict()) {
         case DUPLICATE -> {
           metrics.duplicates.increment();
+          stopWaiting();
           settle(it);
         }
         case ACCEPTED -> runHandler(it);
@@ -341,7 +369,7 @@ final class PartitionOwner<K, V> extends VerticleBase {
 
   private void runHandler(Item<K, V> it) {
     busy = true;
-    wantsPause = false;
+    stopWaiting();
     it.attempts++;
     Future<Void> f;
     try {
@@ -358,7 +386,8 @@ final class PartitionOwner<K, V> extends VerticleBase {
       }
       if (ar.succeeded()) {
         if (effectFirst) {
-          commitClaim(it);
+          pipelineCommit(it);
+          pump();
         } else {
           busy = false;
           settle(it);
@@ -403,15 +432,21 @@ final class PartitionOwner<K, V> extends VerticleBase {
     }));
   }
 
+  /** Moves the head record, handled, to {@code committing} and sends its commit; the next record may start. */
+  private void pipelineCommit(Item<K, V> it) {
+    queue.poll();
+    committing.add(it);
+    busy = false;
+    commitClaim(it);
+  }
+
   private void commitClaim(Item<K, V> it) {
     client.commit(claimEvent(it)).onComplete(ar -> onContext(() -> {
       if (stopped) {
         return;
       }
       if (ar.succeeded()) {
-        busy = false;
-        settle(it);
-        pump();
+        committed(it);
         return;
       }
       int code = ar.cause() instanceof ReplyException re ? re.failureCode() : -1;
@@ -420,9 +455,7 @@ final class PartitionOwner<K, V> extends VerticleBase {
         LOG.log(System.Logger.Level.WARNING, tp + ": the claim of offset " + it.record.offset() + " lapsed before"
             + " its commit (leaseMs is shorter than the handler took): its effect is applied but the id is not"
             + " remembered; " + ar.cause().getMessage());
-        busy = false;
-        settle(it);
-        pump();
+        committed(it);
         return;
       }
       metrics.unavailable.increment();
@@ -466,7 +499,8 @@ final class PartitionOwner<K, V> extends VerticleBase {
         return;
       }
       if (effectFirst && reason == DeadLetter.Reason.HANDLER_FAILED) {
-        commitClaim(it);
+        pipelineCommit(it);
+        pump();
         return;
       }
       busy = false;
@@ -475,11 +509,40 @@ final class PartitionOwner<K, V> extends VerticleBase {
     }));
   }
 
+  /** Settles the head of {@code queue} (it needs no commit). */
   private void settle(Item<K, V> it) {
     queue.poll();
-    settledNext = it.record.offset() + 1;
-    buffered.decrementAndGet();
+    settled(it);
+  }
+
+  /** A commit was answered: settles the run of answered commits at the head of {@code committing}. */
+  private void committed(Item<K, V> it) {
+    it.commitAnswered = true;
+    Item<K, V> head;
+    while ((head = committing.peek()) != null && head.commitAnswered) {
+      committing.poll();
+      settled(head);
+    }
+    pump();
+  }
+
+  private void settled(Item<K, V> it) {
+    lastSettledNext = Math.max(lastSettledNext, it.record.offset() + 1);
+    Item<K, V> waiting = committing.peek();
+    // Never publish past a record whose commit is unanswered: every record before it is settled.
+    settledNext = waiting == null ? lastSettledNext : Math.max(settledNext, waiting.record.offset());
+    if (buffered.decrementAndGet() == resumeMark) {
+      wakePoll.run();
+    }
     metrics.records.increment();
+  }
+
+  /** The head no longer waits for a lease or a backoff: the poll loop may resume the partition. */
+  private void stopWaiting() {
+    if (wantsPause) {
+      wantsPause = false;
+      wakePoll.run();
+    }
   }
 
   private void retryAfter(long delayMs, boolean redecide) {
@@ -558,6 +621,7 @@ final class PartitionOwner<K, V> extends VerticleBase {
     int attempts;
     int decisionRetries;
     int deadLetterTries;
+    boolean commitAnswered;
 
     Item(ConsumerRecord<K, V> record) {
       this.record = record;

@@ -298,15 +298,15 @@ class DedupKafkaConsumerTest {
       if (round == 1) {
         b = start(group, topic, options(mode), ledger, dead);
         DedupKafkaConsumer<String, String> joined = b;
-        await().atMost(Duration.ofSeconds(30))
+        await().atMost(Duration.ofSeconds(60))
             .until(() -> a.assignment().size() == 2 && joined.assignment().size() == 2);
       } else if (round == 3) {
         a.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         DedupKafkaConsumer<String, String> left = b;
-        await().atMost(Duration.ofSeconds(30)).until(() -> left.assignment().size() == 4);
+        await().atMost(Duration.ofSeconds(60)).until(() -> left.assignment().size() == 4);
       }
       int expected = ids;
-      await().atMost(Duration.ofSeconds(30)).until(() -> ledger.size() == expected);
+      await().atMost(Duration.ofSeconds(60)).until(() -> ledger.size() == expected);
     }
     broker.awaitCommitted(group, topic, sent);
     assertThat(ledger.size()).isEqualTo(ids);

@@ -93,7 +93,7 @@ final class KafkaTestSupport implements AutoCloseable {
 
   /** Waits until the group's committed offsets over the topic add up to {@code total}. */
   void awaitCommitted(String group, String topic, long total) {
-    await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+    await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
         .until(() -> committed(group, topic) == total);
   }
 
@@ -103,7 +103,7 @@ final class KafkaTestSupport implements AutoCloseable {
     for (int p = 0; p < partitions; p++) {
       zero.put(new TopicPartition(topic, p), new OffsetAndMetadata(0));
     }
-    await().atMost(Duration.ofSeconds(30)).ignoreExceptions().pollInterval(Duration.ofMillis(100)).until(() -> {
+    await().atMost(Duration.ofSeconds(60)).ignoreExceptions().pollInterval(Duration.ofMillis(100)).until(() -> {
       admin.alterConsumerGroupOffsets(group, zero).all().get(10, TimeUnit.SECONDS);
       return true;
     });
@@ -111,7 +111,7 @@ final class KafkaTestSupport implements AutoCloseable {
 
   /** Deletes the (empty) group, and with it every offset it committed to Kafka. */
   void deleteGroup(String group) {
-    await().atMost(Duration.ofSeconds(30)).ignoreExceptions().pollInterval(Duration.ofMillis(100)).until(() -> {
+    await().atMost(Duration.ofSeconds(60)).ignoreExceptions().pollInterval(Duration.ofMillis(100)).until(() -> {
       admin.deleteConsumerGroups(java.util.List.of(group)).all().get(10, TimeUnit.SECONDS);
       return true;
     });

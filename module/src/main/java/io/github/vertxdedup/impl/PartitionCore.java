@@ -146,6 +146,15 @@ final class PartitionCore {
     return lastWrite;
   }
 
+  /** @return {@code IN_FLIGHT} when a live claim holds the event's id or key, else null */
+  private DedupResult inFlightIfClaimed(ParsedEvent e, long now) {
+    if (claimsById.isEmpty()) {
+      return null;
+    }
+    Claim c = liveClaim(e, now);
+    return c == null ? null : inFlight(c, now);
+  }
+
   /**
    * {@code check}: records a first sighting. O(1) expected: one window probe without a key, two or three with.
    *
@@ -156,11 +165,9 @@ final class PartitionCore {
    */
   DedupResult check(ParsedEvent e) {
     final long now = clock.nowMs();
-    if (!claimsById.isEmpty()) {
-      Claim c = liveClaim(e, now);
-      if (c != null) {
-        return inFlight(c, now);
-      }
+    DedupResult held = inFlightIfClaimed(e, now);
+    if (held != null) {
+      return held;
     }
     boolean unvouched = e.eventTimeMs != ParsedEvent.NO_EVENT_TIME && unvouched(e.eventTimeMs, now);
     if (e.keyFp == 0 && !unvouched) {
@@ -206,11 +213,9 @@ final class PartitionCore {
    */
   DedupResult claim(ParsedEvent e) {
     final long now = clock.nowMs();
-    if (!claimsById.isEmpty()) {
-      Claim c = liveClaim(e, now);
-      if (c != null) {
-        return inFlight(c, now);
-      }
+    DedupResult held = inFlightIfClaimed(e, now);
+    if (held != null) {
+      return held;
     }
     boolean unvouched = e.eventTimeMs != ParsedEvent.NO_EVENT_TIME && unvouched(e.eventTimeMs, now);
     DedupWindow.Entry entry = remembered(e);

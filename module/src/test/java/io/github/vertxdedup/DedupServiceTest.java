@@ -282,4 +282,15 @@ class DedupServiceTest extends ServiceTestSupport {
     JsonObject reply = ok("checkBatch", new JsonObject().put("events", new JsonArray()));
     assertThat(reply.getJsonArray("verdicts")).isEmpty();
   }
+
+  @Test
+  void shouldAnswerARepeatedCommitButRefuseACommitWithAnotherTokenOrWithoutAClaim() {
+    String token = ok("claim", id("c1")).getString("claimToken");
+    assertThat(verdict("commit", id("c1").put("claimToken", token))).isEqualTo("COMMITTED");
+    assertThat(verdict("commit", id("c1").put("claimToken", token))).isEqualTo("COMMITTED");
+    assertFailure(failure("commit", id("c1").put("claimToken", "bogus")), 409, "not claimed");
+    assertThat(check("checked-only")).isEqualTo("ACCEPTED");
+    assertFailure(failure("commit", id("checked-only").put("claimToken", "any")), 409, "not claimed");
+    assertThat(check("c1")).isEqualTo("DUPLICATE");
+  }
 }

@@ -57,6 +57,12 @@ final class PartitionCore {
   private final SplittableRandom tokens = new SplittableRandom(new SecureRandom().nextLong());
   private final Long2ObjectHashMap<Claim> claimsById = new Long2ObjectHashMap<>();
   private final Long2ObjectHashMap<Claim> claimsByKey = new Long2ObjectHashMap<>();
+  /**
+   * Claims committed while their lease still runs, by id: a repeated commit with the same token (a retry after a
+   * lost reply) is answered COMMITTED again; any other commit of a no-longer-claimed id is a 409. Forgotten at lease
+   * end (lazily, and by {@link #sweepExpiredLeases()}), and on restart.
+   */
+  private final Long2ObjectHashMap<Claim> committedById = new Long2ObjectHashMap<>();
   /** Window entries reserved by live claims (1 per claim, 2 with a key). */
   private long reserved;
   private long memoryBeganMs;
@@ -268,6 +274,7 @@ final class PartitionCore {
       }
     }
     remove(c);
+    committedById.put(c.idFp, c);
     commitCount++;
     lastWrite = journal.committed(c.idFp, c.keyFp, c.payloadHash, now, remember ? expiresAt(until, now) : now);
     return committed;
@@ -401,10 +408,13 @@ final class PartitionCore {
    * @return the number forgotten now
    */
   int sweepExpiredLeases() {
+    final long now = clock.nowMs();
+    if (!committedById.isEmpty()) {
+      committedById.values().removeIf(c -> c.expiredAt(now));
+    }
     if (claimsById.isEmpty()) {
       return 0;
     }
-    final long now = clock.nowMs();
     int n = 0;
     for (Iterator<Claim> it = claimsById.values().iterator(); it.hasNext(); ) {
       Claim c = it.next();
@@ -523,11 +533,16 @@ final class PartitionCore {
           + now + "); cannot " + action + " it: claim it again");
     }
     if (c == null) {
-      if (window.contains(e.idFp)) {
-        return null;
+      Claim done = committedById.get(e.idFp);
+      if (done != null && done.expiredAt(now)) {
+        committedById.remove(e.idFp);
+        done = null;
       }
-      throw RequestFailure.stateConflict("id is not claimed (never claimed, already released, or its lease ran"
-          + " out); cannot " + action + " it");
+      if (done != null && done.token.equals(e.claimToken) && window.contains(e.idFp)) {
+        return null; // the same commit again: harmless
+      }
+      throw RequestFailure.stateConflict("id is not claimed (never claimed, already released, committed with "
+          + "another token, or its lease ran out); cannot " + action + " it");
     }
     if (!c.token.equals(e.claimToken)) {
       throw RequestFailure.stateConflict("claimToken does not match the claim of id; cannot " + action + " it");

@@ -997,7 +997,7 @@ public final class Journal implements AutoCloseable {
   }
 
   /**
-   * Returns the index of the last record appended in this session. Thread-safe.
+   * Returns the index of the last record appended since the journal was opened. Thread-safe.
    *
    * @return the index, or {@link #NO_INDEX}
    */

@@ -13,9 +13,6 @@ import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -50,16 +47,7 @@ abstract class ServiceTestSupport {
   }
 
   static <T> T await(Future<T> f) {
-    try {
-      return f.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof RuntimeException re) {
-        throw re;
-      }
-      throw new IllegalStateException(e.getCause());
-    } catch (InterruptedException | TimeoutException e) {
-      throw new IllegalStateException("no reply within 10 s", e);
-    }
+    return TestFutures.await(f, 10);
   }
 
   /** Sends a wire request and returns the raw reply body, or throws the ReplyException. */

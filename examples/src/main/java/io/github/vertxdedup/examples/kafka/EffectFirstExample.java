@@ -93,11 +93,11 @@ public final class EffectFirstExample {
   }
 
   /**
-   * @param args {@code [bootstrap-servers [journal-dir]]}
+   * @param args {@code [bootstrap-servers|- [journal-dir]]}; {@code -} or nothing starts an in-process broker
    * @throws Exception if the broker cannot be started or reached
    */
   public static void main(String[] args) throws Exception {
-    String bootstrap = args.length > 0 ? args[0] : null;
+    String bootstrap = args.length > 0 && !args[0].equals("-") ? args[0] : null;
     Path journalDir = args.length > 1 ? Path.of(args[1]) : Files.createTempDirectory("ledger-journal");
     List<DeadLetter<String, String>> deadLetters = new CopyOnWriteArrayList<>();
     try (LocalKafka local = bootstrap == null ? LocalKafka.start(3) : null) {

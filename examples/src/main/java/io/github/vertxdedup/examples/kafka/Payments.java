@@ -185,8 +185,10 @@ public final class Payments {
   }
 
   private static ProducerRecord<String, String> record(String topic, String id, String value) {
-    ProducerRecord<String, String> r = new ProducerRecord<>(topic, id, value);
-    r.headers().add(MESSAGE_ID, id.getBytes(StandardCharsets.UTF_8));
-    return r;
+    // tag::keyed-record[]
+    ProducerRecord<String, String> record = new ProducerRecord<>(topic, id, value);   // key = id: one partition
+    record.headers().add("message-id", id.getBytes(StandardCharsets.UTF_8));         // the same id on every copy
+    // end::keyed-record[]
+    return record;
   }
 }

@@ -18,10 +18,9 @@ import java.util.Map;
  * recorded in the partition's window, and journaled, before the handler runs, so a redelivered payment never sends a
  * second receipt; a crash between the record and the send loses that receipt instead (see {@code docs/atomicity.md}).
  *
- * <p>Run: {@code scripts}-free, from the repository root, after {@code mvn -B -ntp -q -pl examples -am package
- * -DskipTests}: {@code java <dedup.jvm.flags> -cp examples/target/classes:$(cat examples/target/classpath.txt)
- * io.github.vertxdedup.examples.kafka.RecordFirstExample [bootstrap-servers [journal-dir]]}. Without
- * {@code bootstrap-servers} it starts an in-process broker ({@link LocalKafka}); without {@code journal-dir} it
+ * <p>Run: {@code scripts/run-example record-first [bootstrap-servers|- [journal-dir]]} (it builds the module if
+ * needed and passes the JVM flags Chronicle Queue needs). Without {@code bootstrap-servers} (or with {@code -}) it
+ * starts an in-process broker ({@link LocalKafka}); without {@code journal-dir} it
  * journals to a new temporary directory. It publishes 1,000 payments with 20 % producer-side copies, consumes them,
  * prints the counts and exits with 1 if any receipt was sent twice or not at all.
  */
@@ -74,11 +73,11 @@ public final class RecordFirstExample {
   }
 
   /**
-   * @param args {@code [bootstrap-servers [journal-dir]]}
+   * @param args {@code [bootstrap-servers|- [journal-dir]]}; {@code -} or nothing starts an in-process broker
    * @throws Exception if the broker cannot be started or reached
    */
   public static void main(String[] args) throws Exception {
-    String bootstrap = args.length > 0 ? args[0] : null;
+    String bootstrap = args.length > 0 && !args[0].equals("-") ? args[0] : null;
     Path journalDir = args.length > 1 ? Path.of(args[1]) : Files.createTempDirectory("receipts-journal");
     try (LocalKafka local = bootstrap == null ? LocalKafka.start(3) : null) {
       String servers = bootstrap != null ? bootstrap : local.bootstrapServers();

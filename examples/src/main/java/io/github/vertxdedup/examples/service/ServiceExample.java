@@ -17,9 +17,8 @@ import java.util.List;
  * payments the way an at-least-once source does (some twice, one whose first credit fails and is delivered again)
  * and prints what the billing verticle did with each delivery.
  *
- * <p>Run it with {@code mvn -B -ntp -q -pl examples -am exec:java
- * -Dexec.mainClass=io.github.vertxdedup.examples.service.ServiceExample} (memory only: no journal, no JVM flags
- * needed). Everything happens in this JVM; nothing blocks an event loop.
+ * <p>Run it with {@code scripts/run-example service} (memory only: no journal, no broker; the script builds the
+ * module if needed). Everything happens in this JVM; nothing blocks an event loop.
  */
 public final class ServiceExample {
 

@@ -9,6 +9,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,17 +34,9 @@ class DocSnippetsTest {
   void docsShouldHoldExactlyTheTaggedRegionsOfTheExamples() throws IOException {
     Path root = repositoryRoot();
     boolean update = Boolean.getBoolean("snippets.update");
-    List<Path> markdown = new ArrayList<>();
-    markdown.add(root.resolve("README.md"));
-    try (Stream<Path> docs = Files.list(root.resolve("docs"))) {
-      docs.filter(p -> p.toString().endsWith(".md")).sorted().forEach(markdown::add);
-    }
     int markers = 0;
     List<Snippets.Problem> problems = new ArrayList<>();
-    for (Path md : markdown) {
-      if (!Files.isRegularFile(md)) {
-        continue;
-      }
+    for (Path md : markdown(root)) {
       String text = Files.readString(md, StandardCharsets.UTF_8);
       Snippets.Scan scan = Snippets.scan(root, root.relativize(md).toString(), text);
       if (update && !scan.updated().equals(text)) {
@@ -54,6 +48,26 @@ class DocSnippetsTest {
     }
     assertThat(problems).as("snippets out of date (rewrite them with -Dsnippets.update=true)").isEmpty();
     assertThat(markers).as("snippet markers in README.md and docs/*.md").isGreaterThanOrEqualTo(5);
+  }
+
+  @Test
+  void docsThatListTheChronicleFlagsShouldListAllOfThem() throws IOException {
+    Path root = repositoryRoot();
+    String pom = Files.readString(root.resolve("pom.xml"), StandardCharsets.UTF_8);
+    Matcher m = Pattern.compile("<dedup\\.jvm\\.flags>(.*?)</dedup\\.jvm\\.flags>").matcher(pom);
+    assertThat(m.find()).as("dedup.jvm.flags in pom.xml").isTrue();
+    List<String> flags = List.of(m.group(1).trim().split("\\s+"));
+    assertThat(flags).as("dedup.jvm.flags").hasSizeGreaterThanOrEqualTo(3);
+    int pages = 0;
+    for (Path md : markdown(root)) {
+      String text = Files.readString(md, StandardCharsets.UTF_8);
+      if (text.contains("--add-exports=java.base/sun.nio.ch")) {
+        pages++;
+        assertThat(text).as("%s lists the Chronicle flags, so it must list all of dedup.jvm.flags", md)
+            .contains(flags);
+      }
+    }
+    assertThat(pages).as("pages that list the flags").isPositive();
   }
 
   @Test
@@ -156,6 +170,18 @@ class DocSnippetsTest {
     Path file = repo.resolve(FILE);
     Files.createDirectories(file.getParent());
     Files.writeString(file, text, StandardCharsets.UTF_8);
+  }
+
+  /** @return README.md (if present) and docs/*.md, sorted */
+  private static List<Path> markdown(Path root) throws IOException {
+    List<Path> markdown = new ArrayList<>();
+    if (Files.isRegularFile(root.resolve("README.md"))) {
+      markdown.add(root.resolve("README.md"));
+    }
+    try (Stream<Path> docs = Files.list(root.resolve("docs"))) {
+      docs.filter(p -> p.toString().endsWith(".md")).sorted().forEach(markdown::add);
+    }
+    return markdown;
   }
 
   private static Path repositoryRoot() {

@@ -71,6 +71,42 @@ class DocSnippetsTest {
   }
 
   @Test
+  void docLinksShouldPointToFilesAndHeadingsThatExist() throws IOException {
+    Path root = repositoryRoot();
+    List<String> broken = new ArrayList<>();
+    for (Path md : markdown(root)) {
+      broken.addAll(DocLinks.broken(md, Files.readString(md, StandardCharsets.UTF_8)));
+    }
+    assertThat(broken).as("broken links in README.md and docs/*.md").isEmpty();
+  }
+
+  @Test
+  void shouldFindLinksToMissingFilesAndAnchors() throws IOException {
+    Files.writeString(repo.resolve("target.md"), """
+        # The title
+        ## Across a kill -9
+        ## What it costs, in `bytes`
+        ## What it costs, in `bytes`
+        ```
+        # not a heading
+        ```
+        """, StandardCharsets.UTF_8);
+    Path doc = repo.resolve("doc.md");
+    String text = """
+        [ok](target.md#across-a-kill--9) [ok](target.md#what-it-costs-in-bytes-1) [web](https://example.org/x#y)
+        [missing file](nothing.md) `[in code](nothing.md)`
+        [missing anchor](target.md#not-a-heading) [self](#the-title)
+        """;
+
+    List<String> broken = DocLinks.broken(doc, text);
+
+    assertThat(broken).satisfiesExactly(
+        p -> assertThat(p).startsWith("doc.md:2 (nothing.md)").contains("no such file"),
+        p -> assertThat(p).startsWith("doc.md:3 (target.md#not-a-heading)").contains("no heading"),
+        p -> assertThat(p).startsWith("doc.md:3 (#the-title)").contains("no heading"));
+  }
+
+  @Test
   void shouldAcceptABlockEqualToItsRegionWithoutItsIndentationOrNestedTags() throws IOException {
     source("""
         class Example {

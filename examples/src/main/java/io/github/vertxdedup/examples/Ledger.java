@@ -9,9 +9,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * An in-memory stand-in for an effect the examples guard: a ledger credited once per payment, or a receipt sender
- * (one "credit" per receipt sent). It counts how often each id was applied, so a run can show that duplicates were
- * not applied, and it can be told to fail the next application of an id, to show what a failed effect does.
+ * An in-memory stand-in for the ledger the examples credit once per payment. It counts how often each payment was
+ * credited, so a run can show that duplicates were not applied, and it can be told to fail the next credit of a
+ * payment, to show what a failed effect does.
  *
  * <p>Thread-safe: handlers of several partitions call it from their own event loops. {@link #credit} never blocks.
  */
@@ -22,7 +22,7 @@ public final class Ledger {
   private final Set<String> failNext = ConcurrentHashMap.newKeySet();
 
   /**
-   * Applies one credit (or sends one receipt) for {@code id}.
+   * Credits one payment.
    *
    * @param id the payment id
    * @param amountCents the amount, in cents

@@ -1,12 +1,13 @@
 package io.github.vertxdedup.examples.kafka;
 
-import io.github.vertxdedup.examples.Ledger;
 import io.github.vertxdedup.kafka.DedupKafkaConsumer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Vertx;
 import java.time.Duration;
 import java.util.function.BiFunction;
+import java.util.Map;
 import java.util.function.IntSupplier;
+import java.util.function.Supplier;
 
 /**
  * Runs one example consumer until its group has consumed the topic, then closes it and counts the outcome. Shared
@@ -23,14 +24,15 @@ final class ConsumerRun {
    * @param group the consumer group
    * @param records records on the topic, copies included
    * @param distinctIds distinct ids on the topic
-   * @param effects the effect the handler applies
+   * @param applied how many distinct ids the handler has applied so far
+   * @param repeated the ids it applied more than once, with their counts
    * @param deadLetters how many records went to the dead-letter handler so far
    * @param factory builds the consumer from a Vert.x instance and the Kafka config
    * @return the counts
    * @throws Exception if the consumer cannot subscribe, or the group has not consumed the topic within 2 minutes
    */
   static RunSummary consume(String bootstrapServers, String topic, String group, int records, int distinctIds,
-      Ledger effects, IntSupplier deadLetters,
+      IntSupplier applied, Supplier<Map<String, Integer>> repeated, IntSupplier deadLetters,
       BiFunction<Vertx, java.util.Map<String, String>, DedupKafkaConsumer<String, String>> factory) throws Exception {
     Vertx vertx = Vertx.vertx();
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
@@ -43,7 +45,7 @@ final class ConsumerRun {
       consumer.close().await();
       long dropped = (long) registry.find("dedup.kafka.duplicates").counters().stream()
           .mapToDouble(c -> c.count()).sum();
-      return new RunSummary(records, distinctIds, effects.distinctIds(), effects.repeated(), dropped,
+      return new RunSummary(records, distinctIds, applied.getAsInt(), repeated.get(), dropped,
           deadLetters.getAsInt());
     } finally {
       vertx.close().await();

@@ -89,7 +89,8 @@ public final class EffectFirstExample {
     Payments.publishConflict(bootstrapServers, topic, "pay-0", 999_999);
     ledger.failNextCredit("pay-1");
     return ConsumerRun.consume(bootstrapServers, topic, group, published.records() + 1, published.distinctIds(),
-        ledger, deadLetters::size, (vertx, config) -> create(vertx, config, journalDir, ledger, deadLetters));
+        ledger::distinctIds, ledger::repeated, deadLetters::size,
+        (vertx, config) -> create(vertx, config, journalDir, ledger, deadLetters));
   }
 
   /**

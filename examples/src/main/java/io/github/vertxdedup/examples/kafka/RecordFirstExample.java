@@ -1,7 +1,7 @@
 package io.github.vertxdedup.examples.kafka;
 
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.examples.Ledger;
+import io.github.vertxdedup.examples.Receipts;
 import io.github.vertxdedup.examples.LocalKafka;
 import io.github.vertxdedup.kafka.AtomicityMode;
 import io.github.vertxdedup.kafka.DedupKafkaConsumer;
@@ -38,7 +38,7 @@ public final class RecordFirstExample {
    * @return the consumer
    */
   public static DedupKafkaConsumer<String, String> create(Vertx vertx, Map<String, String> kafkaConfig,
-      Path journalDir, Ledger receipts) {
+      Path journalDir, Receipts receipts) {
     // tag::record-first[]
     DedupKafkaOptions options = new DedupKafkaOptions()
         .setDedup(new DedupOptions()
@@ -47,7 +47,7 @@ public final class RecordFirstExample {
         .setMode(AtomicityMode.RECORD_FIRST);             // check, then the handler: at most once
     return DedupKafkaConsumer.<String, String>create(vertx, kafkaConfig, options)
         .identity(IdentityExtractor.recordKey())          // the producer keys each payment by its id
-        .handler(record -> receipts.credit(record.key(), 0));   // Future<Void>; must not block
+        .handler(record -> receipts.send(record.key()));  // Future<Void>; must not block
     // end::record-first[]
   }
 
@@ -65,11 +65,12 @@ public final class RecordFirstExample {
    * @throws Exception if the broker fails or the group has not consumed the topic within 2 minutes
    */
   public static RunSummary run(String bootstrapServers, String topic, String group, Path journalDir,
-      Ledger receipts, int payments, double duplicateRate) throws Exception {
+      Receipts receipts, int payments, double duplicateRate) throws Exception {
     LocalKafka.createTopic(bootstrapServers, topic, 3);
     Payments.Published published = Payments.publish(bootstrapServers, topic, payments, duplicateRate, 7);
     return ConsumerRun.consume(bootstrapServers, topic, group, published.records(), published.distinctIds(),
-        receipts, () -> 0, (vertx, config) -> create(vertx, config, journalDir, receipts));
+        receipts::distinctIds, receipts::repeated, () -> 0,
+        (vertx, config) -> create(vertx, config, journalDir, receipts));
   }
 
   /**
@@ -81,7 +82,7 @@ public final class RecordFirstExample {
     Path journalDir = args.length > 1 ? Path.of(args[1]) : Files.createTempDirectory("receipts-journal");
     try (LocalKafka local = bootstrap == null ? LocalKafka.start(3) : null) {
       String servers = bootstrap != null ? bootstrap : local.bootstrapServers();
-      RunSummary summary = run(servers, "payment.succeeded", "receipts", journalDir, new Ledger(), 1000, 0.2);
+      RunSummary summary = run(servers, "payment.succeeded", "receipts", journalDir, new Receipts(), 1000, 0.2);
       System.out.println("record-first: " + summary + " (journal: " + journalDir + ")");
       if (!summary.exactlyOnce()) {
         System.exit(1);

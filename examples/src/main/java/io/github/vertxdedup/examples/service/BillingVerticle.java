@@ -5,6 +5,7 @@ import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.examples.Ledger;
+import io.github.vertxdedup.examples.Receipts;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;
@@ -41,15 +42,15 @@ public class BillingVerticle extends VerticleBase {
 
   private final DedupOptions dedupOptions;
   private final Ledger ledger;
-  private final Ledger receipts;
+  private final Receipts receipts;
   private DedupClient dedup;
 
   /**
    * @param dedupOptions the options the dedup service was deployed with (address and partition count)
    * @param ledger the ledger to credit
-   * @param receipts the receipt sender (a {@link Ledger} counting receipts sent)
+   * @param receipts the receipt sender
    */
-  public BillingVerticle(DedupOptions dedupOptions, Ledger ledger, Ledger receipts) {
+  public BillingVerticle(DedupOptions dedupOptions, Ledger ledger, Receipts receipts) {
     this.dedupOptions = Objects.requireNonNull(dedupOptions, "dedupOptions");
     this.ledger = Objects.requireNonNull(ledger, "ledger");
     this.receipts = Objects.requireNonNull(receipts, "receipts");
@@ -113,7 +114,7 @@ public class BillingVerticle extends VerticleBase {
   Future<String> sendReceiptAtMostOnce(String paymentId) {
     return dedup.check(new DedupEvent("receipt/" + paymentId)).compose(result ->
         result.verdict() == DedupVerdict.ACCEPTED
-            ? receipts.credit(paymentId, 0).map("sent")  // recorded first: never sent twice
+            ? receipts.send(paymentId).map("sent")       // recorded first: never sent twice
             : Future.succeededFuture(result.verdict().name().toLowerCase(Locale.ROOT)));
   }
   // end::check[]

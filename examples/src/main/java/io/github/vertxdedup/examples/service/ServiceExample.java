@@ -2,6 +2,7 @@ package io.github.vertxdedup.examples.service;
 
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.examples.Ledger;
+import io.github.vertxdedup.examples.Receipts;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -48,7 +49,7 @@ public final class ServiceExample {
    * @param receipts the receipts it sends
    * @return completes when both are deployed (every partition ready); fails if a deployment fails
    */
-  public static Future<Void> deploy(Vertx vertx, Ledger ledger, Ledger receipts) {
+  public static Future<Void> deploy(Vertx vertx, Ledger ledger, Receipts receipts) {
     DedupOptions options = dedupOptions();
     // tag::deploy[]
     return vertx.deployVerticle("io.github.vertxdedup.DedupVerticle",
@@ -102,7 +103,7 @@ public final class ServiceExample {
    * @param receipts the receipts
    * @return the replies in delivery order, each with the payment id added
    */
-  public static Future<List<JsonObject>> run(Vertx vertx, Ledger ledger, Ledger receipts) {
+  public static Future<List<JsonObject>> run(Vertx vertx, Ledger ledger, Receipts receipts) {
     ledger.failNextCredit("pay-3");
     List<String> deliveries = List.of("pay-1", "pay-2", "pay-1", "pay-3", "pay-2");
     List<JsonObject> replies = new ArrayList<>();
@@ -125,12 +126,12 @@ public final class ServiceExample {
   public static void main(String[] args) {
     Vertx vertx = Vertx.vertx();
     Ledger ledger = new Ledger();
-    Ledger receipts = new Ledger();
+    Receipts receipts = new Receipts();
     try {
       List<JsonObject> replies = run(vertx, ledger, receipts).await();
       replies.forEach(r -> System.out.println("delivery " + r.encode()));
       System.out.printf("ledger: %d payments credited, %d credits, %d receipts sent%n",
-          ledger.distinctIds(), ledger.applications(), receipts.applications());
+          ledger.distinctIds(), ledger.applications(), receipts.sent());
       System.out.println("lookup pay-1: " + lookupOverTheWire(vertx, "pay-1").await().encode());
     } finally {
       vertx.close().await();

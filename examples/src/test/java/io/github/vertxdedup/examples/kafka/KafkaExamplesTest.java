@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.github.vertxdedup.examples.Ledger;
+import io.github.vertxdedup.examples.Receipts;
 import io.github.vertxdedup.examples.LocalKafka;
 import io.github.vertxdedup.kafka.DeadLetter;
 import java.nio.file.Path;
@@ -43,7 +44,7 @@ class KafkaExamplesTest {
 
   @Test
   void recordFirstShouldSendOneReceiptPerPaymentAndNoneAgainAfterARewind() throws Exception {
-    Ledger receipts = new Ledger();
+    Receipts receipts = new Receipts();
 
     RunSummary first = RecordFirstExample.run(kafka.bootstrapServers(), "rf-payments", "rf-receipts", journalDir,
         receipts, 300, 0.3);
@@ -51,15 +52,15 @@ class KafkaExamplesTest {
     assertThat(first.exactlyOnce()).as(first.toString()).isTrue();
     assertThat(first.distinctIds()).isEqualTo(300);
     assertThat(first.duplicatesDropped()).isEqualTo(first.records() - 300).isPositive();
-    assertThat(receipts.applications()).isEqualTo(300);
+    assertThat(receipts.sent()).isEqualTo(300);
 
     // An operator rewinds the group to the start; a new consumer rebuilds the windows from the journal.
     rewind("rf-receipts", "rf-payments");
     RunSummary again = ConsumerRun.consume(kafka.bootstrapServers(), "rf-payments", "rf-receipts",
-        first.records(), first.distinctIds(), receipts, () -> 0,
+        first.records(), first.distinctIds(), receipts::distinctIds, receipts::repeated, () -> 0,
         (vertx, config) -> RecordFirstExample.create(vertx, config, journalDir, receipts));
 
-    assertThat(receipts.applications()).as("receipts after the rewind").isEqualTo(300);
+    assertThat(receipts.sent()).as("receipts after the rewind").isEqualTo(300);
     assertThat(again.duplicatesDropped()).isEqualTo(first.records());
   }
 

@@ -3,6 +3,7 @@ package io.github.vertxdedup.examples.service;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.vertxdedup.examples.Ledger;
+import io.github.vertxdedup.examples.Receipts;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
@@ -21,7 +22,7 @@ class ServiceExampleTest {
   @Test
   void shouldCreditAndSendAReceiptOncePerPaymentDespiteRedeliveriesAndAFailedCredit() {
     Ledger ledger = new Ledger();
-    Ledger receipts = new Ledger();
+    Receipts receipts = new Receipts();
 
     List<JsonObject> replies = ServiceExample.run(vertx, ledger, receipts).await();
 
@@ -35,7 +36,7 @@ class ServiceExampleTest {
             "pay-2 duplicate duplicate");
     for (String id : List.of("pay-1", "pay-2", "pay-3")) {
       assertThat(ledger.timesApplied(id)).as("credits of %s", id).isEqualTo(1);
-      assertThat(receipts.timesApplied(id)).as("receipts of %s", id).isEqualTo(1);
+      assertThat(receipts.timesSent(id)).as("receipts of %s", id).isEqualTo(1);
     }
     assertThat(ledger.applications()).isEqualTo(3);
     assertThat(ledger.totalCents()).isEqualTo(3 * 1250);
@@ -43,7 +44,7 @@ class ServiceExampleTest {
 
   @Test
   void shouldAnswerALookupInTheWireForm() {
-    ServiceExample.run(vertx, new Ledger(), new Ledger()).await();
+    ServiceExample.run(vertx, new Ledger(), new Receipts()).await();
 
     JsonObject known = ServiceExample.lookupOverTheWire(vertx, "pay-3").await();
     JsonObject unknown = ServiceExample.lookupOverTheWire(vertx, "pay-9").await();

@@ -20,9 +20,9 @@ import java.util.Map;
  *
  * <p>Run: {@code scripts/run-example record-first [bootstrap-servers|- [journal-dir]]} (it builds the module if
  * needed and passes the JVM flags Chronicle Queue needs). Without {@code bootstrap-servers} (or with {@code -}) it
- * starts an in-process broker ({@link LocalKafka}); without {@code journal-dir} it
- * journals to a new temporary directory. It publishes 1,000 payments with 20 % producer-side copies, consumes them,
- * prints the counts and exits with 1 if any receipt was sent twice or not at all.
+ * starts an in-process broker ({@link LocalKafka}); without {@code journal-dir} it journals to a new temporary
+ * directory. It publishes 1,000 payments with 20 % producer-side copies, consumes them, prints the counts and exits
+ * with 1 if any receipt was sent twice or not at all.
  */
 public final class RecordFirstExample {
 

@@ -125,7 +125,6 @@ public final class KafkaConsumerThroughput {
       StreamsChild streams = scenarios.contains(KafkaResults.STREAMS)
           ? StreamsChild.start(bootstrap, topic, records, WINDOW.toMillis(), streamsStore, streamThreads, tmp)
           : null;
-      Vertx vertx = Vertx.vertx();
       List<KafkaResults.Round> done = new ArrayList<>();
       try {
         int group = 0;
@@ -134,14 +133,16 @@ public final class KafkaConsumerThroughput {
           System.out.printf("round %d, load average %.2f%n", round, load);
           List<KafkaResults.Scenario> measured = new ArrayList<>();
           for (String scenario : scenarios) {
-            Timing t = switch (scenario) {
-              case KafkaResults.PLAIN -> plain(vertx, bootstrap, topic, records, "plain-" + group++);
-              case KafkaResults.RECORD_FIRST -> dedup(vertx, bootstrap, topic, records, distinct, "rf-" + group++,
-                  AtomicityMode.RECORD_FIRST);
-              case KafkaResults.EFFECT_FIRST -> dedup(vertx, bootstrap, topic, records, distinct, "ef-" + group++,
-                  AtomicityMode.EFFECT_FIRST);
-              default -> streams.run("streams-" + group++, records, distinct);
-            };
+            String g = group++ + "";
+            Timing t = scenario.equals(KafkaResults.STREAMS)
+                ? streams.run("streams-" + g, records, distinct)
+                : inFreshVertx(vertx -> switch (scenario) {
+                  case KafkaResults.PLAIN -> plain(vertx, bootstrap, topic, records, "plain-" + g);
+                  case KafkaResults.RECORD_FIRST -> dedup(vertx, bootstrap, topic, records, distinct, "rf-" + g,
+                      AtomicityMode.RECORD_FIRST);
+                  default -> dedup(vertx, bootstrap, topic, records, distinct, "ef-" + g,
+                      AtomicityMode.EFFECT_FIRST);
+                });
             double perSec = records / (t.ns() / 1e9);
             measured.add(new KafkaResults.Scenario(scenario, t.ns(), t.firstRecordNs(), perSec));
             System.out.printf("round %d %-20s %,12.0f records/s (%.2f s, first record after %.2f s)%n", round,
@@ -150,7 +151,6 @@ public final class KafkaConsumerThroughput {
           done.add(new KafkaResults.Round(round, load, measured));
         }
       } finally {
-        vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         if (streams != null) {
           streams.close();
         }
@@ -161,6 +161,26 @@ public final class KafkaConsumerThroughput {
             Runtime.getRuntime().availableProcessors(), done).write(Path.of(resultsFile));
         System.out.println("wrote " + resultsFile);
       }
+    }
+  }
+
+  /** A scenario run in a Vert.x instance of its own. */
+  @FunctionalInterface
+  private interface VertxScenario {
+    Timing run(Vertx vertx) throws Exception;
+  }
+
+  /**
+   * Runs a scenario in a new Vert.x instance and closes it afterwards. The dedup consumer's memory-only windows stay
+   * deployed until their Vert.x instance closes (so that a restarted consumer finds them); in a shared instance the
+   * windows of earlier scenarios would keep their ids and their periodic lease sweeps, and tax every later scenario.
+   */
+  private static Timing inFreshVertx(VertxScenario scenario) throws Exception {
+    Vertx vertx = Vertx.vertx();
+    try {
+      return scenario.run(vertx);
+    } finally {
+      vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     }
   }
 

@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
@@ -15,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.stream.Stream;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -129,6 +131,7 @@ public final class StreamsDedupBaseline {
         out.println(baseline.run(words[1]));
         out.flush();
       }
+      baseline.deleteState();
     } catch (Exception e) {
       out.println("error " + e);
       out.flush();
@@ -207,6 +210,15 @@ public final class StreamsDedupBaseline {
     }
     long twice = ledger.values().stream().filter(v -> v != 1L).count();
     return "result " + applicationId + " " + ns + " " + (first.get() - start) + " " + seen.sum() + " " + ledger.size() + " " + twice;
+  }
+
+  /** Deletes the state directory of every run (each run's own is already cleaned up by Kafka Streams). */
+  private void deleteState() throws IOException {
+    try (Stream<Path> paths = Files.walk(stateRoot)) {
+      for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    }
   }
 
   /**

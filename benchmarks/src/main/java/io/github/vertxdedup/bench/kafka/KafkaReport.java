@@ -49,6 +49,10 @@ public final class KafkaReport {
     KafkaResults results = KafkaResults.read(Path.of(args[0]));
     System.out.print(table(results));
     System.out.println();
+    System.out.println("Time to the first record:");
+    System.out.println();
+    System.out.print(startupTable(results));
+    System.out.println();
     System.out.print(targets(results));
     writePlot(results, Path.of(args[1]));
     System.out.println();
@@ -88,6 +92,33 @@ public final class KafkaReport {
           sb.append(' ').append(ratioText(r, d, KafkaResults.PLAIN)).append(" | ")
               .append(ratioText(r, d, KafkaResults.STREAMS)).append(" |");
         }
+      }
+      sb.append('\n');
+    }
+    return sb.toString();
+  }
+
+  /**
+   * One row per round: seconds from subscribe (Kafka Streams: {@code start()}) until the first record reached the
+   * handler or processor, per scenario: the group join and first fetch, which every throughput figure includes.
+   *
+   * @param results the run
+   * @return a Markdown table, lines ending in a newline
+   */
+  static String startupTable(KafkaResults results) {
+    List<String> present = present(results);
+    StringBuilder sb = new StringBuilder("| round |");
+    StringBuilder rule = new StringBuilder("|---:|");
+    for (String s : present) {
+      sb.append(' ').append(s).append(" (s) |");
+      rule.append("---:|");
+    }
+    sb.append('\n').append(rule).append('\n');
+    for (KafkaResults.Round r : results.rounds()) {
+      sb.append("| ").append(r.round()).append(" |");
+      for (String s : present) {
+        KafkaResults.Scenario m = r.scenario(s);
+        sb.append(m == null ? " n/a |" : String.format(Locale.ROOT, " %.2f |", m.firstRecordNs() / 1e9));
       }
       sb.append('\n');
     }

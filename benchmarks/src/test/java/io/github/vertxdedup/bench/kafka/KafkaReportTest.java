@@ -28,7 +28,8 @@ class KafkaReportTest {
 
   private static KafkaResults.Scenario scenario(String name, double perSec) {
     long ns = (long) (1000 / perSec * 1e9);
-    return new KafkaResults.Scenario(name, ns, ns / 10, perSec);
+    // The first record after 10^5 / perSec seconds: a different figure for every scenario of the fixture.
+    return new KafkaResults.Scenario(name, ns, Math.round(1e14 / perSec), perSec);
   }
 
   @Test
@@ -38,6 +39,13 @@ class KafkaReportTest {
     assertThat(table)
         .contains("| 1 | 2.50 | 100,000 | 95,000 | 50,000 | 20,000 | 0.95x | 4.75x | 0.50x | 2.50x |")
         .contains("| 2 | 4.00 | 200,000 | 100,000 | 80,000 | 40,000 | 0.50x | 2.50x | 0.40x | 2.00x |");
+  }
+
+  @Test
+  void shouldGiveTheTimeToTheFirstRecordInSeconds() {
+    String table = KafkaReport.startupTable(results());
+
+    assertThat(table).contains("| 1 | 1.00 | 1.05 | 2.00 | 5.00 |").contains("| 2 | 0.50 | 1.00 | 1.25 | 2.50 |");
   }
 
   @Test

@@ -1,8 +1,6 @@
 package io.github.vertxdedup.bench.kafka;
 
 import io.github.vertxdedup.benchmarks.report.Plots;
-import java.awt.BasicStroke;
-import java.awt.Color;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -10,7 +8,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import org.jfree.chart.JFreeChart;
-import org.jfree.chart.plot.ValueMarker;
 import org.jfree.data.category.DefaultCategoryDataset;
 
 /**
@@ -232,9 +229,7 @@ public final class KafkaReport {
   }
 
   private static void targetLine(JFreeChart chart, double at) {
-    ValueMarker m = new ValueMarker(at, Color.DARK_GRAY,
-        new BasicStroke(2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {8f, 6f}, 0f));
-    chart.getCategoryPlot().addRangeMarker(m);
+    chart.getCategoryPlot().addRangeMarker(Plots.targetLine(at));
     // Keep the line in view when every bar is below it.
     chart.getCategoryPlot().getRangeAxis().setLowerMargin(0);
     if (chart.getCategoryPlot().getRangeAxis().getUpperBound() < at * 1.1) {

@@ -1,5 +1,6 @@
 package io.github.vertxdedup.benchmarks.report;
 
+import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
 import java.awt.Graphics2D;
@@ -19,6 +20,7 @@ import org.jfree.chart.axis.CategoryLabelPositions;
 import org.jfree.chart.labels.StandardCategoryItemLabelGenerator;
 import org.jfree.chart.plot.CategoryPlot;
 import org.jfree.chart.plot.PlotOrientation;
+import org.jfree.chart.plot.ValueMarker;
 import org.jfree.chart.renderer.category.BarRenderer;
 import org.jfree.chart.renderer.category.StandardBarPainter;
 import org.jfree.chart.title.TextTitle;
@@ -82,6 +84,18 @@ public final class Plots {
    */
   public static void subtitle(JFreeChart chart, String text) {
     chart.addSubtitle(new TextTitle(text, new Font(Font.SANS_SERIF, Font.PLAIN, 13)));
+  }
+
+  /**
+   * A dashed dark-grey horizontal line at a value of the range axis, for a target; add it with
+   * {@code chart.getCategoryPlot().addRangeMarker(...)}.
+   *
+   * @param at the value, in the axis's unit
+   * @return the marker
+   */
+  public static ValueMarker targetLine(double at) {
+    return new ValueMarker(at, Color.DARK_GRAY,
+        new BasicStroke(2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {8f, 6f}, 0f));
   }
 
   /**

@@ -8,9 +8,13 @@ import io.github.vertxdedup.journal.ReplayResult;
 import io.github.vertxdedup.journal.SyncPolicy;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -23,7 +27,8 @@ import java.util.stream.Stream;
  * microbenchmark's per-call loop. See {@code docs/benchmarks-journal.md} for the command and the figures.
  *
  * <pre>
- *   append [dir]                          append cost per id: NONE, ASYNC, SYNC (group commit); single and batched
+ *   append [dir]                          append cost per id: NONE, ASYNC, SYNC (group commit); single and batched;
+ *                                         with -Dbench.results=file, also a JSON results file for JournalReport
  *   build  dir ids idsPerRecord           writes a journal of {@code ids} live accepts
  *   replay dir                            opens and replays it (run in a fresh JVM: the restart figure)
  * </pre>
@@ -66,7 +71,13 @@ public final class JournalBenchmark {
     return new JournalOptions().setSyncPolicy(policy).setProgressListener((dir, p, done) -> { });
   }
 
+  /** The rows of the append run, in order, for the results file. */
+  private static final List<JournalAppendResults.Row> ROWS = new ArrayList<>();
+
   private static void append(Path base) throws Exception {
+    String date = Instant.now().toString();
+    double load = ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+    System.out.printf("load average %.2f%n", load);
     System.out.printf("append cost per accepted id (%,d ids after %,d warm-up; journal in %s)%n", MEASURED_IDS,
         WARM_UP_IDS, base);
     System.out.printf("%-34s %12s %14s %s%n", "policy / form", "ns per id", "ids per s", "notes");
@@ -136,9 +147,15 @@ public final class JournalBenchmark {
       }
       deleteRecursively(dir);
     }
+    String results = System.getProperty("bench.results");
+    if (results != null) {
+      new JournalAppendResults(date, load, List.copyOf(ROWS)).write(Path.of(results));
+      System.out.println("wrote " + results);
+    }
   }
 
   private static void print(String policy, int perRecord, long nanos, long ids, String notes) {
+    ROWS.add(new JournalAppendResults.Row(policy, perRecord, (double) nanos / ids, ids * 1e9 / nanos, notes));
     System.out.printf("%-34s %12.1f %,14.0f %s%n", policy + (perRecord == 1 ? ", 1 id/record" : ", " + perRecord
         + " ids/record"), (double) nanos / ids, ids * 1e9 / nanos, notes);
   }

@@ -9,11 +9,21 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.kafka.client.consumer.KafkaConsumer;
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.lang.management.ManagementFactory;
+import java.lang.management.OperatingSystemMXBean;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,6 +31,7 @@ import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import kafka.testkit.KafkaClusterTestKit;
 import kafka.testkit.TestKitNodes;
@@ -31,36 +42,65 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
- * Records per second through the dedup consumer (both modes) beside a plain Vert.x {@link KafkaConsumer} doing the
- * same handler work, on one in-process KRaft broker, in one JVM and run.
+ * Records per second through the dedup consumer (both modes), a plain Vert.x {@link KafkaConsumer} doing the same
+ * handler work, and a Kafka Streams dedup topology (a window store remembering ids for W), on one in-process KRaft
+ * broker and one topic, in one run.
  *
  * <p>The topic is written once: {@code bench.records} records over {@code bench.partitions} partitions, keyed and
  * headed ({@code message-id}) by their id; every tenth record repeats the id of the record 1,001 before it (10 %
  * duplicates, on the same partition). Each scenario reads the whole topic from the start in a new consumer group and
  * is timed from subscribe until every record is through (handled or dropped as a duplicate). The handler work is a
- * credit in a concurrent map; the plain consumer credits duplicates too (it cannot tell them apart).
+ * credit in a concurrent map; the plain consumer credits duplicates too (it cannot tell them apart). The dedup and
+ * Kafka Streams scenarios check afterwards that every id was credited exactly once.
+ *
+ * <p>Kafka Streams runs in a child JVM ({@code StreamsDedupBaseline} of the {@code benchmarks/kafka-streams-baseline}
+ * module): only Kafka Streams 4.x is available, and its kafka-clients 4.x cannot share a classpath with
+ * vertx-kafka-client's 3.7.1. The child is started once, before the first round, and given one {@code run} command
+ * per round, so it is as warm as this JVM in each round. Its classpath is that module's {@code target/classes} and
+ * {@code target/classpath.txt}, found under {@code bench.streamsModule}.
  *
  * <p>Not a JMH benchmark: the unit of work is a broker round trip, so a main() with rounds in turn is the honest
- * harness. Options: {@code -Dbench.records} (200000), {@code -Dbench.partitions} (4), {@code -Dbench.rounds} (3).
+ * harness. Options: {@code -Dbench.records} (200000), {@code -Dbench.partitions} (4), {@code -Dbench.rounds} (3),
+ * {@code -Dbench.scenarios} (comma-separated, default all four), {@code -Dbench.results} (JSON results file for
+ * {@link KafkaReport}; none by default), {@code -Dbench.streamsModule}
+ * ({@code benchmarks/kafka-streams-baseline}), {@code -Dbench.streamsStore} ({@code rocksdb} or {@code memory}),
+ * {@code -Dbench.streamThreads} (1), {@code -Dbench.streamsJvmArgs} (extra flags of the child JVM, space-separated).
  */
 public final class KafkaConsumerThroughput {
 
   private static final String ID = "message-id";
+  /** The dedup window of the dedup consumer and of the Kafka Streams store. */
+  private static final Duration WINDOW = Duration.ofMinutes(10);
 
   private KafkaConsumerThroughput() {}
 
   /**
-   * Runs the scenarios and prints one line per scenario and round.
+   * Runs the scenarios, prints one line per scenario and round, and writes the results file if asked.
    *
    * @param args ignored
-   * @throws Exception if the broker or a scenario fails
+   * @throws Exception if the broker or a scenario fails, or a scenario credits an id other than once
    */
   public static void main(String[] args) throws Exception {
     int records = Integer.getInteger("bench.records", 200_000);
     int partitions = Integer.getInteger("bench.partitions", 4);
     int rounds = Integer.getInteger("bench.rounds", 3);
+    List<String> scenarios = List.of(System.getProperty("bench.scenarios",
+        String.join(",", KafkaResults.PLAIN, KafkaResults.RECORD_FIRST, KafkaResults.EFFECT_FIRST,
+            KafkaResults.STREAMS)).split(","));
+    for (String s : scenarios) {
+      if (!List.of(KafkaResults.PLAIN, KafkaResults.RECORD_FIRST, KafkaResults.EFFECT_FIRST, KafkaResults.STREAMS)
+          .contains(s)) {
+        throw new IllegalArgumentException("bench.scenarios must name plain-vertx, dedup-record-first, "
+            + "dedup-effect-first or kafka-streams but held " + s);
+      }
+    }
+    String resultsFile = System.getProperty("bench.results");
+    String streamsStore = System.getProperty("bench.streamsStore", "rocksdb");
+    int streamThreads = Integer.getInteger("bench.streamThreads", 1);
+    String date = Instant.now().toString();
     Path tmp = Paths.get(System.getProperty("java.io.tmpdir"));
     Files.createDirectories(tmp);
+    OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
     try (KafkaClusterTestKit cluster = new KafkaClusterTestKit.Builder(
             new TestKitNodes.Builder().setCombined(true).setNumBrokerNodes(1).setNumControllerNodes(1).build())
         .setConfigProp("offsets.topic.replication.factor", "1")
@@ -82,25 +122,65 @@ public final class KafkaConsumerThroughput {
       int distinct = produce(bootstrap, topic, records);
       System.out.printf("topic %s: %d records, %d distinct ids, %d partitions%n", topic, records, distinct,
           partitions);
-      Vertx vertx = Vertx.vertx();
+      StreamsChild streams = scenarios.contains(KafkaResults.STREAMS)
+          ? StreamsChild.start(bootstrap, topic, records, WINDOW.toMillis(), streamsStore, streamThreads, tmp)
+          : null;
+      List<KafkaResults.Round> done = new ArrayList<>();
       try {
         int group = 0;
         for (int round = 1; round <= rounds; round++) {
-          for (String scenario : List.of("plain-vertx", "dedup-record-first", "dedup-effect-first")) {
-            long ns = switch (scenario) {
-              case "plain-vertx" -> plain(vertx, bootstrap, topic, records, "plain-" + group++);
-              case "dedup-record-first" -> dedup(vertx, bootstrap, topic, records, distinct, "rf-" + group++,
-                  AtomicityMode.RECORD_FIRST);
-              default -> dedup(vertx, bootstrap, topic, records, distinct, "ef-" + group++,
-                  AtomicityMode.EFFECT_FIRST);
-            };
-            System.out.printf("round %d %-20s %,12.0f records/s (%.2f s)%n", round, scenario,
-                records / (ns / 1e9), ns / 1e9);
+          double load = os.getSystemLoadAverage();
+          System.out.printf("round %d, load average %.2f%n", round, load);
+          List<KafkaResults.Scenario> measured = new ArrayList<>();
+          for (String scenario : scenarios) {
+            String g = group++ + "";
+            Timing t = scenario.equals(KafkaResults.STREAMS)
+                ? streams.run("streams-" + g, records, distinct)
+                : inFreshVertx(vertx -> switch (scenario) {
+                  case KafkaResults.PLAIN -> plain(vertx, bootstrap, topic, records, "plain-" + g);
+                  case KafkaResults.RECORD_FIRST -> dedup(vertx, bootstrap, topic, records, distinct, "rf-" + g,
+                      AtomicityMode.RECORD_FIRST);
+                  default -> dedup(vertx, bootstrap, topic, records, distinct, "ef-" + g,
+                      AtomicityMode.EFFECT_FIRST);
+                });
+            double perSec = records / (t.ns() / 1e9);
+            measured.add(new KafkaResults.Scenario(scenario, t.ns(), t.firstRecordNs(), perSec));
+            System.out.printf("round %d %-20s %,12.0f records/s (%.2f s, first record after %.2f s)%n", round,
+                scenario, perSec, t.ns() / 1e9, t.firstRecordNs() / 1e9);
           }
+          done.add(new KafkaResults.Round(round, load, measured));
         }
       } finally {
-        vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        if (streams != null) {
+          streams.close();
+        }
       }
+      System.out.printf("load average at the end: %.2f%n", os.getSystemLoadAverage());
+      if (resultsFile != null) {
+        new KafkaResults(date, records, partitions, distinct, WINDOW.toMillis(), streamsStore, streamThreads,
+            Runtime.getRuntime().availableProcessors(), done).write(Path.of(resultsFile));
+        System.out.println("wrote " + resultsFile);
+      }
+    }
+  }
+
+  /** A scenario run in a Vert.x instance of its own. */
+  @FunctionalInterface
+  private interface VertxScenario {
+    Timing run(Vertx vertx) throws Exception;
+  }
+
+  /**
+   * Runs a scenario in a new Vert.x instance and closes it afterwards. The dedup consumer's memory-only windows stay
+   * deployed until their Vert.x instance closes (so that a restarted consumer finds them); in a shared instance the
+   * windows of earlier scenarios would keep their ids and their periodic lease sweeps, and tax every later scenario.
+   */
+  private static Timing inFreshVertx(VertxScenario scenario) throws Exception {
+    Vertx vertx = Vertx.vertx();
+    try {
+      return scenario.run(vertx);
+    } finally {
+      vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     }
   }
 
@@ -141,15 +221,19 @@ public final class KafkaConsumerThroughput {
     return c;
   }
 
-  private static long plain(Vertx vertx, String bootstrap, String topic, int records, String group)
+  private static Timing plain(Vertx vertx, String bootstrap, String topic, int records, String group)
       throws Exception {
     Map<String, Long> ledger = new ConcurrentHashMap<>();
     CountDownLatch done = new CountDownLatch(1);
     LongAdder seen = new LongAdder();
+    AtomicLong first = new AtomicLong();
     Map<String, String> c = config(bootstrap, group);
     c.put("enable.auto.commit", "true");
     KafkaConsumer<String, String> consumer = KafkaConsumer.create(vertx, c);
     consumer.handler(r -> {
+      if (first.get() == 0) {
+        first.compareAndSet(0, System.nanoTime());
+      }
       ledger.merge(r.key(), 1L, Long::sum);
       seen.increment();
       if (seen.sum() == records) {
@@ -163,21 +247,26 @@ public final class KafkaConsumerThroughput {
     }
     long ns = System.nanoTime() - start;
     consumer.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    return ns;
+    return new Timing(ns, first.get() - start);
   }
 
-  private static long dedup(Vertx vertx, String bootstrap, String topic, int records, int distinct, String group,
+  private static Timing dedup(Vertx vertx, String bootstrap, String topic, int records, int distinct, String group,
       AtomicityMode mode) throws Exception {
     Map<String, Long> ledger = new ConcurrentHashMap<>();
+    AtomicLong first = new AtomicLong();
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     DedupKafkaOptions options = new DedupKafkaOptions()
-        .setDedup(new DedupOptions().setAddress("bench." + group).setWindow(Duration.ofMinutes(10))
+        .setDedup(new DedupOptions().setAddress("bench." + group).setWindow(WINDOW)
             .setPayloadHashes(false))
         .setMode(mode);
     DedupKafkaConsumer<String, String> consumer = DedupKafkaConsumer.<String, String>create(vertx,
             config(bootstrap, group), options)
         .identity(IdentityExtractor.header(ID))
         .handler(r -> {
+          // A read first: a compare-and-set per record would write one cache line from every event loop.
+          if (first.get() == 0) {
+            first.compareAndSet(0, System.nanoTime());
+          }
           ledger.merge(r.key(), 1L, Long::sum);
           return Future.succeededFuture();
         })
@@ -197,10 +286,122 @@ public final class KafkaConsumerThroughput {
       throw new IllegalStateException(group + ": ledger holds " + ledger.size() + " ids, expected " + distinct
           + " each credited once");
     }
-    return ns;
+    return new Timing(ns, first.get() - start);
   }
 
   private static double settled(SimpleMeterRegistry registry) {
     return registry.find("dedup.kafka.records").counters().stream().mapToDouble(c -> c.count()).sum();
+  }
+
+  /**
+   * One scenario's times.
+   *
+   * @param ns from subscribe (or start) until every record was through
+   * @param firstRecordNs from the same start until the first record reached the handler (or processor)
+   */
+  record Timing(long ns, long firstRecordNs) {}
+
+  /**
+   * The Kafka Streams baseline in its child JVM, driven over its standard input and output (protocol in
+   * {@code StreamsDedupBaseline}). Used from the harness's main thread only.
+   */
+  static final class StreamsChild implements AutoCloseable {
+
+    private static final String MAIN = "io.github.vertxdedup.bench.streams.StreamsDedupBaseline";
+
+    private final Process process;
+    private final BufferedReader out;
+    private final Writer in;
+
+    private StreamsChild(Process process) {
+      this.process = process;
+      this.out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+      this.in = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Starts the child JVM with the project's JVM flags and the baseline module's classpath.
+     *
+     * @throws IllegalStateException if the baseline module is not built
+     * @throws IOException if the JVM cannot be started
+     */
+    static StreamsChild start(String bootstrap, String topic, int records, long windowMs, String store,
+        int threads, Path tmp) throws IOException {
+      Path module = Path.of(System.getProperty("bench.streamsModule", "benchmarks/kafka-streams-baseline"));
+      Path classes = module.resolve("target/classes");
+      Path classpathFile = module.resolve("target/classpath.txt");
+      if (!Files.isDirectory(classes) || !Files.isRegularFile(classpathFile)) {
+        throw new IllegalStateException("bench.streamsModule " + module.toAbsolutePath() + " must hold "
+            + "target/classes and target/classpath.txt: build it with mvn -pl benchmarks/kafka-streams-baseline "
+            + "package, or set -Dbench.streamsModule");
+      }
+      List<String> cmd = new ArrayList<>();
+      cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+      cmd.addAll(jvmFlags());
+      String extra = System.getProperty("bench.streamsJvmArgs", "").trim();
+      if (!extra.isEmpty()) {
+        cmd.addAll(List.of(extra.split("\\s+")));
+      }
+      cmd.addAll(List.of("-Xmx2g", "-Djava.io.tmpdir=" + tmp.toAbsolutePath(),
+          "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+          "-Dbench.bootstrap=" + bootstrap, "-Dbench.topic=" + topic, "-Dbench.records=" + records,
+          "-Dbench.windowMs=" + windowMs, "-Dbench.store=" + store, "-Dbench.streamThreads=" + threads,
+          "-cp", classes.toAbsolutePath() + File.pathSeparator
+              + Files.readString(classpathFile, StandardCharsets.UTF_8).trim(),
+          MAIN));
+      Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+      return new StreamsChild(p);
+    }
+
+    /**
+     * Runs the topology once over the whole topic in a new application id and checks its ledger.
+     *
+     * @throws IllegalStateException if the child failed, or its handler credited other than {@code distinct} ids
+     *     once each
+     */
+    Timing run(String applicationId, int records, int distinct) throws IOException {
+      in.write("run " + applicationId + "\n");
+      in.flush();
+      String line = out.readLine();
+      if (line == null || !line.startsWith("result ")) {
+        throw new IllegalStateException("Kafka Streams child answered " + line + " to run " + applicationId);
+      }
+      String[] w = line.split(" ");
+      long ns = Long.parseLong(w[2]);
+      long first = Long.parseLong(w[3]);
+      long seen = Long.parseLong(w[4]);
+      long ids = Long.parseLong(w[5]);
+      long twice = Long.parseLong(w[6]);
+      if (seen != records || ids != distinct || twice != 0) {
+        throw new IllegalStateException(applicationId + ": saw " + seen + " records (expected " + records
+            + "), ledger holds " + ids + " ids (expected " + distinct + "), " + twice + " credited more than once");
+      }
+      return new Timing(ns, first);
+    }
+
+    @Override
+    public void close() throws IOException, InterruptedException {
+      try {
+        in.write("quit\n");
+        in.flush();
+      } catch (IOException e) {
+        // Already gone; waitFor below reports how.
+      }
+      if (!process.waitFor(60, TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+        throw new IllegalStateException("Kafka Streams child did not exit within 60 s of quit");
+      }
+    }
+  }
+
+  /** The project's JVM flags ({@code dedup.jvm.flags}), from the resource the build filters them into. */
+  private static List<String> jvmFlags() throws IOException {
+    try (var s = KafkaConsumerThroughput.class.getResourceAsStream(
+        "/io/github/vertxdedup/benchmarks/window/jvm.flags")) {
+      if (s == null) {
+        throw new IllegalStateException("resource io/github/vertxdedup/benchmarks/window/jvm.flags is missing");
+      }
+      return List.of(new String(s.readAllBytes(), StandardCharsets.UTF_8).trim().split("\\s+"));
+    }
   }
 }

@@ -13,6 +13,9 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.MessageCodec;
 import io.vertx.core.json.JsonObject;
+import java.lang.management.ManagementFactory;
+import java.lang.management.OperatingSystemMXBean;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -32,7 +35,8 @@ import java.util.Locale;
  *
  * <p>System properties: {@code bench.warmupSec} (5), {@code bench.measureSec} (10), {@code bench.rounds} (2),
  * {@code bench.inflight} (1000), {@code bench.batch} (1000), {@code bench.windowMs} (5000),
- * {@code bench.scenarios} (all, comma-separated). Prints one line per scenario and round. Uses real time: it is a
+ * {@code bench.scenarios} (all, comma-separated), {@code bench.results} (a JSON results file for
+ * {@link ServiceReport}; none by default). Prints one line per scenario and round. Uses real time: it is a
  * benchmark, not a test.
  */
 public final class ServiceThroughput {
@@ -59,20 +63,34 @@ public final class ServiceThroughput {
   public static void main(String[] args) throws Exception {
     System.out.printf(Locale.ROOT, "in flight %d, batch %d, window %d ms, warmup %d s, measure %d s, %d cores%n",
         IN_FLIGHT, BATCH, WINDOW_MS, WARMUP_SEC, MEASURE_SEC, Runtime.getRuntime().availableProcessors());
+    String date = Instant.now().toString();
+    OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+    List<ServiceResults.Round> rounds = new ArrayList<>();
     Vertx vertx = Vertx.vertx();
     vertx.eventBus().registerDefaultCodec(EchoBody.class, new EchoCodec());
     try {
       for (int round = 1; round <= ROUNDS; round++) {
+        double load = os.getSystemLoadAverage();
+        System.out.printf(Locale.ROOT, "round %d, load average %.2f%n", round, load);
+        List<ServiceResults.Scenario> measured = new ArrayList<>();
         for (String scenario : SCENARIOS.split(",")) {
-          run(vertx, scenario.trim(), round);
+          measured.add(run(vertx, scenario.trim(), round));
         }
+        rounds.add(new ServiceResults.Round(round, load, measured));
       }
     } finally {
       vertx.close().await();
     }
+    System.out.printf(Locale.ROOT, "load average at the end: %.2f%n", os.getSystemLoadAverage());
+    String results = System.getProperty("bench.results");
+    if (results != null) {
+      new ServiceResults(date, IN_FLIGHT, BATCH, WINDOW_MS, WARMUP_SEC, MEASURE_SEC,
+          Runtime.getRuntime().availableProcessors(), rounds).write(java.nio.file.Path.of(results));
+      System.out.println("wrote " + results);
+    }
   }
 
-  private static void run(Vertx vertx, String name, int round) throws Exception {
+  private static ServiceResults.Scenario run(Vertx vertx, String name, int round) throws Exception {
     int plus = name.indexOf('+');
     String scenario = plus < 0 ? name : name.substring(0, plus);
     java.nio.file.Path journal = plus < 0 ? null
@@ -132,6 +150,7 @@ public final class ServiceThroughput {
       }
     }
     System.gc();
+    return new ServiceResults.Scenario(name, rate, driver.errors);
   }
 
   private static List<DedupResult> checkSize(List<DedupResult> results) {

@@ -7,38 +7,25 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import com.google.gson.reflect.TypeToken;
 import java.awt.Color;
-import java.awt.Font;
-import java.awt.Graphics2D;
-import java.awt.RenderingHints;
-import java.awt.geom.Rectangle2D;
-import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.text.DecimalFormat;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import javax.imageio.ImageIO;
-import org.jfree.chart.ChartFactory;
+import io.github.vertxdedup.benchmarks.report.Plots;
 import org.jfree.chart.JFreeChart;
-import org.jfree.chart.axis.CategoryAxis;
-import org.jfree.chart.axis.CategoryLabelPositions;
 import org.jfree.chart.labels.ItemLabelAnchor;
 import org.jfree.chart.labels.ItemLabelPosition;
-import org.jfree.chart.labels.StandardCategoryItemLabelGenerator;
 import org.jfree.chart.plot.CategoryPlot;
 import org.jfree.chart.plot.DatasetRenderingOrder;
-import org.jfree.chart.plot.PlotOrientation;
 import org.jfree.chart.renderer.category.BarRenderer;
 import org.jfree.chart.renderer.category.MinMaxCategoryRenderer;
-import org.jfree.chart.renderer.category.StandardBarPainter;
-import org.jfree.chart.title.TextTitle;
 import org.jfree.chart.ui.TextAnchor;
 import org.jfree.data.category.DefaultCategoryDataset;
 
@@ -108,7 +95,6 @@ public final class WindowReport {
     System.out.print(table(timings, footprints));
     System.out.println();
     System.out.print(targets(timings, footprints));
-    System.setProperty("java.awt.headless", "true");
     writePlot(timings, footprints, Path.of(args[2]));
     System.out.println();
     System.out.println("wrote " + args[2]);
@@ -251,7 +237,7 @@ public final class WindowReport {
       ranges.addValue(t.min(), "fastest run", t.contender().label());
       ranges.addValue(t.max(), "slowest run", t.contender().label());
     }
-    JFreeChart time = barChart("Cost per event (lower is better)", "ns per event", medians, "0");
+    JFreeChart time = Plots.barChart("Cost per event (lower is better)", "ns per event", medians, "0");
     CategoryPlot timePlot = time.getCategoryPlot();
     MinMaxCategoryRenderer whiskers = new MinMaxCategoryRenderer();
     whiskers.setDrawLines(false);
@@ -266,9 +252,8 @@ public final class WindowReport {
     timeBars.setDefaultPositiveItemLabelPosition(
         new ItemLabelPosition(ItemLabelAnchor.INSIDE6, TextAnchor.BOTTOM_CENTER));
     timeBars.setDefaultItemLabelPaint(Color.WHITE);
-    time.addSubtitle(new TextTitle("bar: median; whisker: fastest to slowest of "
-        + timings.get(Contender.DEDUP_WINDOW).samples().length + " runs of 10 M events (W = 60 s, b = 1 s)",
-        new Font(Font.SANS_SERIF, Font.PLAIN, 13)));
+    Plots.subtitle(time, "bar: median; whisker: fastest to slowest of "
+        + timings.get(Contender.DEDUP_WINDOW).samples().length + " runs of 10 M events (W = 60 s, b = 1 s)");
 
     DefaultCategoryDataset bytes = new DefaultCategoryDataset();
     for (Contender c : timings.keySet()) {
@@ -277,46 +262,9 @@ public final class WindowReport {
         bytes.addValue(f.jolBytesPerId(), "heap bytes per held id (JOL)", c.label());
       }
     }
-    JFreeChart memory = barChart("Heap per held id (lower is better)", "bytes per id", bytes, "0.0");
-    memory.addSubtitle(new TextTitle("JOL, all objects reachable from the structure, about 5.4 M ids held",
-        new Font(Font.SANS_SERIF, Font.PLAIN, 13)));
+    JFreeChart memory = Plots.barChart("Heap per held id (lower is better)", "bytes per id", bytes, "0.0");
+    Plots.subtitle(memory, "JOL, all objects reachable from the structure, about 5.4 M ids held");
 
-    int width = 1600;
-    int height = 700;
-    BufferedImage image = new BufferedImage(width, height, BufferedImage.TYPE_INT_RGB);
-    Graphics2D g = image.createGraphics();
-    g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
-    g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
-    g.setColor(Color.WHITE);
-    g.fillRect(0, 0, width, height);
-    time.draw(g, new Rectangle2D.Double(0, 0, width / 2.0, height));
-    memory.draw(g, new Rectangle2D.Double(width / 2.0, 0, width / 2.0, height));
-    g.dispose();
-    Path parent = png.toAbsolutePath().getParent();
-    if (parent != null) {
-      Files.createDirectories(parent);
-    }
-    ImageIO.write(image, "png", png.toFile());
-  }
-
-  private static JFreeChart barChart(String title, String valueAxis, DefaultCategoryDataset data, String format) {
-    JFreeChart chart = ChartFactory.createBarChart(title, null, valueAxis, data, PlotOrientation.VERTICAL, true,
-        false, false);
-    chart.setBackgroundPaint(Color.WHITE);
-    chart.getTitle().setFont(new Font(Font.SANS_SERIF, Font.BOLD, 18));
-    CategoryPlot plot = chart.getCategoryPlot();
-    plot.setBackgroundPaint(Color.WHITE);
-    plot.setRangeGridlinePaint(Color.LIGHT_GRAY);
-    CategoryAxis axis = plot.getDomainAxis();
-    axis.setCategoryLabelPositions(CategoryLabelPositions.createUpRotationLabelPositions(Math.PI / 8));
-    axis.setTickLabelFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
-    BarRenderer bars = (BarRenderer) plot.getRenderer();
-    bars.setBarPainter(new StandardBarPainter());
-    bars.setShadowVisible(false);
-    bars.setSeriesPaint(0, new Color(0x4C72B0));
-    bars.setDefaultItemLabelGenerator(new StandardCategoryItemLabelGenerator("{2}", new DecimalFormat(format)));
-    bars.setDefaultItemLabelsVisible(true);
-    bars.setDefaultItemLabelFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
-    return chart;
+    Plots.writePng(png, 1600, 700, List.of(time, memory));
   }
 }

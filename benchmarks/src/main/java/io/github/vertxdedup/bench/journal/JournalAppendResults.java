@@ -1,0 +1,67 @@
+package io.github.vertxdedup.bench.journal;
+
+import com.google.gson.GsonBuilder;
+import java.io.IOException;
+import java.io.Reader;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * The results file of {@code JournalBenchmark append}, read by {@link JournalReport}: one row per sync policy and
+ * record form, in the order measured. Written and read as JSON (Gson).
+ *
+ * @param date when the run started, ISO-8601 UTC
+ * @param loadAverage the system's 1-minute load average when the run started (-1 where the OS does not say)
+ * @param rows the measurements in order
+ */
+public record JournalAppendResults(String date, double loadAverage, List<Row> rows) {
+
+  /**
+   * One measurement.
+   *
+   * @param policy the sync policy and how it was driven, e.g. {@code ASYNC (default)} or
+   *     {@code SYNC, group commit}
+   * @param idsPerRecord accepted ids per journal record (1, or a batch)
+   * @param nsPerId mean nanoseconds per accepted id over the measured appends
+   * @param idsPerSec accepted ids per second over the measured appends
+   * @param notes what else the row needs to be read (fsync counts and costs), or empty
+   */
+  public record Row(String policy, int idsPerRecord, double nsPerId, double idsPerSec, String notes) {}
+
+  /**
+   * Writes the results as indented JSON, creating parent directories.
+   *
+   * @param file the file (replaced if it exists)
+   * @throws IOException if it cannot be written
+   */
+  public void write(Path file) throws IOException {
+    Path parent = file.toAbsolutePath().getParent();
+    if (parent != null) {
+      Files.createDirectories(parent);
+    }
+    try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+      new GsonBuilder().setPrettyPrinting().create().toJson(this, w);
+    }
+  }
+
+  /**
+   * Reads a results file.
+   *
+   * @param file the file {@link #write} wrote
+   * @return the results
+   * @throws IOException if it cannot be read
+   * @throws IllegalArgumentException if it holds no rows
+   */
+  public static JournalAppendResults read(Path file) throws IOException {
+    try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+      JournalAppendResults results = new GsonBuilder().create().fromJson(r, JournalAppendResults.class);
+      if (results == null || results.rows() == null || results.rows().isEmpty()) {
+        throw new IllegalArgumentException("results file " + file + " must hold at least one row");
+      }
+      return results;
+    }
+  }
+}

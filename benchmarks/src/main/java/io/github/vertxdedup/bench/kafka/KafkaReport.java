@@ -1,0 +1,239 @@
+package io.github.vertxdedup.bench.kafka;
+
+import io.github.vertxdedup.benchmarks.report.Plots;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import org.jfree.chart.JFreeChart;
+import org.jfree.data.category.DefaultCategoryDataset;
+
+/**
+ * Turns {@link KafkaConsumerThroughput}'s results file into the figures of {@code docs/benchmarks-kafka.md}: a
+ * Markdown table of records per second per round and scenario, the ratios of the dedup consumer to the plain
+ * consumer and to Kafka Streams within each round (never across rounds: the machine's load drifts), where the
+ * targets land, and a PNG plot.
+ *
+ * <p>Usage: {@code KafkaReport <results.json> <plot.png>}.
+ */
+public final class KafkaReport {
+
+  /** Target: the dedup consumer's throughput over the plain Vert.x consumer's (issue 5). */
+  static final double TARGET_VS_PLAIN = 0.9;
+  /** Target: the dedup consumer's throughput over the Kafka Streams topology's (issue 5). */
+  static final double TARGET_VS_STREAMS = 3.0;
+
+  private static final List<String> ORDER = List.of(KafkaResults.PLAIN, KafkaResults.RECORD_FIRST,
+      KafkaResults.EFFECT_FIRST, KafkaResults.STREAMS);
+  private static final List<String> DEDUP = List.of(KafkaResults.RECORD_FIRST, KafkaResults.EFFECT_FIRST);
+
+  private KafkaReport() {}
+
+  /**
+   * Prints the tables and targets and writes the plot.
+   *
+   * @param args the results JSON and the PNG to write
+   * @throws IOException if a file cannot be read or written
+   * @throws IllegalArgumentException if the arguments are not two paths, or the file holds no round
+   */
+  public static void main(String[] args) throws IOException {
+    if (args.length != 2) {
+      throw new IllegalArgumentException(
+          "arguments must be <results.json> <plot.png> but were " + Arrays.toString(args));
+    }
+    KafkaResults results = KafkaResults.read(Path.of(args[0]));
+    System.out.print(table(results));
+    System.out.println();
+    System.out.println("Time to the first record:");
+    System.out.println();
+    System.out.print(startupTable(results));
+    System.out.println();
+    System.out.print(targets(results));
+    writePlot(results, Path.of(args[1]));
+    System.out.println();
+    System.out.println("wrote " + args[1]);
+  }
+
+  /**
+   * One row per round: load average, records per second of each scenario that ran, and the ratios of each dedup
+   * mode to the plain consumer and to Kafka Streams of the same round ("n/a" where either did not run).
+   *
+   * @param results the run
+   * @return a Markdown table, lines ending in a newline
+   */
+  static String table(KafkaResults results) {
+    List<String> present = present(results);
+    StringBuilder sb = new StringBuilder("| round | load avg |");
+    StringBuilder rule = new StringBuilder("|---:|---:|");
+    for (String s : present) {
+      sb.append(' ').append(s).append(" (rec/s) |");
+      rule.append("---:|");
+    }
+    for (String d : DEDUP) {
+      if (present.contains(d)) {
+        sb.append(' ').append(d).append(" / plain | ").append(d).append(" / streams |");
+        rule.append("---:|---:|");
+      }
+    }
+    sb.append('\n').append(rule).append('\n');
+    for (KafkaResults.Round r : results.rounds()) {
+      sb.append(String.format(Locale.ROOT, "| %d | %.2f |", r.round(), r.loadAverage()));
+      for (String s : present) {
+        KafkaResults.Scenario m = r.scenario(s);
+        sb.append(m == null ? " n/a |" : String.format(Locale.ROOT, " %,.0f |", m.recordsPerSec()));
+      }
+      for (String d : DEDUP) {
+        if (present.contains(d)) {
+          sb.append(' ').append(ratioText(r, d, KafkaResults.PLAIN)).append(" | ")
+              .append(ratioText(r, d, KafkaResults.STREAMS)).append(" |");
+        }
+      }
+      sb.append('\n');
+    }
+    return sb.toString();
+  }
+
+  /**
+   * One row per round: seconds from subscribe (Kafka Streams: {@code start()}) until the first record reached the
+   * handler or processor, per scenario: the group join and first fetch, which every throughput figure includes.
+   *
+   * @param results the run
+   * @return a Markdown table, lines ending in a newline
+   */
+  static String startupTable(KafkaResults results) {
+    List<String> present = present(results);
+    StringBuilder sb = new StringBuilder("| round |");
+    StringBuilder rule = new StringBuilder("|---:|");
+    for (String s : present) {
+      sb.append(' ').append(s).append(" (s) |");
+      rule.append("---:|");
+    }
+    sb.append('\n').append(rule).append('\n');
+    for (KafkaResults.Round r : results.rounds()) {
+      sb.append("| ").append(r.round()).append(" |");
+      for (String s : present) {
+        KafkaResults.Scenario m = r.scenario(s);
+        sb.append(m == null ? " n/a |" : String.format(Locale.ROOT, " %.2f |", m.firstRecordNs() / 1e9));
+      }
+      sb.append('\n');
+    }
+    return sb.toString();
+  }
+
+  /**
+   * States each target for each dedup mode: the ratio in every round, and how many rounds met it.
+   *
+   * @param results the run
+   * @return one line per target and mode
+   */
+  static String targets(KafkaResults results) {
+    StringBuilder sb = new StringBuilder();
+    for (String d : DEDUP) {
+      target(sb, results, d, KafkaResults.PLAIN, TARGET_VS_PLAIN);
+      target(sb, results, d, KafkaResults.STREAMS, TARGET_VS_STREAMS);
+    }
+    return sb.toString();
+  }
+
+  private static void target(StringBuilder sb, KafkaResults results, String dedup, String other, double target) {
+    List<String> ratios = new ArrayList<>();
+    int met = 0;
+    for (KafkaResults.Round r : results.rounds()) {
+      double x = ratio(r, dedup, other);
+      if (!Double.isNaN(x)) {
+        ratios.add(String.format(Locale.ROOT, "%.2fx", x));
+        if (x >= target) {
+          met++;
+        }
+      }
+    }
+    if (ratios.isEmpty()) {
+      return;
+    }
+    sb.append(String.format(Locale.ROOT, "- %s >= %.1fx %s: %s by round; met in %d of %d rounds%n", dedup, target,
+        other, String.join(", ", ratios), met, ratios.size()));
+  }
+
+  /**
+   * The throughput of {@code a} over that of {@code b} in one round.
+   *
+   * @return the ratio, or NaN if either did not run in the round
+   */
+  static double ratio(KafkaResults.Round r, String a, String b) {
+    KafkaResults.Scenario x = r.scenario(a);
+    KafkaResults.Scenario y = r.scenario(b);
+    return x == null || y == null ? Double.NaN : x.recordsPerSec() / y.recordsPerSec();
+  }
+
+  private static String ratioText(KafkaResults.Round r, String a, String b) {
+    double x = ratio(r, a, b);
+    return Double.isNaN(x) ? "n/a" : String.format(Locale.ROOT, "%.2fx", x);
+  }
+
+  /** The scenarios that ran in any round, in the harness's order. */
+  private static List<String> present(KafkaResults results) {
+    return ORDER.stream()
+        .filter(s -> results.rounds().stream().anyMatch(r -> r.scenario(s) != null))
+        .toList();
+  }
+
+  /**
+   * Draws three charts side by side: records per second of each scenario in each round; each dedup mode over the
+   * plain consumer of its round, with the 0.9x target; each dedup mode over Kafka Streams of its round, with the
+   * 3x target.
+   *
+   * @param results the run
+   * @param png the file to write
+   * @throws IOException if it cannot be written
+   */
+  static void writePlot(KafkaResults results, Path png) throws IOException {
+    DefaultCategoryDataset rates = new DefaultCategoryDataset();
+    DefaultCategoryDataset vsPlain = new DefaultCategoryDataset();
+    DefaultCategoryDataset vsStreams = new DefaultCategoryDataset();
+    for (KafkaResults.Round r : results.rounds()) {
+      String round = String.format(Locale.ROOT, "round %d (load %.1f)", r.round(), r.loadAverage());
+      for (String s : present(results)) {
+        KafkaResults.Scenario m = r.scenario(s);
+        if (m != null) {
+          rates.addValue(m.recordsPerSec() / 1000.0, s, round);
+        }
+      }
+      for (String d : DEDUP) {
+        double p = ratio(r, d, KafkaResults.PLAIN);
+        if (!Double.isNaN(p)) {
+          vsPlain.addValue(p, d + " / plain", round);
+        }
+        double k = ratio(r, d, KafkaResults.STREAMS);
+        if (!Double.isNaN(k)) {
+          vsStreams.addValue(k, d + " / streams", round);
+        }
+      }
+    }
+    JFreeChart rateChart = Plots.barChart("Records per second (higher is better)", "thousand records/s", rates,
+        "#,##0");
+    Plots.subtitle(rateChart, String.format(Locale.ROOT,
+        "%,d records (%,d distinct ids), %d partitions; Kafka Streams: %s store, %d thread(s)",
+        results.records(), results.distinct(), results.partitions(), results.streamsStore(),
+        results.streamThreads()));
+    JFreeChart plainChart = Plots.barChart("Dedup consumer / plain Vert.x consumer", "ratio, same round", vsPlain,
+        "0.00");
+    Plots.subtitle(plainChart, String.format(Locale.ROOT, "target >= %.1fx (dashed line)", TARGET_VS_PLAIN));
+    targetLine(plainChart, TARGET_VS_PLAIN);
+    JFreeChart streamsChart = Plots.barChart("Dedup consumer / Kafka Streams", "ratio, same round", vsStreams,
+        "0.0");
+    Plots.subtitle(streamsChart, String.format(Locale.ROOT, "target >= %.1fx (dashed line)", TARGET_VS_STREAMS));
+    targetLine(streamsChart, TARGET_VS_STREAMS);
+    Plots.writePng(png, 2100, 700, List.of(rateChart, plainChart, streamsChart));
+  }
+
+  private static void targetLine(JFreeChart chart, double at) {
+    chart.getCategoryPlot().addRangeMarker(Plots.targetLine(at));
+    // Keep the line in view when every bar is below it.
+    chart.getCategoryPlot().getRangeAxis().setLowerMargin(0);
+    if (chart.getCategoryPlot().getRangeAxis().getUpperBound() < at * 1.1) {
+      chart.getCategoryPlot().getRangeAxis().setUpperBound(at * 1.1);
+    }
+  }
+}

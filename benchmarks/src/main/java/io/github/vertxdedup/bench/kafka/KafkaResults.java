@@ -1,0 +1,107 @@
+package io.github.vertxdedup.bench.kafka;
+
+import com.google.gson.Gson;
+import com.google.gson.GsonBuilder;
+import java.io.IOException;
+import java.io.Reader;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * The results file of {@link KafkaConsumerThroughput}, read by {@link KafkaReport}: the workload, then each round's
+ * scenarios in the order they ran. Written and read as JSON (Gson).
+ *
+ * @param date when the run started, ISO-8601 UTC
+ * @param records records in the topic
+ * @param partitions partitions of the topic
+ * @param distinct distinct ids among the records (the rest are duplicates)
+ * @param windowMs the dedup window W of the dedup consumer and of the Kafka Streams store, ms
+ * @param streamsStore the Kafka Streams window store: {@code rocksdb} or {@code memory}
+ * @param streamThreads stream threads of the Kafka Streams instance
+ * @param availableProcessors {@link Runtime#availableProcessors()} of the harness's JVM
+ * @param rounds the rounds in order
+ */
+public record KafkaResults(String date, int records, int partitions, int distinct, long windowMs, String streamsStore,
+    int streamThreads, int availableProcessors, List<Round> rounds) {
+
+  /** Scenario name of the plain Vert.x {@code KafkaConsumer}. */
+  public static final String PLAIN = "plain-vertx";
+  /** Scenario name of {@code DedupKafkaConsumer} in record-first mode. */
+  public static final String RECORD_FIRST = "dedup-record-first";
+  /** Scenario name of {@code DedupKafkaConsumer} in effect-first mode. */
+  public static final String EFFECT_FIRST = "dedup-effect-first";
+  /** Scenario name of the Kafka Streams window-store topology. */
+  public static final String STREAMS = "kafka-streams";
+
+  /**
+   * One round: every scenario once, in turn.
+   *
+   * @param round 1-based
+   * @param loadAverage the system's 1-minute load average when the round started (-1 where the OS does not say)
+   * @param scenarios the scenarios in the order they ran
+   */
+  public record Round(int round, double loadAverage, List<Scenario> scenarios) {
+
+    /**
+     * The scenario of this name.
+     *
+     * @param name a scenario name
+     * @return it, or {@code null} if it did not run in this round
+     */
+    public Scenario scenario(String name) {
+      return scenarios.stream().filter(s -> s.name().equals(name)).findFirst().orElse(null);
+    }
+  }
+
+  /**
+   * One scenario's measurement.
+   *
+   * @param name the scenario
+   * @param ns nanoseconds from subscribe (Kafka Streams: {@code start()}) until every record was through
+   * @param firstRecordNs nanoseconds from the same start until the first record reached the consumer's code (the
+   *     group join and first fetch)
+   * @param recordsPerSec records over {@code ns}
+   */
+  public record Scenario(String name, long ns, long firstRecordNs, double recordsPerSec) {}
+
+  /**
+   * Writes the results as indented JSON, creating parent directories.
+   *
+   * @param file the file (replaced if it exists)
+   * @throws IOException if it cannot be written
+   */
+  public void write(Path file) throws IOException {
+    Path parent = file.toAbsolutePath().getParent();
+    if (parent != null) {
+      Files.createDirectories(parent);
+    }
+    try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+      gson().toJson(this, w);
+    }
+  }
+
+  /**
+   * Reads a results file.
+   *
+   * @param file the file {@link #write} wrote
+   * @return the results
+   * @throws IOException if it cannot be read
+   * @throws IllegalArgumentException if it holds no rounds
+   */
+  public static KafkaResults read(Path file) throws IOException {
+    try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+      KafkaResults results = gson().fromJson(r, KafkaResults.class);
+      if (results == null || results.rounds() == null || results.rounds().isEmpty()) {
+        throw new IllegalArgumentException("results file " + file + " must hold at least one round");
+      }
+      return results;
+    }
+  }
+
+  private static Gson gson() {
+    return new GsonBuilder().setPrettyPrinting().create();
+  }
+}

@@ -1,0 +1,84 @@
+package io.github.vertxdedup.bench.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The Kafka report reads the harness's results file and takes every ratio within one round. */
+class KafkaReportTest {
+
+  private static KafkaResults results() {
+    return new KafkaResults("2026-12-01T00:00:00Z", 1000, 4, 900, 600_000, "rocksdb", 1, 2, List.of(
+        new KafkaResults.Round(1, 2.5, List.of(
+            scenario(KafkaResults.PLAIN, 100_000),
+            scenario(KafkaResults.RECORD_FIRST, 95_000),
+            scenario(KafkaResults.EFFECT_FIRST, 50_000),
+            scenario(KafkaResults.STREAMS, 20_000))),
+        new KafkaResults.Round(2, 4.0, List.of(
+            scenario(KafkaResults.PLAIN, 200_000),
+            scenario(KafkaResults.RECORD_FIRST, 100_000),
+            scenario(KafkaResults.EFFECT_FIRST, 80_000),
+            scenario(KafkaResults.STREAMS, 40_000)))));
+  }
+
+  private static KafkaResults.Scenario scenario(String name, double perSec) {
+    long ns = (long) (1000 / perSec * 1e9);
+    // The first record after 10^5 / perSec seconds: a different figure for every scenario of the fixture.
+    return new KafkaResults.Scenario(name, ns, Math.round(1e14 / perSec), perSec);
+  }
+
+  @Test
+  void shouldTakeRatiosWithinEachRound() {
+    String table = KafkaReport.table(results());
+
+    assertThat(table)
+        .contains("| 1 | 2.50 | 100,000 | 95,000 | 50,000 | 20,000 | 0.95x | 4.75x | 0.50x | 2.50x |")
+        .contains("| 2 | 4.00 | 200,000 | 100,000 | 80,000 | 40,000 | 0.50x | 2.50x | 0.40x | 2.00x |");
+  }
+
+  @Test
+  void shouldGiveTheTimeToTheFirstRecordInSeconds() {
+    String table = KafkaReport.startupTable(results());
+
+    assertThat(table).contains("| 1 | 1.00 | 1.05 | 2.00 | 5.00 |").contains("| 2 | 0.50 | 1.00 | 1.25 | 2.50 |");
+  }
+
+  @Test
+  void shouldCountTheRoundsThatMeetEachTarget() {
+    String targets = KafkaReport.targets(results());
+
+    assertThat(targets)
+        .contains("- dedup-record-first >= 0.9x plain-vertx: 0.95x, 0.50x by round; met in 1 of 2 rounds")
+        .contains("- dedup-record-first >= 3.0x kafka-streams: 4.75x, 2.50x by round; met in 1 of 2 rounds")
+        .contains("- dedup-effect-first >= 3.0x kafka-streams: 2.50x, 2.00x by round; met in 0 of 2 rounds");
+  }
+
+  @Test
+  void shouldReportAScenarioMissingFromARoundAsNotAvailable() {
+    KafkaResults partial = new KafkaResults("2026-12-01T00:00:00Z", 1000, 4, 900, 600_000, "memory", 1, 2,
+        List.of(new KafkaResults.Round(1, 1.0, List.of(
+            scenario(KafkaResults.PLAIN, 100_000), scenario(KafkaResults.RECORD_FIRST, 90_000)))));
+
+    assertThat(KafkaReport.table(partial)).contains("| 1 | 1.00 | 100,000 | 90,000 | 0.90x | n/a |");
+    assertThat(KafkaReport.targets(partial)).doesNotContain("kafka-streams");
+  }
+
+  @Test
+  void shouldReadWhatTheHarnessWritesAndDrawAPng(@TempDir Path dir) throws Exception {
+    Path json = dir.resolve("results/kafka.json");
+    results().write(json);
+    Path png = dir.resolve("img/kafka.png");
+
+    KafkaReport.main(new String[] {json.toString(), png.toString()});
+
+    assertThat(KafkaResults.read(json)).isEqualTo(results());
+    byte[] bytes = Files.readAllBytes(png);
+    assertThat(bytes.length).isGreaterThan(1_000);
+    assertThat(new String(bytes, 1, 3, StandardCharsets.US_ASCII)).isEqualTo("PNG");
+  }
+}

@@ -347,9 +347,12 @@ public final class BillingDemo implements Callable<Integer> {
       long credited = creditedBefore + current.handled;
       if (System.nanoTime() - nextProgressNs >= 0) {
         nextProgressNs += TimeUnit.SECONDS.toNanos(1);
-        out.printf(Locale.ROOT, "%6.1f s  published %,7d (+%,d retries)  consumer run %d: received %,7d,"
-                + " handled %,7d, duplicates dropped %,6d%n", seconds(startNs), publisher.payments,
-            publisher.retries, current.run, current.deliveries, current.handled, current.dropped);
+        String consumer = current.assignedAtMs < 0
+            ? "starting: new JVM, joining the group, rebuilding its windows from the journal"
+            : String.format(Locale.ROOT, "received %,7d, handled %,7d, duplicates dropped %,6d", current.deliveries,
+                current.handled, current.dropped);
+        out.printf(Locale.ROOT, "%6.1f s  published %,7d (+%,d retries)  consumer run %d: %s%n", seconds(startNs),
+            publisher.payments, publisher.retries, current.run, consumer);
       }
       if (!reportedRestart && current.firstAnswerAtMs >= 0) {
         reportedRestart = true;

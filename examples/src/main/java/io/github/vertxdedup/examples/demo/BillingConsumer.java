@@ -61,12 +61,15 @@ import picocli.CommandLine.Option;
  * commit offsets, close the journals), write {@code stats-<run>.json} (the run's counts and its windows' metrics) and
  * exit with 0. Any failure exits with 1 and a stack trace on standard error.
  */
-@Command(name = "billing-consumer", mixinStandardHelpOptions = true,
+@Command(name = "billing-consumer",
     description = "The demo's billing consumer (started by the demo, not by hand).")
 public final class BillingConsumer implements Callable<Integer> {
 
   /** The header holding the payment id: the identity the window checks. */
   static final String MESSAGE_ID = "message-id";
+
+  @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+  boolean help;
 
   @Option(names = "--bootstrap-servers", required = true, description = "Kafka bootstrap servers.")
   String bootstrapServers;

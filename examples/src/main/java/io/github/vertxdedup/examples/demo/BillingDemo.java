@@ -61,7 +61,7 @@ import picocli.CommandLine.Spec;
  * <p>Exit codes: 0 every payment credited exactly once with one receipt; 1 the ledger or the receipts are wrong
  * (mismatches above 0); 2 bad flags; 3 the demo could not run (the consumer failed or stalled, the broker failed).
  */
-@Command(name = "demo", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(name = "demo", sortOptions = false, exitCodeOnExecutionException = 3,
     description = {"Billing on an at-least-once Kafka topic: payments with producer retries, a consumer killed with"
         + " SIGKILL midway and restarted, and a ledger that must credit every payment exactly once."},
     exitCodeListHeading = "%nExit codes:%n",
@@ -87,15 +87,18 @@ public final class BillingDemo implements Callable<Integer> {
   @Spec
   CommandSpec spec;
 
+  @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+  boolean help;
+
   @Option(names = "--bootstrap-servers", paramLabel = "HOST:PORT[,...]",
       description = "Use this Kafka cluster instead of starting one in-process.")
   String bootstrapServers;
 
-  @Option(names = "--events", defaultValue = "20000", description = "Payments to publish, 1..1,000,000 (default:"
+  @Option(names = "--events", paramLabel = "N", defaultValue = "20000", description = "Payments to publish, 1..1,000,000 (default:"
       + " ${DEFAULT-VALUE}).")
   int events;
 
-  @Option(names = "--duplicate-rate", defaultValue = "0.1", description = "Share of payments published twice with"
+  @Option(names = "--duplicate-rate", paramLabel = "SHARE", defaultValue = "0.1", description = "Share of payments published twice with"
       + " the same id (a producer retry), 0..1 (default: ${DEFAULT-VALUE}).")
   double duplicateRate;
 
@@ -107,15 +110,15 @@ public final class BillingDemo implements Callable<Integer> {
       description = "The atomicity mode (default: ${DEFAULT-VALUE}; see docs/demo.md).")
   String mode;
 
-  @Option(names = "--partitions", defaultValue = "4", description = "Partitions of a topic the demo creates,"
+  @Option(names = "--partitions", paramLabel = "N", defaultValue = "4", description = "Partitions of a topic the demo creates,"
       + " 1..64 (default: ${DEFAULT-VALUE}).")
   int partitions;
 
-  @Option(names = "--kills", defaultValue = "1", description = "Times the consumer is killed with SIGKILL, 0..10"
+  @Option(names = "--kills", paramLabel = "N", defaultValue = "1", description = "Times the consumer is killed with SIGKILL, 0..10"
       + " (default: ${DEFAULT-VALUE}).")
   int kills;
 
-  @Option(names = "--rate", defaultValue = "2000", description = "Payments published per second, 1..1,000,000"
+  @Option(names = "--rate", paramLabel = "PER_SECOND", defaultValue = "2000", description = "Payments published per second, 1..1,000,000"
       + " (default: ${DEFAULT-VALUE}).")
   int rate;
 
@@ -128,7 +131,7 @@ public final class BillingDemo implements Callable<Integer> {
       + " go (default: a new temporary directory, kept).")
   Path workDir;
 
-  @Option(names = "--seed", description = "Seed of the payments and duplicates (default: random).")
+  @Option(names = "--seed", paramLabel = "N", description = "Seed of the payments and duplicates (default: random).")
   Long seed;
 
   private PrintStream out = System.out;
@@ -139,7 +142,12 @@ public final class BillingDemo implements Callable<Integer> {
    * @param args the flags (see {@code --help})
    */
   public static void main(String[] args) {
-    System.exit(new CommandLine(new BillingDemo()).execute(args));
+    CommandLine cl = new CommandLine(new BillingDemo()).setExecutionExceptionHandler((e, cmd, parsed) -> {
+      cmd.getErr().println("FAILED: " + e);
+      e.printStackTrace(cmd.getErr());
+      return EXIT_FAILED;
+    });
+    System.exit(cl.execute(args));
   }
 
   /** Sets where progress and the summary go (standard output by default); for tests. */
@@ -246,7 +254,12 @@ public final class BillingDemo implements Callable<Integer> {
         broker = LocalKafka.start(partitions);
         bootstrap = broker.bootstrapServers();
       }
-      LocalKafka.createTopic(bootstrap, TOPIC, partitions);
+      try {
+        LocalKafka.createTopic(bootstrap, TOPIC, partitions);
+      } catch (java.util.concurrent.TimeoutException e) {
+        out.println("FAILED: Kafka at " + bootstrap + " did not answer within 30 s (creating " + TOPIC + ")");
+        return EXIT_FAILED;
+      }
       String group = "billing-" + runId;
       try (Admin admin = Admin.create(adminConfig(bootstrap))) {
         int topicPartitions = admin.describeTopics(List.of(TOPIC)).allTopicNames().get(30, TimeUnit.SECONDS)

@@ -376,7 +376,7 @@ public final class BillingDemo implements Callable<Integer> {
             current.subscribedAtMs - kill, current.assignedAtMs - kill);
       }
       int killsDone = current.run - 1;
-      if (killsDone < kills && credited >= (long) events * (killsDone + 1) / (kills + 1)) {
+      if (killsDone < kills && credited >= Math.max(1, (long) events * (killsDone + 1) / (kills + 1))) {
         current.kill();
         out.printf(Locale.ROOT, "%6.1f s  SIGKILL consumer run %d (pid %d) after %,d payments credited;"
                 + " restarting it%n", seconds(startNs), current.run, current.pid(), credited);

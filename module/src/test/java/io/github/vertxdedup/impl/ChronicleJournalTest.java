@@ -222,9 +222,9 @@ class ChronicleJournalTest {
 
     @Override
     public Future<Void> claimed(long idFingerprint, long keyFingerprint, long payloadHash, String claimToken,
-        long claimedAtMs, long leaseEndMs, long rememberUntilMs) {
+        long claimedAtMs, long leaseEndMs, long rememberUntilMs, String claimer) {
       return delegate.claimed(idFingerprint, keyFingerprint, payloadHash, claimToken, claimedAtMs, leaseEndMs,
-          rememberUntilMs);
+          rememberUntilMs, claimer);
     }
 
     @Override

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.window.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -147,6 +148,48 @@ class DedupKafkaConsumerTest {
     assertThat(ledger.creditedMoreThanOnce()).isEmpty();
     assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(50);
     assertThat(dead).isEmpty();
+  }
+
+  /**
+   * A record accepted although its Kafka timestamp is more than the window W before now (by the injected clock) is
+   * counted as a probable redelivery beyond the window, per topic-partition; its verdict and handling are unchanged.
+   */
+  @ParameterizedTest
+  @EnumSource(AtomicityMode.class)
+  void shouldCountAcceptedRecordsOlderThanTheWindowWithoutChangingTheirVerdict(AtomicityMode mode)
+      throws Exception {
+    String topic = name("beyond-window");
+    String group = name("g");
+    kafka.createTopic(topic, 1);
+    long now = System.currentTimeMillis();
+    ManualClock clock = new ManualClock(now);
+    long w = Duration.ofMinutes(10).toMillis();
+    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
+    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
+    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx,
+            broker.consumerConfig(group), options(mode), clock)
+        .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
+        .handler(r -> ledger.credit(r.key()))
+        .deadLetterHandler(d -> {
+          dead.add(d);
+          return Future.succeededFuture();
+        })
+        .meterRegistry(registry);
+    consumers.add(c);
+    c.subscribe(topic).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    broker.sendAt(topic, "old", "v", now - w - 60_000);       // beyond the window: counted
+    broker.sendAt(topic, "old", "v", now - w - 60_000);       // its copy: a duplicate, not counted again
+    broker.sendAt(topic, "edge", "v", now - w);               // exactly W old: inside the window
+    broker.sendAt(topic, "fresh", "v", now - 60_000);         // inside the window
+    broker.sendAt(topic, "older", "v", now - 3 * w);          // beyond: counted
+    broker.flush();
+    broker.awaitCommitted(group, topic, 5);
+    assertThat(ledger.credits).as("every id handled, once").containsOnlyKeys("old", "edge", "fresh", "older");
+    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
+    assertThat(dead).isEmpty();
+    assertThat(registry.get("dedup.kafka.redeliveries.beyond.window").tag("topic", topic).tag("partition", "0")
+        .counter().count()).isEqualTo(2);
+    assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(1);
   }
 
   @Test

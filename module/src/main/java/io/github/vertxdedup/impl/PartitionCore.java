@@ -34,6 +34,8 @@ import org.agrona.collections.Long2ObjectHashMap;
  * committed (then it enters the window), released (forgotten) or its lease ends. A lapsed claim is noticed when a
  * request touches it, or by {@link #sweepExpiredLeases()} (a periodic timer); either way it is counted once. Under
  * {@link CapacityPolicy#REJECT} a claim reserves its window entries, so its commit never finds the window full.
+ * A claim keeps the claimer its request named (journaled with it); {@link #releaseClaimsOf} releases a restarted
+ * claimer's orphaned claims at once.
  *
  * <h2>Time</h2>
  * Every instant is the injected clock's. A claim's lease ends at {@code claim time + leaseMs}; an accepted id is

@@ -416,15 +416,27 @@ public class DedupKafkaOptions {
 
   /**
    * Sets the id this consumer's claims and window ownership carry; a restarted consumer with the same id takes
-   * over what it held. Defaults to the Kafka config's {@code group.instance.id}, else a random UUID.
+   * over what it held: when it is assigned a partition, the claims its previous run left open there (killed between
+   * a claim and its commit or release) are released at once instead of after their leases, so their records are
+   * handled again without waiting. Defaults to the Kafka config's {@code group.instance.id}, else a random UUID (a
+   * consumer with a random id never finds claims of its own: its predecessors' claims wait out their leases).
    *
-   * @param instanceId a non-blank id, or null for the default
+   * <p>Two live consumers of a group must never share an id: one would release the other's claims, and a record
+   * could be handled by both at once. Static membership enforces that for {@code group.instance.id} (the broker
+   * fences the older member).
+   *
+   * @param instanceId a non-blank id of at most 255 bytes in UTF-8 (the journal's claimer column), or null for the
+   *     default
    * @return this
-   * @throws IllegalArgumentException if blank
+   * @throws IllegalArgumentException if blank or longer than 255 UTF-8 bytes
    */
   public DedupKafkaOptions setInstanceId(String instanceId) {
     if (instanceId != null && instanceId.isBlank()) {
       throw new IllegalArgumentException("instanceId must be null or non-blank but was '" + instanceId + "'");
+    }
+    if (instanceId != null && instanceId.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 255) {
+      throw new IllegalArgumentException("instanceId must be at most 255 bytes in UTF-8 (it is journaled as the"
+          + " claimer of each claim) but was " + instanceId.getBytes(java.nio.charset.StandardCharsets.UTF_8).length);
     }
     this.instanceId = instanceId;
     return this;

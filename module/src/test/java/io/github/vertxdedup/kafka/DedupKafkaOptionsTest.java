@@ -56,6 +56,10 @@ class DedupKafkaOptionsTest {
         .setBackoffInitialMs(100).setBackoffMaxMs(10).validate())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("backoffInitialMs must be <= backoffMaxMs (10) but was 100");
+    assertThatThrownBy(() -> new DedupKafkaOptions().setInstanceId("\u00e9".repeat(128)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("instanceId must be at most 255 bytes in UTF-8").hasMessageEndingWith("but was 256");
+    new DedupKafkaOptions().setInstanceId("x".repeat(255)); // the limit itself is fine
   }
 
   @Test

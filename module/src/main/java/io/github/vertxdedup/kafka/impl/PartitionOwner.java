@@ -55,6 +55,11 @@ import org.apache.kafka.common.TopicPartition;
  * repeat an effect, never lose it". Handlers still run one at a time in offset order. A later record of the same id
  * is decided by a request sent after the commit, on the same event-bus route, so the window sees the commit first.
  *
+ * <h2>Claims name the consumer</h2>
+ * Effect-first claims carry the consumer's instance id as their claimer, so that the consumer restarted after a kill
+ * can have the claims it left open released when it takes the partition back (the window store does that before this
+ * owner starts) instead of waiting out their leases.
+ *
  * <h2>Fence</h2>
  * Once fenced (revocation) nothing new is decided. What was decided is finished: the running handler and its
  * commit, and in record-first mode every record already checked (its id is recorded: skipping it would lose its

@@ -52,7 +52,9 @@ import org.apache.kafka.common.TopicPartition;
  * never passes a record whose commit is unanswered. Waiting for each reply (one event-bus round trip, two thread
  * hops, per record) was the largest cost of effect-first mode. What a crash can repeat grows from one record to the
  * records whose commit was unanswered, all of them handled and none of them committed to Kafka: still "a crash can
- * repeat an effect, never lose it". Handlers still run one at a time in offset order. A later record of the same id
+ * repeat an effect, never lose it". The pipeline is bounded: a handler waits while {@code maxUnansweredCommits}
+ * commits are unanswered, so a kill repeats at most {@code maxUnansweredCommits + 1} records per partition.
+ * Handlers still run one at a time in offset order. A later record of the same id
  * is decided by a request sent after the commit, on the same event-bus route, so the window sees the commit first.
  *
  * <h2>Claims name the consumer</h2>
@@ -87,6 +89,7 @@ final class PartitionOwner<K, V> extends VerticleBase {
   /** The consumer's instance id, named as the claimer of every claim (effect-first). */
   private final String claimer;
   private final long windowMs;
+  private final int maxUnansweredCommits;
 
   final AtomicInteger buffered = new AtomicInteger();
   private volatile long settledNext = -1;
@@ -127,6 +130,7 @@ final class PartitionOwner<K, V> extends VerticleBase {
     this.resumeMark = resumeMark(options.getMaxBufferedPerPartition());
     this.claimer = instanceId;
     this.windowMs = options.getDedup().getWindowMs();
+    this.maxUnansweredCommits = options.getMaxUnansweredCommits();
   }
 
   /**
@@ -266,7 +270,12 @@ final class PartitionOwner<K, V> extends VerticleBase {
           stopWaiting();
           settle(it);
         }
-        case ACCEPTED -> runHandler(it);
+        case ACCEPTED -> {
+          if (effectFirst && committing.size() >= maxUnansweredCommits) {
+            return; // the next answered commit pumps again
+          }
+          runHandler(it);
+        }
         case CONFLICT -> deadLetter(it, DeadLetter.Reason.CONFLICT, "id '" + it.identity.id() + "' is remembered"
             + " with another payload hash (first seen at " + it.decision.firstSeenMs() + " ms, remembered until "
             + it.decision.expiresAtMs() + " ms)", null);

@@ -192,6 +192,66 @@ class DedupKafkaConsumerTest {
     assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(1);
   }
 
+  /**
+   * Effect-first pipelines its commits, but no further than {@code maxUnansweredCommits}: with the window's commits
+   * held back (50 ms each, by an event-bus interceptor), a handler starts only once all but one of the earlier
+   * records' commits have reached the window. Without the bound the handlers would run ahead of every commit.
+   */
+  @Test
+  void shouldRunNoHandlerWhileMaxUnansweredCommitsAreUnanswered() throws Exception {
+    String topic = name("unanswered");
+    String group = name("g");
+    kafka.createTopic(topic, 1);
+    int cap = 2;
+    java.util.concurrent.atomic.AtomicInteger commitsDelivered = new java.util.concurrent.atomic.AtomicInteger();
+    vertx.eventBus().addInboundInterceptor(ctx -> {
+      if (isCommit(ctx.message().body())) {
+        vertx.setTimer(50, t -> {
+          commitsDelivered.incrementAndGet();
+          ctx.next();
+        });
+      } else {
+        ctx.next();
+      }
+    });
+    List<Integer> aheadAtStart = new CopyOnWriteArrayList<>();
+    java.util.concurrent.atomic.AtomicInteger started = new java.util.concurrent.atomic.AtomicInteger();
+    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
+    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx,
+            broker.consumerConfig(group), options(AtomicityMode.EFFECT_FIRST).setMaxUnansweredCommits(cap))
+        .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
+        .handler(r -> {
+          // Records handled before this one whose commit has not reached the window yet.
+          aheadAtStart.add(started.getAndIncrement() - commitsDelivered.get());
+          return ledger.credit(r.key());
+        })
+        .meterRegistry(registry);
+    consumers.add(c);
+    c.subscribe(topic).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    for (int i = 0; i < 20; i++) {
+      broker.send(topic, "u-" + i, "v");
+    }
+    broker.flush();
+    broker.awaitCommitted(group, topic, 20);
+    assertThat(ledger.size()).isEqualTo(20);
+    assertThat(aheadAtStart).hasSize(20).allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(cap - 1));
+    assertThat(aheadAtStart).as("the pipeline was used").contains(cap - 1);
+  }
+
+  /** Whether an event-bus body is a local {@code commit} request (the local codec's request type is internal). */
+  private static boolean isCommit(Object body) {
+    if (body == null || !body.getClass().getSimpleName().equals("LocalRequest")) {
+      return false;
+    }
+    try {
+      java.lang.reflect.Method action = body.getClass().getMethod("action");
+      action.setAccessible(true);
+      return action.invoke(body) == io.github.vertxdedup.DedupAction.COMMIT;
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   @Test
   void shouldCommitPastADuplicateAtTheNextOffsetWithoutErrorOrPause() throws Exception {
     String topic = name("next-offset");

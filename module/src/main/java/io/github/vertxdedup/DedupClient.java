@@ -84,7 +84,7 @@ public interface DedupClient {
   /**
    * {@code claim}: a first sighting is held for a lease and answered ACCEPTED with a {@code claimToken}.
    *
-   * @param event as for check, plus leaseMs
+   * @param event as for check, plus leaseMs and claimer (who claims; see {@link DedupEvent#setClaimer})
    * @return ACCEPTED (with a token), DUPLICATE, CONFLICT, IN_FLIGHT or UNKNOWN
    */
   Future<DedupResult> claim(DedupEvent event);

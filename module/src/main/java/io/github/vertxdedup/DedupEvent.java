@@ -19,6 +19,7 @@ public class DedupEvent {
   private Long rememberUntilMs;
   private Long leaseMs;
   private String claimToken;
+  private String claimer;
 
   /** Creates an event with no field set; {@link #setId(String)} is required before it is sent. */
   public DedupEvent() {}
@@ -146,6 +147,26 @@ public class DedupEvent {
     return this;
   }
 
+  /** @return who claims, or null */
+  public String getClaimer() {
+    return claimer;
+  }
+
+  /**
+   * Names who claims: a stable id of the claiming process, such as a Kafka consumer's {@code group.instance.id}. It
+   * is journaled with the claim, so that after a crash the same claimer can have the claims its previous run left
+   * open released at once instead of waiting out their leases (the Kafka consumer does this when it takes a
+   * partition over). Two live processes must never share one. Claim only.
+   *
+   * @param claimer 1..255 UTF-8 bytes, or null for nobody (such a claim is only ever freed by its lease, commit or
+   *     release)
+   * @return this
+   */
+  public DedupEvent setClaimer(String claimer) {
+    this.claimer = claimer;
+    return this;
+  }
+
   /**
    * Writes this event as a JSON request body: the fields that are set.
    *
@@ -173,6 +194,9 @@ public class DedupEvent {
     }
     if (claimToken != null) {
       json.put("claimToken", claimToken);
+    }
+    if (claimer != null) {
+      json.put("claimer", claimer);
     }
     return json;
   }

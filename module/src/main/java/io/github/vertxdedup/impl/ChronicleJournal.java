@@ -2,6 +2,7 @@ package io.github.vertxdedup.impl;
 
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.journal.AcceptBatch;
+import io.github.vertxdedup.journal.ClaimEntry;
 import io.github.vertxdedup.journal.CommittedOffsets;
 import io.github.vertxdedup.journal.Journal;
 import io.github.vertxdedup.journal.JournalOptions;
@@ -59,12 +60,17 @@ import org.agrona.collections.Long2ObjectHashMap;
  * until its lease ends and is never taken for a commit. Offsets keep the highest per topic-partition.
  *
  * <h2>Mapping onto the journal's records</h2>
- * The journal's {@code CLAIM} record has no column for the claim time, the payload hash or the explicit
- * remember-until a commit applies; the service has no claimer identity (whoever holds the token may commit), so
- * those three travel in the record's claimer text ({@link #encodeClaimer}). A claim token (16 hex digits) is the
- * record's 64-bit token. A {@code COMMIT} record carries no key: replay takes it from the claim. The first-seen time
- * of a committed id is its commit time when the claim used the default remember-until ({@code expiry - W}), else
- * its claim time (the record has no commit time); lookups after a restart report it at bucket precision anyway.
+ * A claim is a {@code CLAIM} record ({@link ClaimEntry}): fingerprints, payload hash, token, claim time, lease end,
+ * explicit remember-until ({@link ClaimEntry#NOT_RECORDED} for the default) and the claimer named by the request
+ * (a consumer's instance id; {@link ClaimEntry#NO_CLAIMER} if none). A claim token (16 hex digits) is the record's
+ * 64-bit token. A {@code COMMIT} record carries no key: replay takes it from the claim. The first-seen time of a
+ * committed id is its commit time when the claim used the default remember-until ({@code expiry - W}), else its
+ * claim time (the record has no commit time); lookups after a restart report it at bucket precision anyway.
+ *
+ * <p>Journals written before format version 2 (0.1.0-SNAPSHOT) have {@code CLAIM} records without those columns:
+ * this class then stored the claim time, payload hash and remember-until as text in the record's claimer column
+ * ({@code c1;<claimedAtMs>;<payloadHash hex>;<rememberUntilMs or ->}, {@link #decodeClaimer}). Replay still reads
+ * them; such a claim has no claimer, so it is left to its lease. A roll snapshot writes it again in the new layout.
  *
  * <h2>Roll snapshots and retention</h2>
  * The journal keeps a copy of the open claims (added once their {@code CLAIM} record is written, removed once
@@ -114,7 +120,7 @@ public final class ChronicleJournal implements PartitionJournal {
   private volatile long memoryBeganMs = Long.MAX_VALUE;
   private long nextRetentionMs = Long.MIN_VALUE;
 
-  private final Long2ObjectHashMap<OpenClaim> openClaims = new Long2ObjectHashMap<>();
+  private final Long2ObjectHashMap<ClaimEntry> openClaims = new Long2ObjectHashMap<>();
   private CommittedOffsets offsets = new CommittedOffsets();
 
   private final AcceptBatch batch = new AcceptBatch(256);
@@ -367,13 +373,15 @@ public final class ChronicleJournal implements PartitionJournal {
 
   @Override
   public Future<Void> claimed(long idFingerprint, long keyFingerprint, long payloadHash, String claimToken,
-      long claimedAtMs, long leaseEndMs, long rememberUntilMs) {
+      long claimedAtMs, long leaseEndMs, long rememberUntilMs, String claimer) {
     flushIfBatching();
     try {
       long token = tokenValue(claimToken);
-      String claimer = encodeClaimer(claimedAtMs, payloadHash, rememberUntilMs);
-      long index = appender().appendClaim(idFingerprint, keyFingerprint, token, claimer, leaseEndMs);
-      openClaims.put(idFingerprint, new OpenClaim(idFingerprint, keyFingerprint, token, claimer, leaseEndMs));
+      ClaimEntry claim = ClaimEntry.of(idFingerprint, keyFingerprint, payloadHash, token, claimedAtMs, leaseEndMs,
+          rememberUntilMs == DedupWindow.DEFAULT_REMEMBER_UNTIL ? ClaimEntry.NOT_RECORDED : rememberUntilMs,
+          claimer == null ? ClaimEntry.NO_CLAIMER : claimer);
+      long index = appender().appendClaim(claim);
+      openClaims.put(idFingerprint, claim);
       return written(index);
     } catch (RuntimeException e) {
       return Future.failedFuture(e);
@@ -385,8 +393,8 @@ public final class ChronicleJournal implements PartitionJournal {
       long expiresAtMs) {
     flushIfBatching();
     try {
-      OpenClaim c = openClaims.get(idFingerprint);
-      long index = appender().appendCommit(idFingerprint, c == null ? 0 : c.token, expiresAtMs);
+      ClaimEntry c = openClaims.get(idFingerprint);
+      long index = appender().appendCommit(idFingerprint, c == null ? 0 : c.token(), expiresAtMs);
       openClaims.remove(idFingerprint);
       return written(index);
     } catch (RuntimeException e) {
@@ -398,8 +406,8 @@ public final class ChronicleJournal implements PartitionJournal {
   public Future<Void> released(long idFingerprint, long keyFingerprint) {
     flushIfBatching();
     try {
-      OpenClaim c = openClaims.get(idFingerprint);
-      long index = appender().appendRelease(idFingerprint, c == null ? 0 : c.token);
+      ClaimEntry c = openClaims.get(idFingerprint);
+      long index = appender().appendRelease(idFingerprint, c == null ? 0 : c.token());
       openClaims.remove(idFingerprint);
       return written(index);
     } catch (RuntimeException e) {
@@ -550,12 +558,12 @@ public final class ChronicleJournal implements PartitionJournal {
   /** The roll snapshot: every open claim whose lease has not ended, and every committed offset. Event loop. */
   private void writeSnapshot(RollSnapshotWriter w) {
     long now = clock.nowMs();
-    for (Iterator<OpenClaim> it = openClaims.values().iterator(); it.hasNext(); ) {
-      OpenClaim c = it.next();
-      if (c.leaseEndMs <= now) {
+    for (Iterator<ClaimEntry> it = openClaims.values().iterator(); it.hasNext(); ) {
+      ClaimEntry c = it.next();
+      if (c.leaseEndMs() <= now) {
         it.remove();
       } else {
-        w.claim(c.fingerprint, c.keyFingerprint, c.token, c.claimer, c.leaseEndMs);
+        w.claim(c);
       }
     }
     offsets.writeTo(w);
@@ -564,8 +572,9 @@ public final class ChronicleJournal implements PartitionJournal {
   // -------------------------------------------------------------------------------------------- claim mapping
 
   /**
-   * Encodes what a claim needs on commit and the journal's {@code CLAIM} record has no column for, into the record's
-   * claimer text: {@code c1;<claimedAtMs>;<payloadHash hex>;<rememberUntilMs or ->}.
+   * Encodes what a claim needs on commit into the claimer text of a format-version-1 {@code CLAIM} record, which had
+   * no column for it: {@code c1;<claimedAtMs>;<payloadHash hex>;<rememberUntilMs or ->}. Nothing writes it any more;
+   * it documents (and lets tests build) what {@link #decodeClaimer} reads in old journals.
    *
    * @param claimedAtMs when the id was claimed
    * @param payloadHash its payload hash, or 0
@@ -578,9 +587,9 @@ public final class ChronicleJournal implements PartitionJournal {
   }
 
   /**
-   * Decodes {@link #encodeClaimer}.
+   * Decodes {@link #encodeClaimer}: the claimer text of a format-version-1 {@code CLAIM} record.
    *
-   * @param claimer the claimer text of a {@code CLAIM} record
+   * @param claimer the claimer text of a version-1 {@code CLAIM} record
    * @return {@code [claimedAtMs, payloadHash, rememberUntilMs]}, or null if the text is not of this form
    */
   public static long[] decodeClaimer(String claimer) {
@@ -621,10 +630,6 @@ public final class ChronicleJournal implements PartitionJournal {
 
   // ------------------------------------------------------------------------------------------------------ types
 
-  /** An open claim as the roll snapshot writes it. */
-  private record OpenClaim(long fingerprint, long keyFingerprint, long token, String claimer, long leaseEndMs) {
-  }
-
   /** Writes waiting for the same sync. */
   private static final class Group {
     final Promise<Void> promise = Promise.promise();
@@ -633,7 +638,7 @@ public final class ChronicleJournal implements PartitionJournal {
 
   /** A claim seen during replay, not yet matched with its commit or release. */
   private record ReplayClaim(long keyFingerprint, long token, long claimedAtMs, long payloadHash,
-      long rememberUntilMs, long leaseEndMs) {
+      long rememberUntilMs, long leaseEndMs, String claimer) {
   }
 
   /** Entries handed to the partition's context in one task. */
@@ -692,14 +697,30 @@ public final class ChronicleJournal implements PartitionJournal {
     }
 
     @Override
-    public void onClaim(long fingerprint, long keyFingerprint, long token, String claimerId, long leaseEndMs) {
-      long[] a = decodeClaimer(claimerId);
-      long claimedAt = a != null ? a[0] : Math.min(leaseEndMs, nowMs);
+    public void onClaim(ClaimEntry c) {
+      long claimedAt;
+      long payloadHash;
+      long rememberUntil;
+      String claimer;
+      if (c.formatVersion() == 1) {
+        // Written before claims had columns of their own: the claimer text holds them, and nobody is named.
+        long[] a = decodeClaimer(c.claimerId());
+        claimedAt = a != null ? a[0] : Math.min(c.leaseEndMs(), nowMs);
+        payloadHash = a != null ? a[1] : 0;
+        rememberUntil = a != null ? a[2] : DedupWindow.DEFAULT_REMEMBER_UNTIL;
+        claimer = null;
+      } else {
+        claimedAt = c.claimedAtMs() != ClaimEntry.NOT_RECORDED ? c.claimedAtMs() : Math.min(c.leaseEndMs(), nowMs);
+        payloadHash = c.payloadHash();
+        rememberUntil = c.rememberUntilMs() == ClaimEntry.NOT_RECORDED ? DedupWindow.DEFAULT_REMEMBER_UNTIL
+            : c.rememberUntilMs();
+        claimer = c.hasClaimer() ? c.claimerId() : null;
+      }
       if (claimedAt < earliestMs) {
         earliestMs = claimedAt;
       }
-      claims.put(fingerprint, new ReplayClaim(keyFingerprint, token, claimedAt, a != null ? a[1] : 0,
-          a != null ? a[2] : DedupWindow.DEFAULT_REMEMBER_UNTIL, leaseEndMs));
+      claims.put(c.fingerprint(), new ReplayClaim(c.keyFingerprint(), c.token(), claimedAt, payloadHash,
+          rememberUntil, c.leaseEndMs(), claimer));
     }
 
     @Override
@@ -781,9 +802,10 @@ public final class ChronicleJournal implements PartitionJournal {
       claims.forEach((fp, c) -> {
         if (c.leaseEndMs > now) {
           sink.restoreClaim(fp, c.keyFingerprint, c.payloadHash, tokenText(c.token), c.claimedAtMs, c.leaseEndMs,
-              c.rememberUntilMs);
-          openClaims.put(fp, new OpenClaim(fp, c.keyFingerprint, c.token,
-              encodeClaimer(c.claimedAtMs, c.payloadHash, c.rememberUntilMs), c.leaseEndMs));
+              c.rememberUntilMs, c.claimer);
+          openClaims.put(fp, ClaimEntry.of(fp, c.keyFingerprint, c.payloadHash, c.token, c.claimedAtMs,
+              c.leaseEndMs, c.rememberUntilMs == DedupWindow.DEFAULT_REMEMBER_UNTIL ? ClaimEntry.NOT_RECORDED
+                  : c.rememberUntilMs, c.claimer == null ? ClaimEntry.NO_CLAIMER : c.claimer));
           claimsRestored++;
         }
       });

@@ -13,9 +13,11 @@ final class Claim {
   final String token;
   final long claimedAtMs;
   final long leaseEndMs;
+  /** Who holds it (a consumer's instance id), or null if the request named nobody. */
+  final String claimer;
 
   Claim(long idFp, long keyFp, long payloadHash, long rememberUntilMs, String token, long claimedAtMs,
-      long leaseEndMs) {
+      long leaseEndMs, String claimer) {
     this.idFp = idFp;
     this.keyFp = keyFp;
     this.payloadHash = payloadHash;
@@ -23,6 +25,7 @@ final class Claim {
     this.token = token;
     this.claimedAtMs = claimedAtMs;
     this.leaseEndMs = leaseEndMs;
+    this.claimer = claimer;
   }
 
   /** @return window entries the claim needs on commit: 1 for the id, 2 with a key */

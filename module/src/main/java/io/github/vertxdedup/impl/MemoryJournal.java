@@ -34,7 +34,7 @@ public final class MemoryJournal implements PartitionJournal {
 
   @Override
   public Future<Void> claimed(long idFingerprint, long keyFingerprint, long payloadHash, String claimToken,
-      long claimedAtMs, long leaseEndMs, long rememberUntilMs) {
+      long claimedAtMs, long leaseEndMs, long rememberUntilMs, String claimer) {
     return DONE;
   }
 

@@ -25,6 +25,8 @@ final class ParsedEvent {
   long leaseMs;
   /** Claim token of a commit or release, else null. */
   String claimToken;
+  /** Who claims (a consumer's instance id), or null; claim only. */
+  String claimer;
 
   /** @return the fingerprint that decides the partition: the key's if there is one, else the id's */
   long routingFp() {

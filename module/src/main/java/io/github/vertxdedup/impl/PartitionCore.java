@@ -34,6 +34,8 @@ import org.agrona.collections.Long2ObjectHashMap;
  * committed (then it enters the window), released (forgotten) or its lease ends. A lapsed claim is noticed when a
  * request touches it, or by {@link #sweepExpiredLeases()} (a periodic timer); either way it is counted once. Under
  * {@link CapacityPolicy#REJECT} a claim reserves its window entries, so its commit never finds the window full.
+ * A claim keeps the claimer its request named (journaled with it); {@link #releaseClaimsOf} releases a restarted
+ * claimer's orphaned claims at once.
  *
  * <h2>Time</h2>
  * Every instant is the injected clock's. A claim's lease ends at {@code claim time + leaseMs}; an accepted id is
@@ -233,7 +235,7 @@ final class PartitionCore {
       return unknown;
     }
     Claim c = new Claim(e.idFp, e.keyFp, e.payloadHash, e.rememberUntilMs, newToken(), now,
-        now + (e.leaseMs != 0 ? e.leaseMs : defaultLeaseMs));
+        now + (e.leaseMs != 0 ? e.leaseMs : defaultLeaseMs), e.claimer);
     requireRoom(c.entries());
     claimsById.put(c.idFp, c);
     if (c.keyFp != 0) {
@@ -245,7 +247,8 @@ final class PartitionCore {
     if (unvouched) {
       unvouchedCount++;
     }
-    lastWrite = journal.claimed(c.idFp, c.keyFp, c.payloadHash, c.token, now, c.leaseEndMs, c.rememberUntilMs);
+    lastWrite = journal.claimed(c.idFp, c.keyFp, c.payloadHash, c.token, now, c.leaseEndMs, c.rememberUntilMs,
+        c.claimer);
     return new DedupResult(DedupVerdict.ACCEPTED, partition, c.token, DedupResult.NO_TIME, DedupResult.NO_TIME,
         DedupResult.NO_TIME, unvouched);
   }
@@ -297,6 +300,46 @@ final class PartitionCore {
     remove(c);
     releaseCount++;
     lastWrite = journal.released(c.idFp, c.keyFp);
+    return released;
+  }
+
+  /**
+   * Releases, at once, every live claim held by {@code claimer}: a restarted claimer (a Kafka consumer with the same
+   * instance id) gives back the claims its previous run left open when it died, instead of letting their records
+   * wait out the leases. Each is journaled as a release (so a replay agrees) and counted in {@code releases}; a
+   * lapsed one is forgotten and counted in {@code expiredLeases} as usual. Claims of other claimers, and claims that
+   * named nobody, are left to their leases. O(live claims).
+   *
+   * <p>Only the claimer knows that it has restarted: call this before the claimer claims anything in its new run,
+   * or it releases its own live claims too.
+   *
+   * @param claimer the claimer whose claims are orphaned; not null
+   * @return the number of claims released
+   */
+  int releaseClaimsOf(String claimer) {
+    java.util.Objects.requireNonNull(claimer, "claimer");
+    final long now = clock.nowMs();
+    committedById.values().removeIf(c -> c.expiredAt(now));
+    if (claimsById.isEmpty()) {
+      return 0;
+    }
+    java.util.List<Claim> mine = new java.util.ArrayList<>();
+    for (Claim c : claimsById.values()) {
+      if (claimer.equals(c.claimer)) {
+        mine.add(c);
+      }
+    }
+    int released = 0;
+    for (Claim c : mine) {
+      if (c.expiredAt(now)) {
+        expire(c);
+        continue;
+      }
+      remove(c);
+      releaseCount++;
+      released++;
+      lastWrite = journal.released(c.idFp, c.keyFp);
+    }
     return released;
   }
 
@@ -490,11 +533,11 @@ final class PartitionCore {
   }
 
   void restoreClaim(long idFp, long keyFp, long payloadHash, String token, long claimedAtMs, long leaseEndMs,
-      long rememberUntilMs) {
+      long rememberUntilMs, String claimer) {
     if (leaseEndMs <= clock.nowMs() || claimsById.containsKey(idFp)) {
       return;
     }
-    Claim c = new Claim(idFp, keyFp, payloadHash, rememberUntilMs, token, claimedAtMs, leaseEndMs);
+    Claim c = new Claim(idFp, keyFp, payloadHash, rememberUntilMs, token, claimedAtMs, leaseEndMs, claimer);
     claimsById.put(idFp, c);
     if (keyFp != 0) {
       claimsByKey.put(keyFp, c);

@@ -82,10 +82,12 @@ public interface PartitionJournal {
    * @param claimedAtMs the decision time
    * @param leaseEndMs when the claim lapses unless committed or released
    * @param rememberUntilMs the explicit expiry to apply on commit, or {@code Long.MIN_VALUE} for the default
+   * @param claimer who claims (a consumer's instance id, at most 255 UTF-8 bytes), or null if the request named
+   *     nobody; recovery hands it back so that a restarted claimer can release its own orphaned claims
    * @return completes when the record is durable
    */
   Future<Void> claimed(long idFingerprint, long keyFingerprint, long payloadHash, String claimToken,
-      long claimedAtMs, long leaseEndMs, long rememberUntilMs);
+      long claimedAtMs, long leaseEndMs, long rememberUntilMs, String claimer);
 
   /**
    * A claim was committed: the id (and its key) is remembered until {@code expiresAtMs}.
@@ -189,9 +191,10 @@ public interface PartitionJournal {
      * @param claimedAtMs when it was claimed
      * @param leaseEndMs when its lease ends
      * @param rememberUntilMs its explicit expiry, or {@code Long.MIN_VALUE}
+     * @param claimer who claimed it, or null if nobody was named (or the journal's record predates claimers)
      */
     void restoreClaim(long idFingerprint, long keyFingerprint, long payloadHash, String claimToken,
-        long claimedAtMs, long leaseEndMs, long rememberUntilMs);
+        long claimedAtMs, long leaseEndMs, long rememberUntilMs, String claimer);
 
     /**
      * Says from when the partition's memory is complete: the earliest instant from which every accepted id is in

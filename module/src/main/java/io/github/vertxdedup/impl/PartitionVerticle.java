@@ -182,6 +182,49 @@ public final class PartitionVerticle extends VerticleBase {
   }
 
   /**
+   * Releases every live claim held by {@code claimer} (see {@code PartitionCore.releaseClaimsOf}), for the Kafka
+   * integration: a consumer that takes a partition over calls it with its own instance id before it claims anything,
+   * so the claims its previous run left open when it was killed are released at once rather than after their leases.
+   * Thread-safe: runs on this partition's context.
+   *
+   * @param claimer the claimer (a consumer's instance id); not null
+   * @return the number of claims released, once their releases are durable under the journal's policy; fails with
+   *     {@link IllegalStateException} while the partition is not ready, or the journal's failure (the partition then
+   *     reopens its journal, and the claims come back from it)
+   */
+  public Future<Integer> releaseClaimsOf(String claimer) {
+    Objects.requireNonNull(claimer, "claimer");
+    Promise<Integer> p = Promise.promise();
+    context.runOnContext(v -> {
+      if (state != State.READY) {
+        p.fail(new IllegalStateException(unavailableMessage(state)));
+        return;
+      }
+      int n;
+      try {
+        n = core.releaseClaimsOf(claimer);
+      } catch (RuntimeException e) {
+        p.fail(e);
+        return;
+      }
+      if (n == 0) {
+        p.complete(0);
+        return;
+      }
+      core.lastWrite().onComplete(ar -> context.runOnContext(w -> {
+        if (ar.succeeded()) {
+          publish();
+          p.complete(n);
+        } else {
+          writeFailed(ar.cause());
+          p.fail(ar.cause());
+        }
+      }));
+    });
+    return p.future();
+  }
+
+  /**
    * Returns the highest committed offset this partition has recorded for a topic-partition: journaled before and
    * recovered at start, or committed since. Thread-safe: runs on this partition's context.
    *
@@ -562,9 +605,9 @@ public final class PartitionVerticle extends VerticleBase {
 
     @Override
     public void restoreClaim(long idFingerprint, long keyFingerprint, long payloadHash, String claimToken,
-        long claimedAtMs, long leaseEndMs, long rememberUntilMs) {
+        long claimedAtMs, long leaseEndMs, long rememberUntilMs, String claimer) {
       core.restoreClaim(idFingerprint, keyFingerprint, payloadHash, claimToken, claimedAtMs, leaseEndMs,
-          rememberUntilMs);
+          rememberUntilMs, claimer);
     }
 
     @Override

@@ -20,7 +20,8 @@ import java.util.Map;
  * <p>Limits: {@code id} and {@code key} 1..maxIdBytes UTF-8 bytes; {@code payloadHash} 1..{@value
  * #MAX_PAYLOAD_HASH_CHARS} characters; {@code eventTimeMs} in {@code 0 .. now + windowMs}; {@code rememberUntilMs}
  * after now and at most {@code now + windowMs}; {@code leaseMs} in {@code 1 ..} {@link DedupOptions#MAX_LEASE_MS};
- * {@code claimToken} 1..{@value #MAX_CLAIM_TOKEN_CHARS} characters; a batch holds at most {@code maxBatch} events.
+ * {@code claimToken} 1..{@value #MAX_CLAIM_TOKEN_CHARS} characters; {@code claimer} 1..{@value #MAX_CLAIMER_BYTES}
+ * UTF-8 bytes (the journal's column); a batch holds at most {@code maxBatch} events.
  * A partition also refuses an event that another partition owns (see {@link Routing}).
  *
  * <p>Immutable; used on one event loop (the partition's or the router's).
@@ -31,6 +32,8 @@ final class RequestDecoder {
   static final int MAX_PAYLOAD_HASH_CHARS = 256;
   /** Longest {@code claimToken} text accepted for comparison. */
   static final int MAX_CLAIM_TOKEN_CHARS = 64;
+  /** Longest {@code claimer} in UTF-8 bytes: the journal's claimer column ({@code Journal.MAX_CLAIMER_BYTES}). */
+  static final int MAX_CLAIMER_BYTES = io.github.vertxdedup.journal.Journal.MAX_CLAIMER_BYTES;
 
   private final String address;
   private final int maxIdBytes;
@@ -157,6 +160,12 @@ final class RequestDecoder {
             e.claimToken = claimToken(string(v, index, name), index);
           }
         }
+        case "claimer" -> {
+          allowed(action, name, index);
+          if (v != null) {
+            e.claimer = claimer(string(v, index, name), index);
+          }
+        }
         default -> throw RequestFailure.badRequest("unknown field '" + field(index, abbreviate(name))
             + "' (fields of " + action.wireName() + ": " + fieldsOf(action) + ")");
       }
@@ -205,6 +214,10 @@ final class RequestDecoder {
     if (event.getClaimToken() != null) {
       allowed(action, "claimToken", index);
       e.claimToken = claimToken(event.getClaimToken(), index);
+    }
+    if (event.getClaimer() != null) {
+      allowed(action, "claimer", index);
+      e.claimer = claimer(event.getClaimer(), index);
     }
     return finish(e, id != null, action, index);
   }
@@ -369,11 +382,24 @@ final class RequestDecoder {
     return s;
   }
 
+  private static String claimer(String s, int index) {
+    if (s.isEmpty()) {
+      throw RequestFailure.badRequest(field(index, "claimer") + " must be 1.." + MAX_CLAIMER_BYTES
+          + " UTF-8 bytes but was empty");
+    }
+    int bytes = s.length() <= MAX_CLAIMER_BYTES / 3 ? s.length() : s.getBytes(StandardCharsets.UTF_8).length;
+    if (bytes > MAX_CLAIMER_BYTES) {
+      throw RequestFailure.badRequest(field(index, "claimer") + " must be at most " + MAX_CLAIMER_BYTES
+          + " UTF-8 bytes but was " + bytes);
+    }
+    return s;
+  }
+
   private static void allowed(DedupAction action, String name, int index) {
     boolean ok = switch (name) {
       case "payloadHash", "eventTimeMs", "rememberUntilMs" -> action == DedupAction.CHECK
           || action == DedupAction.CLAIM;
-      case "leaseMs" -> action == DedupAction.CLAIM;
+      case "leaseMs", "claimer" -> action == DedupAction.CLAIM;
       case "claimToken" -> action == DedupAction.COMMIT || action == DedupAction.RELEASE;
       default -> true;
     };
@@ -386,7 +412,7 @@ final class RequestDecoder {
   private static String fieldsOf(DedupAction action) {
     return switch (action) {
       case CHECK -> "id, key, payloadHash, eventTimeMs, rememberUntilMs";
-      case CLAIM -> "id, key, payloadHash, eventTimeMs, rememberUntilMs, leaseMs";
+      case CLAIM -> "id, key, payloadHash, eventTimeMs, rememberUntilMs, leaseMs, claimer";
       case COMMIT, RELEASE -> "id, key, claimToken";
       case LOOKUP -> "id, key";
       default -> "see the action's documentation";

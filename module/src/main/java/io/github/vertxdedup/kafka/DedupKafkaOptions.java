@@ -15,7 +15,8 @@ import java.util.Set;
  *
  * <p>JSON form: {@code {"dedup": {...DedupOptions...}, "mode": "EFFECT_FIRST", "maxAttempts": 5,
  * "backoffInitialMs": 100, "backoffMaxMs": 10000, "pollTimeoutMs": 100, "commitIntervalMs": 200,
- * "maxBufferedPerPartition": 1000, "revocationTimeoutMs": 10000, "assignmentTimeoutMs": 60000, "instanceId": null}}.
+ * "maxBufferedPerPartition": 1000, "maxUnansweredCommits": 8, "revocationTimeoutMs": 10000, "assignmentTimeoutMs":
+ * 60000, "instanceId": null}}.
  */
 public class DedupKafkaOptions {
 
@@ -44,14 +45,19 @@ public class DedupKafkaOptions {
   public static final int DEFAULT_MAX_BUFFERED_PER_PARTITION = 1000;
   /** Largest {@code maxBufferedPerPartition}: 1,000,000. */
   public static final int MAX_BUFFERED_LIMIT = 1_000_000;
+  /**
+   * Default bound on the effect-first commits a topic-partition may leave unanswered while later handlers run: 8.
+   * A kill repeats at most this many records per partition, plus the one whose handler had just finished.
+   */
+  public static final int DEFAULT_MAX_UNANSWERED_COMMITS = 8;
   /** Default bound on the drain of a revoked partition: 10 s (keep it below {@code max.poll.interval.ms}). */
   public static final long DEFAULT_REVOCATION_TIMEOUT_MS = 10_000;
   /** Default bound on starting (recovering) the windows of newly assigned partitions: 60 s. */
   public static final long DEFAULT_ASSIGNMENT_TIMEOUT_MS = 60_000;
 
   private static final Set<String> FIELDS = Set.of("dedup", "mode", "maxAttempts", "backoffInitialMs",
-      "backoffMaxMs", "pollTimeoutMs", "commitIntervalMs", "maxBufferedPerPartition", "revocationTimeoutMs",
-      "assignmentTimeoutMs", "instanceId");
+      "backoffMaxMs", "pollTimeoutMs", "commitIntervalMs", "maxBufferedPerPartition", "maxUnansweredCommits",
+      "revocationTimeoutMs", "assignmentTimeoutMs", "instanceId");
 
   private DedupOptions dedup;
   private AtomicityMode mode = DEFAULT_MODE;
@@ -61,6 +67,7 @@ public class DedupKafkaOptions {
   private long pollTimeoutMs = DEFAULT_POLL_TIMEOUT_MS;
   private long commitIntervalMs = DEFAULT_COMMIT_INTERVAL_MS;
   private int maxBufferedPerPartition = DEFAULT_MAX_BUFFERED_PER_PARTITION;
+  private int maxUnansweredCommits = DEFAULT_MAX_UNANSWERED_COMMITS;
   private long revocationTimeoutMs = DEFAULT_REVOCATION_TIMEOUT_MS;
   private long assignmentTimeoutMs = DEFAULT_ASSIGNMENT_TIMEOUT_MS;
   private String instanceId;
@@ -84,6 +91,7 @@ public class DedupKafkaOptions {
     this.pollTimeoutMs = other.pollTimeoutMs;
     this.commitIntervalMs = other.commitIntervalMs;
     this.maxBufferedPerPartition = other.maxBufferedPerPartition;
+    this.maxUnansweredCommits = other.maxUnansweredCommits;
     this.revocationTimeoutMs = other.revocationTimeoutMs;
     this.assignmentTimeoutMs = other.assignmentTimeoutMs;
     this.instanceId = other.instanceId;
@@ -138,6 +146,9 @@ public class DedupKafkaOptions {
       if (json.getValue("maxBufferedPerPartition") != null) {
         setMaxBufferedPerPartition(json.getInteger("maxBufferedPerPartition"));
       }
+      if (json.getValue("maxUnansweredCommits") != null) {
+        setMaxUnansweredCommits(json.getInteger("maxUnansweredCommits"));
+      }
       if (json.getValue("revocationTimeoutMs") != null) {
         setRevocationTimeoutMs(json.getLong("revocationTimeoutMs"));
       }
@@ -165,6 +176,7 @@ public class DedupKafkaOptions {
         .put("pollTimeoutMs", pollTimeoutMs)
         .put("commitIntervalMs", commitIntervalMs)
         .put("maxBufferedPerPartition", maxBufferedPerPartition)
+        .put("maxUnansweredCommits", maxUnansweredCommits)
         .put("revocationTimeoutMs", revocationTimeoutMs)
         .put("assignmentTimeoutMs", assignmentTimeoutMs);
     if (instanceId != null) {
@@ -371,6 +383,34 @@ public class DedupKafkaOptions {
     return this;
   }
 
+  /** @return the effect-first commits a topic-partition may leave unanswered while later handlers run */
+  public int getMaxUnansweredCommits() {
+    return maxUnansweredCommits;
+  }
+
+  /**
+   * Sets how many effect-first commits a topic-partition may leave unanswered while the handlers of later records
+   * run (the commits are pipelined: waiting for each reply was the largest cost of effect-first mode). A record
+   * whose commit is unanswered has had its effect but may not be remembered yet, so a kill repeats at most
+   * {@code maxUnansweredCommits + 1} records per partition (the +1: a handler that has just finished, its commit
+   * not yet sent). Without a bound, a window that answers slowly (a cold JVM, a busy event loop) let a partition run
+   * dozens of handlers ahead of its commits, and a kill then repeated all of them (measured: 59 repeats at one kill
+   * of two partitions). 1 gives the tightest bound (two records per partition per kill) and the least overlap.
+   * Record-first mode has no commits and ignores it.
+   *
+   * @param maxUnansweredCommits 1..{@value #MAX_BUFFERED_LIMIT}
+   * @return this
+   * @throws IllegalArgumentException if out of range
+   */
+  public DedupKafkaOptions setMaxUnansweredCommits(int maxUnansweredCommits) {
+    if (maxUnansweredCommits < 1 || maxUnansweredCommits > MAX_BUFFERED_LIMIT) {
+      throw new IllegalArgumentException("maxUnansweredCommits must be in 1.." + MAX_BUFFERED_LIMIT + " but was "
+          + maxUnansweredCommits);
+    }
+    this.maxUnansweredCommits = maxUnansweredCommits;
+    return this;
+  }
+
   /** @return the bound on the drain of a revoked partition, in milliseconds */
   public long getRevocationTimeoutMs() {
     return revocationTimeoutMs;
@@ -416,15 +456,27 @@ public class DedupKafkaOptions {
 
   /**
    * Sets the id this consumer's claims and window ownership carry; a restarted consumer with the same id takes
-   * over what it held. Defaults to the Kafka config's {@code group.instance.id}, else a random UUID.
+   * over what it held: when it is assigned a partition, the claims its previous run left open there (killed between
+   * a claim and its commit or release) are released at once instead of after their leases, so their records are
+   * handled again without waiting. Defaults to the Kafka config's {@code group.instance.id}, else a random UUID (a
+   * consumer with a random id never finds claims of its own: its predecessors' claims wait out their leases).
    *
-   * @param instanceId a non-blank id, or null for the default
+   * <p>Two live consumers of a group must never share an id: one would release the other's claims, and a record
+   * could be handled by both at once. Static membership enforces that for {@code group.instance.id} (the broker
+   * fences the older member).
+   *
+   * @param instanceId a non-blank id of at most 255 bytes in UTF-8 (the journal's claimer column), or null for the
+   *     default
    * @return this
-   * @throws IllegalArgumentException if blank
+   * @throws IllegalArgumentException if blank or longer than 255 UTF-8 bytes
    */
   public DedupKafkaOptions setInstanceId(String instanceId) {
     if (instanceId != null && instanceId.isBlank()) {
       throw new IllegalArgumentException("instanceId must be null or non-blank but was '" + instanceId + "'");
+    }
+    if (instanceId != null && instanceId.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 255) {
+      throw new IllegalArgumentException("instanceId must be at most 255 bytes in UTF-8 (it is journaled as the"
+          + " claimer of each claim) but was " + instanceId.getBytes(java.nio.charset.StandardCharsets.UTF_8).length);
     }
     this.instanceId = instanceId;
     return this;

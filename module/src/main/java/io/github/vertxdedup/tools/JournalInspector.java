@@ -1,6 +1,7 @@
 package io.github.vertxdedup.tools;
 
 import io.github.vertxdedup.impl.ChronicleJournal;
+import io.github.vertxdedup.journal.ClaimEntry;
 import io.github.vertxdedup.journal.CommittedOffsets;
 import io.github.vertxdedup.journal.Journal;
 import io.github.vertxdedup.journal.JournalOptions;
@@ -167,12 +168,22 @@ public final class JournalInspector implements Runnable {
         }
 
         @Override
-        public void onClaim(long fp, long key, long token, String claimer, long leaseEndMs) {
-          long[] a = ChronicleJournal.decodeClaimer(claimer);
-          String detail = a == null ? " claimer=" + claimer : " claimedAt=" + time(a[0]) + " payload=" + optHex(a[1])
-              + " rememberUntil=" + (a[2] == DedupWindow.DEFAULT_REMEMBER_UNTIL ? "default" : time(a[2]));
-          line("CLAIM fp=" + hex(fp) + " key=" + optHex(key) + " token=" + hex(token) + detail + " leaseEnd="
-              + time(leaseEndMs) + (leaseEndMs > now ? " open" : " ended"));
+        public void onClaim(ClaimEntry c) {
+          String detail;
+          if (c.formatVersion() == 1) {
+            long[] a = ChronicleJournal.decodeClaimer(c.claimerId());
+            detail = a == null ? " text=" + c.claimerId() : " claimedAt=" + time(a[0]) + " payload=" + optHex(a[1])
+                + " rememberUntil=" + (a[2] == DedupWindow.DEFAULT_REMEMBER_UNTIL ? "default" : time(a[2]))
+                + " (format 1)";
+          } else {
+            detail = " claimedAt=" + (c.claimedAtMs() == ClaimEntry.NOT_RECORDED ? "-" : time(c.claimedAtMs()))
+                + " payload=" + optHex(c.payloadHash()) + " rememberUntil="
+                + (c.rememberUntilMs() == ClaimEntry.NOT_RECORDED ? "default" : time(c.rememberUntilMs()))
+                + " claimer=" + (c.hasClaimer() ? c.claimerId() : "-");
+          }
+          line("CLAIM fp=" + hex(c.fingerprint()) + " key=" + optHex(c.keyFingerprint()) + " token="
+              + hex(c.token()) + detail + " leaseEnd=" + time(c.leaseEndMs())
+              + (c.leaseEndMs() > now ? " open" : " ended"));
         }
 
         @Override
@@ -274,10 +285,11 @@ public final class JournalInspector implements Runnable {
         }
 
         @Override
-        public void onClaim(long f, long key, long token, String claimer, long leaseEndMs) {
-          if (f == fp || key == fp) {
-            seen("CLAIM token " + hex(token) + ", lease until " + time(leaseEndMs));
-            state[1] = leaseEndMs;
+        public void onClaim(ClaimEntry c) {
+          if (c.fingerprint() == fp || c.keyFingerprint() == fp) {
+            seen("CLAIM token " + hex(c.token()) + (c.formatVersion() > 1 && c.hasClaimer() ? " by "
+                + c.claimerId() : "") + ", lease until " + time(c.leaseEndMs()));
+            state[1] = c.leaseEndMs();
           }
         }
 
@@ -359,8 +371,8 @@ public final class JournalInspector implements Runnable {
         }
 
         @Override
-        public void onClaim(long f, long key, long token, String claimer, long leaseEndMs) {
-          claims.put(f, new long[] {key, leaseEndMs});
+        public void onClaim(ClaimEntry c) {
+          claims.put(c.fingerprint(), new long[] {c.keyFingerprint(), c.leaseEndMs()});
         }
 
         @Override

@@ -123,7 +123,7 @@ class ChronicleJournalTest {
   }
 
   @Test
-  void shouldRoundTripWhatAClaimRecordCarriesInItsClaimerText() {
+  void shouldRoundTripWhatAFormat1ClaimRecordCarriedInItsClaimerText() {
     String text = ChronicleJournal.encodeClaimer(T0, 0xCAFEBABEL, T0 + 5_000);
     assertThat(ChronicleJournal.decodeClaimer(text)).containsExactly(T0, 0xCAFEBABEL, T0 + 5_000);
     String defaults = ChronicleJournal.encodeClaimer(T0, 0, DedupWindow.DEFAULT_REMEMBER_UNTIL);
@@ -222,9 +222,9 @@ class ChronicleJournalTest {
 
     @Override
     public Future<Void> claimed(long idFingerprint, long keyFingerprint, long payloadHash, String claimToken,
-        long claimedAtMs, long leaseEndMs, long rememberUntilMs) {
+        long claimedAtMs, long leaseEndMs, long rememberUntilMs, String claimer) {
       return delegate.claimed(idFingerprint, keyFingerprint, payloadHash, claimToken, claimedAtMs, leaseEndMs,
-          rememberUntilMs);
+          rememberUntilMs, claimer);
     }
 
     @Override

@@ -308,7 +308,7 @@ class PartitionJournalSeamTest {
 
     @Override
     public Future<Void> claimed(long idFingerprint, long keyFingerprint, long payloadHash, String claimToken,
-        long claimedAtMs, long leaseEndMs, long rememberUntilMs) {
+        long claimedAtMs, long leaseEndMs, long rememberUntilMs, String claimer) {
       return write();
     }
 

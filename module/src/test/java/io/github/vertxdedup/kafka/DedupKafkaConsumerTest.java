@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.window.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -147,6 +148,108 @@ class DedupKafkaConsumerTest {
     assertThat(ledger.creditedMoreThanOnce()).isEmpty();
     assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(50);
     assertThat(dead).isEmpty();
+  }
+
+  /**
+   * A record accepted although its Kafka timestamp is more than the window W before now (by the injected clock) is
+   * counted as a probable redelivery beyond the window, per topic-partition; its verdict and handling are unchanged.
+   */
+  @ParameterizedTest
+  @EnumSource(AtomicityMode.class)
+  void shouldCountAcceptedRecordsOlderThanTheWindowWithoutChangingTheirVerdict(AtomicityMode mode)
+      throws Exception {
+    String topic = name("beyond-window");
+    String group = name("g");
+    kafka.createTopic(topic, 1);
+    long now = System.currentTimeMillis();
+    ManualClock clock = new ManualClock(now);
+    long w = Duration.ofMinutes(10).toMillis();
+    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
+    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
+    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx,
+            broker.consumerConfig(group), options(mode), clock)
+        .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
+        .handler(r -> ledger.credit(r.key()))
+        .deadLetterHandler(d -> {
+          dead.add(d);
+          return Future.succeededFuture();
+        })
+        .meterRegistry(registry);
+    consumers.add(c);
+    c.subscribe(topic).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    broker.sendAt(topic, "old", "v", now - w - 60_000);       // beyond the window: counted
+    broker.sendAt(topic, "old", "v", now - w - 60_000);       // its copy: a duplicate, not counted again
+    broker.sendAt(topic, "edge", "v", now - w);               // exactly W old: inside the window
+    broker.sendAt(topic, "fresh", "v", now - 60_000);         // inside the window
+    broker.sendAt(topic, "older", "v", now - 3 * w);          // beyond: counted
+    broker.flush();
+    broker.awaitCommitted(group, topic, 5);
+    assertThat(ledger.credits).as("every id handled, once").containsOnlyKeys("old", "edge", "fresh", "older");
+    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
+    assertThat(dead).isEmpty();
+    assertThat(registry.get("dedup.kafka.redeliveries.beyond.window").tag("topic", topic).tag("partition", "0")
+        .counter().count()).isEqualTo(2);
+    assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(1);
+  }
+
+  /**
+   * Effect-first pipelines its commits, but no further than {@code maxUnansweredCommits}: with the window's commits
+   * held back (50 ms each, by an event-bus interceptor), a handler starts only once all but one of the earlier
+   * records' commits have reached the window. Without the bound the handlers would run ahead of every commit.
+   */
+  @Test
+  void shouldRunNoHandlerWhileMaxUnansweredCommitsAreUnanswered() throws Exception {
+    String topic = name("unanswered");
+    String group = name("g");
+    kafka.createTopic(topic, 1);
+    int cap = 2;
+    java.util.concurrent.atomic.AtomicInteger commitsDelivered = new java.util.concurrent.atomic.AtomicInteger();
+    vertx.eventBus().addInboundInterceptor(ctx -> {
+      if (isCommit(ctx.message().body())) {
+        vertx.setTimer(50, t -> {
+          commitsDelivered.incrementAndGet();
+          ctx.next();
+        });
+      } else {
+        ctx.next();
+      }
+    });
+    List<Integer> aheadAtStart = new CopyOnWriteArrayList<>();
+    java.util.concurrent.atomic.AtomicInteger started = new java.util.concurrent.atomic.AtomicInteger();
+    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
+    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx,
+            broker.consumerConfig(group), options(AtomicityMode.EFFECT_FIRST).setMaxUnansweredCommits(cap))
+        .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
+        .handler(r -> {
+          // Records handled before this one whose commit has not reached the window yet.
+          aheadAtStart.add(started.getAndIncrement() - commitsDelivered.get());
+          return ledger.credit(r.key());
+        })
+        .meterRegistry(registry);
+    consumers.add(c);
+    c.subscribe(topic).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    for (int i = 0; i < 20; i++) {
+      broker.send(topic, "u-" + i, "v");
+    }
+    broker.flush();
+    broker.awaitCommitted(group, topic, 20);
+    assertThat(ledger.size()).isEqualTo(20);
+    assertThat(aheadAtStart).hasSize(20).allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(cap - 1));
+    assertThat(aheadAtStart).as("the pipeline was used").contains(cap - 1);
+  }
+
+  /** Whether an event-bus body is a local {@code commit} request (the local codec's request type is internal). */
+  private static boolean isCommit(Object body) {
+    if (body == null || !body.getClass().getSimpleName().equals("LocalRequest")) {
+      return false;
+    }
+    try {
+      java.lang.reflect.Method action = body.getClass().getMethod("action");
+      action.setAccessible(true);
+      return action.invoke(body) == io.github.vertxdedup.DedupAction.COMMIT;
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   @Test

@@ -23,12 +23,14 @@ class DedupKafkaOptionsTest {
         .setPollTimeoutMs(50)
         .setCommitIntervalMs(25)
         .setMaxBufferedPerPartition(64)
+        .setMaxUnansweredCommits(3)
         .setRevocationTimeoutMs(3000)
         .setAssignmentTimeoutMs(4000)
         .setInstanceId("node-1");
     DedupKafkaOptions back = new DedupKafkaOptions(new JsonObject(o.toJson().encode()));
     assertThat(back).isEqualTo(o);
     assertThat(back.getDedup().getLeaseMs()).isEqualTo(2000);
+    assertThat(back.getMaxUnansweredCommits()).isEqualTo(3);
     assertThat(new DedupKafkaOptions(new DedupKafkaOptions(o).toJson())).isEqualTo(o);
   }
 
@@ -56,6 +58,13 @@ class DedupKafkaOptionsTest {
         .setBackoffInitialMs(100).setBackoffMaxMs(10).validate())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("backoffInitialMs must be <= backoffMaxMs (10) but was 100");
+    assertThatThrownBy(() -> new DedupKafkaOptions().setInstanceId("\u00e9".repeat(128)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("instanceId must be at most 255 bytes in UTF-8").hasMessageEndingWith("but was 256");
+    new DedupKafkaOptions().setInstanceId("x".repeat(255)); // the limit itself is fine
+    assertThatThrownBy(() -> new DedupKafkaOptions().setMaxUnansweredCommits(0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("maxUnansweredCommits must be in 1..1000000 but was 0");
   }
 
   @Test

@@ -2,6 +2,7 @@ package io.github.vertxdedup.kafka;
 
 import io.github.vertxdedup.DedupOptions;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
@@ -27,7 +28,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code subscribed} once the consumer joined, then {@code effects N} every 100 effects.
  *
  * <p>Arguments: bootstrap servers, topic, group id, instance id, journal directory, mode
- * ({@link AtomicityMode}), ledger file.
+ * ({@link AtomicityMode}), ledger file, and optionally the claim lease in milliseconds (default 2000) and an id to
+ * hold: the handler of a record with that id prints {@code holding <id>} and never completes, so a kill leaves its
+ * claim open in the journal (an orphaned claim).
  */
 public final class KafkaCrashChild {
 
@@ -48,6 +51,8 @@ public final class KafkaCrashChild {
     String journalDir = args[4];
     AtomicityMode mode = AtomicityMode.valueOf(args[5]);
     Path ledgerFile = Path.of(args[6]);
+    long leaseMs = args.length > 7 ? Long.parseLong(args[7]) : 2_000;
+    String holdId = args.length > 8 ? args[8] : null;
     PrintStream out = System.out;
 
     FileChannel ledger = FileChannel.open(ledgerFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
@@ -64,13 +69,20 @@ public final class KafkaCrashChild {
         "key.deserializer", "org.apache.kafka.common.serialization.StringDeserializer",
         "value.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
     DedupKafkaOptions options = new DedupKafkaOptions()
-        .setDedup(new DedupOptions().setWindow(Duration.ofMinutes(10)).setLeaseMs(2_000).setJournalDir(journalDir))
+        .setDedup(new DedupOptions().setWindow(Duration.ofMinutes(10)).setLeaseMs(leaseMs).setJournalDir(journalDir))
         .setMode(mode)
         .setPollTimeoutMs(20);
     AtomicLong effects = new AtomicLong();
     DedupKafkaConsumer<String, String> consumer = DedupKafkaConsumer.<String, String>create(vertx, config, options)
         .identity(IdentityExtractor.header("message-id"))
         .handler(record -> {
+          if (record.key().equals(holdId)) {
+            synchronized (out) {
+              out.println("holding " + holdId);
+              out.flush();
+            }
+            return Promise.<Void>promise().future(); // never completes: the claim stays open until the kill
+          }
           byte[] line = (record.key() + "\n").getBytes(StandardCharsets.UTF_8);
           // The write is a blocking call: off the event loop, in order per partition (ordered on its context).
           return vertx.<Void>executeBlocking(() -> {

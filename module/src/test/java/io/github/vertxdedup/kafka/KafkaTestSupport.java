@@ -69,6 +69,13 @@ final class KafkaTestSupport implements AutoCloseable {
     producer.send(r);
   }
 
+  /** As {@link #send}, with the record's timestamp (its create time) set to {@code timestampMs}. */
+  void sendAt(String topic, String id, String value, long timestampMs) {
+    ProducerRecord<String, String> r = new ProducerRecord<>(topic, null, timestampMs, id, value);
+    r.headers().add(MESSAGE_ID, id.getBytes(StandardCharsets.UTF_8));
+    producer.send(r);
+  }
+
   /** Sends a record to a partition without any identity. */
   void sendWithoutId(String topic, String key, String value) {
     producer.send(new ProducerRecord<>(topic, key, value));

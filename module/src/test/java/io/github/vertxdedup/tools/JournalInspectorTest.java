@@ -52,7 +52,7 @@ class JournalInspectorTest {
           .setMeterRegistry(new SimpleMeterRegistry()), new DeploymentOptions().setConfig(options.toJson())));
       request(vertx, "check", new JsonObject().put("id", "a"));
       request(vertx, "check", new JsonObject().put("id", "b").put("key", "invoice-1").put("payloadHash", "h"));
-      request(vertx, "claim", new JsonObject().put("id", "c").put("leaseMs", 10_000));
+      request(vertx, "claim", new JsonObject().put("id", "c").put("leaseMs", 10_000).put("claimer", "worker-1"));
       String token = request(vertx, "claim", new JsonObject().put("id", "d")).getString("claimToken");
       request(vertx, "commit", new JsonObject().put("id", "d").put("claimToken", token));
       await(vertx.undeploy(deployment));
@@ -78,7 +78,7 @@ class JournalInspectorTest {
         + "expiresAt=2023-11-14T22:14:20Z live");
     assertThat(r.out).contains("ACCEPT fp=" + hex(idFp("b")) + " key=" + hex(keyFp("invoice-1")));
     assertThat(r.out).containsPattern("CLAIM fp=" + hex(idFp("c")) + " key=- token=[0-9a-f]{16} claimedAt="
-        + "2023-11-14T22:13:20Z payload=- rememberUntil=default leaseEnd=2023-11-14T22:13:30Z open");
+        + "2023-11-14T22:13:20Z payload=- rememberUntil=default claimer=worker-1 leaseEnd=2023-11-14T22:13:30Z open");
     assertThat(r.out).contains("COMMIT fp=" + hex(idFp("d")));
     assertThat(r.out).contains("OFFSET topic=orders partition=0 offset=42", "OFFSET topic=orders partition=0 offset=40");
     assertThat(r.out).containsPattern("# \\d+ records, 7 entries \\(7 printed\\), 0 torn");
@@ -98,7 +98,7 @@ class JournalInspectorTest {
     Result key = run("find", partitionDir.toString(), "--window-ms", WINDOW, "--now-ms", now, "--key", "invoice-1");
     assertThat(key.out).contains("ACCEPT as key", "REMEMBERED until");
     Result claim = run("find", partitionDir.toString(), "--window-ms", WINDOW, "--now-ms", now, "--id", "c");
-    assertThat(claim.out).contains("CLAIM token", "IN_FLIGHT until 2023-11-14T22:13:30Z");
+    assertThat(claim.out).contains("CLAIM token", " by worker-1, lease until", "IN_FLIGHT until 2023-11-14T22:13:30Z");
     Result committed = run("find", partitionDir.toString(), "--window-ms", WINDOW, "--now-ms", now, "--fingerprint",
         hex(idFp("d")));
     assertThat(committed.out).contains("COMMIT token", "REMEMBERED until");

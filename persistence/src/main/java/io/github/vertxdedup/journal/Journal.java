@@ -358,9 +358,10 @@ public final class Journal implements AutoCloseable {
   private JournalException undecodable(long index, RecordDecoder d) {
     String where = "journal " + dir + ": record at index " + Long.toHexString(index) + " in "
         + fileOf(rollCycle.toCycle(index));
-    if (d.version != RecordFormat.VERSION) {
+    if (d.version < RecordFormat.OLDEST_READABLE_VERSION || d.version > RecordFormat.VERSION) {
       return new UnknownFormatVersionException(where + " has format version " + d.version
-          + ", but this reader knows only version " + RecordFormat.VERSION + "; it was written by a newer "
+          + ", but this reader knows only versions " + RecordFormat.OLDEST_READABLE_VERSION + " to "
+          + RecordFormat.VERSION + "; it was written by a newer "
           + "release, so read it with that release (replay stopped there, nothing was skipped)", d.version);
     }
     return new JournalException(where + " has record type " + d.type + ", unknown in format version "
@@ -542,25 +543,23 @@ public final class Journal implements AutoCloseable {
   }
 
   /**
-   * Appends a claim: the id is in flight, held by {@code claimerId}, until {@code leaseEndMs}. Owner's thread.
+   * Appends a claim: the id is in flight, held by {@link ClaimEntry#claimerId()}, until
+   * {@link ClaimEntry#leaseEndMs()}. Written in the current format (version {@value RecordFormat#VERSION}).
+   * Owner's thread.
    *
-   * @param fingerprint the id's fingerprint, not 0
-   * @param keyFingerprint the business key's fingerprint, or 0
-   * @param token the claim token
-   * @param claimerId who holds the claim; at most {@value #MAX_CLAIMER_BYTES} bytes in UTF-8
-   * @param leaseEndMs when the lease ends, epoch milliseconds
+   * @param claim the claim
    * @return the record's index
-   * @throws IllegalArgumentException if {@code fingerprint} is 0 or {@code claimerId} is too long
+   * @throws NullPointerException if {@code claim} is null
    * @throws IllegalStateException before {@link #replay}, after {@link #close}, or from a roll snapshot source
    * @throws JournalWriteException if the record could not be written; it is not in the journal
    */
-  public long appendClaim(long fingerprint, long keyFingerprint, long token, String claimerId, long leaseEndMs) {
-    checkFingerprint(fingerprint);
-    byte[] claimer = claimerBytes(claimerId);
+  public long appendClaim(ClaimEntry claim) {
+    Objects.requireNonNull(claim, "claim");
+    byte[] claimer = claim.claimerUtf8();
     beginAppend();
     try {
       encoder.begin(CLAIM, 0, 1);
-      putClaim(encoder, fingerprint, keyFingerprint, token, claimer, leaseEndMs);
+      putClaim(encoder, claim, claimer);
       return write(NO_EXPIRY); // a claim does not keep its cycle: the roll snapshot carries it while it is open
     } finally {
       appending = false;
@@ -792,12 +791,14 @@ public final class Journal implements AutoCloseable {
     }
   }
 
-  private static void putClaim(RecordEncoder e, long fingerprint, long keyFingerprint, long token, byte[] claimer,
-      long leaseEndMs) {
-    e.putLong(fingerprint);
-    e.putLong(keyFingerprint);
-    e.putLong(token);
-    e.putLong(leaseEndMs);
+  private static void putClaim(RecordEncoder e, ClaimEntry c, byte[] claimer) {
+    e.putLong(c.fingerprint());
+    e.putLong(c.keyFingerprint());
+    e.putLong(c.payloadHash());
+    e.putLong(c.token());
+    e.putLong(c.claimedAtMs());
+    e.putLong(c.leaseEndMs());
+    e.putLong(c.rememberUntilMs());
     e.putShortString(claimer);
   }
 
@@ -831,12 +832,10 @@ public final class Journal implements AutoCloseable {
     return utf8;
   }
 
-  private record CarriedClaim(long fingerprint, long keyFingerprint, long token, byte[] claimer, long leaseEndMs) {
-  }
 
   /** Collects a roll snapshot and writes it as carried-over CLAIM and OFFSETS records of at most SNAPSHOT_CHUNK. */
   private final class SnapshotWriter implements RollSnapshotWriter {
-    private final List<CarriedClaim> claims = new ArrayList<>();
+    private final List<ClaimEntry> claims = new ArrayList<>();
     private final List<OffsetCommit> offsets = new ArrayList<>();
     int claimCount;
     int offsetCount;
@@ -849,9 +848,8 @@ public final class Journal implements AutoCloseable {
     }
 
     @Override
-    public void claim(long fingerprint, long keyFingerprint, long token, String claimerId, long leaseEndMs) {
-      checkFingerprint(fingerprint);
-      claims.add(new CarriedClaim(fingerprint, keyFingerprint, token, claimerBytes(claimerId), leaseEndMs));
+    public void claim(ClaimEntry claim) {
+      claims.add(Objects.requireNonNull(claim, "claim"));
     }
 
     @Override
@@ -864,8 +862,8 @@ public final class Journal implements AutoCloseable {
         int to = Math.min(claims.size(), from + SNAPSHOT_CHUNK);
         encoder.begin(CLAIM, FLAG_CARRIED, to - from);
         for (int i = from; i < to; i++) {
-          CarriedClaim c = claims.get(i);
-          putClaim(encoder, c.fingerprint(), c.keyFingerprint(), c.token(), c.claimer(), c.leaseEndMs());
+          ClaimEntry c = claims.get(i);
+          putClaim(encoder, c, c.claimerUtf8());
         }
         write(NO_EXPIRY);
       }

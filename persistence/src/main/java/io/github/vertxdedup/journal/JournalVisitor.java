@@ -40,16 +40,14 @@ public interface JournalVisitor {
   }
 
   /**
-   * An id was claimed: it is in flight, held by {@code claimerId}, until {@code leaseEndMs} unless committed or
-   * released first. A claim whose lease has ended at recovery frees the id again; it is never a commit.
+   * An id was claimed: it is in flight, held by {@link ClaimEntry#claimerId()}, until
+   * {@link ClaimEntry#leaseEndMs()} unless committed or released first. A claim whose lease has ended at recovery
+   * frees the id again; it is never a commit. A claim read from a record of format version 1 lacks some columns (see
+   * {@link ClaimEntry}).
    *
-   * @param fingerprint the id's fingerprint, never 0
-   * @param keyFingerprint the business key's fingerprint, or 0 if none
-   * @param token the claim token that a commit or release must present
-   * @param claimerId who holds the claim
-   * @param leaseEndMs when the lease ends, epoch milliseconds
+   * @param claim the claim
    */
-  default void onClaim(long fingerprint, long keyFingerprint, long token, String claimerId, long leaseEndMs) {
+  default void onClaim(ClaimEntry claim) {
   }
 
   /**

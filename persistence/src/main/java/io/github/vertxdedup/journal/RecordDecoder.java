@@ -3,6 +3,7 @@ package io.github.vertxdedup.journal;
 import static io.github.vertxdedup.journal.RecordFormat.ACCEPT;
 import static io.github.vertxdedup.journal.RecordFormat.CLAIM;
 import static io.github.vertxdedup.journal.RecordFormat.CLAIM_FIXED_BYTES;
+import static io.github.vertxdedup.journal.RecordFormat.CLAIM_V1_FIXED_BYTES;
 import static io.github.vertxdedup.journal.RecordFormat.COMMIT;
 import static io.github.vertxdedup.journal.RecordFormat.COMMIT_BYTES;
 import static io.github.vertxdedup.journal.RecordFormat.CRC_BYTES;
@@ -114,7 +115,7 @@ final class RecordDecoder {
           + Integer.toHexString((int) crc.getValue()) + ")");
     }
     version = b[0] & 0xFF;
-    if (version != RecordFormat.VERSION) {
+    if (version < RecordFormat.OLDEST_READABLE_VERSION || version > RecordFormat.VERSION) {
       return UNKNOWN_VERSION;
     }
     type = b[1] & 0xFF;
@@ -217,8 +218,37 @@ final class RecordDecoder {
   }
 
   private int claim(JournalVisitor v, int end) {
+    if (version == 1) {
+      return claimV1(v, end);
+    }
     if (!variableSizesFit(end, CLAIM_FIXED_BYTES)) {
       return tornSize(end - HEADER_BYTES);
+    }
+    if (anyZeroFingerprint(CLAIM_FIXED_BYTES)) {
+      return torn("CLAIM record with a fingerprint of 0, which no writer makes");
+    }
+    final byte[] b = buf;
+    int p = HEADER_BYTES;
+    for (int i = 0; i < count; i++) {
+      int strLen = b[p + CLAIM_FIXED_BYTES - 1] & 0xFF;
+      v.onClaim(new ClaimEntry((long) LONG.get(b, p), (long) LONG.get(b, p + 8), (long) LONG.get(b, p + 16),
+          (long) LONG.get(b, p + 24), (long) LONG.get(b, p + 32), (long) LONG.get(b, p + 40),
+          (long) LONG.get(b, p + 48), new String(b, p + CLAIM_FIXED_BYTES, strLen, StandardCharsets.UTF_8),
+          version));
+      p += CLAIM_FIXED_BYTES + strLen;
+    }
+    // A claim does not keep its cycle: while open it is carried into every new cycle (see RollSnapshotSource).
+    claims += count;
+    return OK;
+  }
+
+  /** A CLAIM record of format version 1: no payload hash, claim time or remember-until column (see RecordFormat). */
+  private int claimV1(JournalVisitor v, int end) {
+    if (!variableSizesFit(end, CLAIM_V1_FIXED_BYTES)) {
+      return tornSize(end - HEADER_BYTES);
+    }
+    if (anyZeroFingerprint(CLAIM_V1_FIXED_BYTES)) {
+      return torn("CLAIM record with a fingerprint of 0, which no writer makes");
     }
     final byte[] b = buf;
     int p = HEADER_BYTES;
@@ -228,9 +258,10 @@ final class RecordDecoder {
       long token = (long) LONG.get(b, p + 16);
       long leaseEnd = (long) LONG.get(b, p + 24);
       int strLen = b[p + 32] & 0xFF;
-      String claimer = new String(b, p + CLAIM_FIXED_BYTES, strLen, StandardCharsets.UTF_8);
-      p += CLAIM_FIXED_BYTES + strLen;
-      v.onClaim(fingerprint, key, token, claimer, leaseEnd);
+      String claimer = new String(b, p + CLAIM_V1_FIXED_BYTES, strLen, StandardCharsets.UTF_8);
+      p += CLAIM_V1_FIXED_BYTES + strLen;
+      v.onClaim(new ClaimEntry(fingerprint, key, 0, token, ClaimEntry.NOT_RECORDED, leaseEnd,
+          ClaimEntry.NOT_RECORDED, claimer, 1));
     }
     // A claim does not keep its cycle: while open it is carried into every new cycle (see RollSnapshotSource).
     claims += count;
@@ -277,6 +308,18 @@ final class RecordDecoder {
       p += fixed + (buf[p + fixed - 1] & 0xFF);
     }
     return p == end;
+  }
+
+  /** Entries whose sizes fit (checked first): is the leading fingerprint of any of them 0? */
+  private boolean anyZeroFingerprint(int fixed) {
+    int p = HEADER_BYTES;
+    for (int i = 0; i < count; i++) {
+      if ((long) LONG.get(buf, p) == 0) {
+        return true;
+      }
+      p += fixed + (buf[p + fixed - 1] & 0xFF);
+    }
+    return false;
   }
 
   private boolean fixedSize(int body, int entry) {

@@ -5,12 +5,12 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 
 /*
- * The journal's record format, version 1. One record is one Chronicle Queue excerpt; Chronicle frames it with a
+ * The journal's record format, version 2. One record is one Chronicle Queue excerpt; Chronicle frames it with a
  * 4-byte header holding its length and a "not complete" bit, so a reader knows where a record ends. Inside, all
  * little-endian:
  *
  *   offset  size  field
- *   0       1     format version (1)                       } these two rules hold for every version, so a reader
+ *   0       1     format version (2; 1 is still read)      } these two rules hold for every version, so a reader
  *   n-4     4     CRC32C of bytes [0, n-4)                 } can tell "unknown version" from "damaged record"
  *   1       1     type
  *   2       2     flags
@@ -20,13 +20,22 @@ import java.nio.ByteOrder;
  * Types and entries:
  *   1 ACCEPT   fingerprint 8, [key fingerprint 8 if flag KEYS], [payload hash 8 if flag PAYLOADS],
  *              acceptedAtMs 8, expiresAtMs 8                  (a batch of accepts is one record: group commit)
- *   2 CLAIM    fingerprint 8, key fingerprint 8, token 8, leaseEndMs 8, claimer length 1, claimer UTF-8
+ *   2 CLAIM    fingerprint 8, key fingerprint 8, payload hash 8, token 8, claimedAtMs 8, leaseEndMs 8,
+ *              rememberUntilMs 8 (Long.MIN_VALUE: the owner's default), claimer length 1, claimer UTF-8
  *   3 COMMIT   fingerprint 8, token 8, expiresAtMs 8
  *   4 RELEASE  fingerprint 8, token 8
  *   5 OFFSETS  partition 4, offset 8, topic length 1, topic UTF-8
  *   6 ROLL     cycle 4, previous cycle 4 (-1 if none), previous cycle's max expiry 8, written at (ms) 8
  *   7 SNAPSHOT_END  claims 4, offsets 4                    (ends the snapshot a ROLL starts; count is 1)
  * Flag CARRIED (bit 0) marks CLAIM and OFFSETS records written by a roll snapshot.
+ *
+ * Version 1 differs only in CLAIM: fingerprint 8, key fingerprint 8, token 8, leaseEndMs 8, claimer length 1,
+ * claimer UTF-8. Its claimer text was the only free column, so 0.1.0-SNAPSHOT's service stored the claim time, the
+ * payload hash and the remember-until in it as text, and had no room for who claimed. Version 2 gives each its
+ * column and leaves the claimer text to the claimer's id (a consumer's instance id, so a restarted consumer can
+ * release its own orphaned claims). A version-2 writer appends version-2 records after version-1 ones in the same
+ * journal; a reader reads both, record by record. A version-1 reader stops at the first version-2 record with
+ * UnknownFormatVersionException rather than misreading it.
  *
  * A record that is too short, whose entries do not fill it exactly, or whose checksum does not match is "torn":
  * a crash or an I/O error cut it, or the disk damaged it. A checksum catches every torn record that Chronicle's
@@ -40,7 +49,10 @@ import java.nio.ByteOrder;
  */
 final class RecordFormat {
 
-  static final int VERSION = 1;
+  /** The version every record is written with. */
+  static final int VERSION = 2;
+  /** The oldest version a reader still decodes. */
+  static final int OLDEST_READABLE_VERSION = 1;
 
   static final int HEADER_BYTES = 8;
   static final int CRC_BYTES = 4;
@@ -62,7 +74,8 @@ final class RecordFormat {
   static final int RELEASE_BYTES = 16;
   static final int ROLL_BYTES = 24;
   static final int SNAPSHOT_END_BYTES = 8;
-  static final int CLAIM_FIXED_BYTES = 33;
+  static final int CLAIM_FIXED_BYTES = 57;
+  static final int CLAIM_V1_FIXED_BYTES = 33;
   static final int OFFSETS_FIXED_BYTES = 13;
 
   /** A ROLL record's "the previous cycle held no entry with an expiry". */

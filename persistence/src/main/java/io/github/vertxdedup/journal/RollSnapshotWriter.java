@@ -8,17 +8,12 @@ package io.github.vertxdedup.journal;
 public interface RollSnapshotWriter {
 
   /**
-   * Carries an open claim into the new cycle.
+   * Carries an open claim into the new cycle (written in the current format, whatever format it was read from).
    *
-   * @param fingerprint the id's fingerprint, not 0
-   * @param keyFingerprint the business key's fingerprint, or 0
-   * @param token the claim token
-   * @param claimerId who holds the claim; at most {@value Journal#MAX_CLAIMER_BYTES} bytes in UTF-8
-   * @param leaseEndMs when the lease ends, epoch milliseconds
-   * @throws IllegalArgumentException if {@code fingerprint} is 0 or {@code claimerId} is too long
-   * @throws NullPointerException if {@code claimerId} is null
+   * @param claim the claim
+   * @throws NullPointerException if {@code claim} is null
    */
-  void claim(long fingerprint, long keyFingerprint, long token, String claimerId, long leaseEndMs);
+  void claim(ClaimEntry claim);
 
   /**
    * Carries a committed offset into the new cycle.

@@ -39,7 +39,7 @@ class CommittedOffsetsTest {
     List<String> written = new ArrayList<>();
     offsets.writeTo(new RollSnapshotWriter() {
       @Override
-      public void claim(long fp, long key, long token, String claimerId, long leaseEndMs) {
+      public void claim(ClaimEntry claim) {
         written.add("claim");
       }
 

@@ -46,12 +46,15 @@ class JournalRestartTest {
       expected.add(accept(13, 0, 130, t, t + 60_000));
       j.appendAccept(-14, -140, -1400, t, t + 60_000);
       expected.add(accept(-14, -140, -1400, t, t + 60_000));
-      j.appendClaim(21, 210, 7, "billing-1", t + 30_000);
-      expected.add(claim(21, 210, 7, "billing-1", t + 30_000));
+      ClaimEntry claimed = ClaimEntry.of(21, 210, 0xC0FFEEL, 7, t, t + 30_000, t + 45_000, "billing-1");
+      j.appendClaim(claimed);
+      expected.add(claim(claimed));
       j.appendCommit(21, 7, t + 60_000);
       expected.add(commit(21, 7, t + 60_000));
-      j.appendClaim(22, 0, 8, "billing-\u00e9", t + 30_000);
-      expected.add(claim(22, 0, 8, "billing-\u00e9", t + 30_000));
+      ClaimEntry released = ClaimEntry.of(22, 0, 0, 8, t + 1, t + 30_000, ClaimEntry.NOT_RECORDED,
+          "billing-\u00e9");
+      j.appendClaim(released);
+      expected.add(claim(released));
       j.appendRelease(22, 8);
       expected.add(release(22, 8));
       j.appendOffsetCommits(List.of(new OffsetCommit("payments", 0, 41), new OffsetCommit("payments", 3, 7)));
@@ -186,7 +189,7 @@ class JournalRestartTest {
       assertThatThrownBy(() -> j.appendAccept(1, 0, 0, 5, 5))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessage("expiresAtMs must be > acceptedAtMs 5 but was 5");
-      assertThatThrownBy(() -> j.appendClaim(1, 0, 0, "x".repeat(256), 1))
+      assertThatThrownBy(() -> j.appendClaim(ClaimEntry.of(1, 0, 0, 0, 0, 1, 0, "x".repeat(256))))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessage("claimerId must be <= 255 bytes in UTF-8 but was 256");
       assertThatThrownBy(() -> j.appendOffsetCommit("t", -1, 0))

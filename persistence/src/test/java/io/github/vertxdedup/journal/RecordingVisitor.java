@@ -13,8 +13,8 @@ final class RecordingVisitor implements JournalVisitor {
     return "accept " + fp + " key=" + key + " payload=" + payload + " at=" + acceptedAtMs + " until=" + expiresAtMs;
   }
 
-  static String claim(long fp, long key, long token, String claimer, long leaseEndMs) {
-    return "claim " + fp + " key=" + key + " token=" + token + " by=" + claimer + " lease=" + leaseEndMs;
+  static String claim(ClaimEntry c) {
+    return "claim " + c.fingerprint() + " " + c;
   }
 
   static String commit(long fp, long token, long expiresAtMs) {
@@ -35,8 +35,8 @@ final class RecordingVisitor implements JournalVisitor {
   }
 
   @Override
-  public void onClaim(long fp, long key, long token, String claimerId, long leaseEndMs) {
-    entries.add(claim(fp, key, token, claimerId, leaseEndMs));
+  public void onClaim(ClaimEntry c) {
+    entries.add(claim(c));
   }
 
   @Override

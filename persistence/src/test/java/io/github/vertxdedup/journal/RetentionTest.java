@@ -34,16 +34,20 @@ class RetentionTest {
   private JournalOptions options() {
     return new JournalOptions().setClock(clock).setSyncPolicy(SyncPolicy.NONE).setRollCycle(Duration.ofSeconds(1))
         .setRollSnapshotSource(w -> {
-          openClaims.forEach((fp, claimer) -> w.claim(fp, 0, fp * 10, claimer, leaseEnds.get(fp)));
+          openClaims.forEach((fp, claimer) -> w.claim(claimEntry(fp, claimer, leaseEnds.get(fp))));
           offsets.writeTo(w);
         });
   }
 
   private void claim(Journal j, long fp, long leaseMs) {
     long leaseEnd = clock.nowMs() + leaseMs;
-    j.appendClaim(fp, 0, fp * 10, "worker-" + fp, leaseEnd);
+    j.appendClaim(claimEntry(fp, "worker-" + fp, leaseEnd));
     openClaims.put(fp, "worker-" + fp);
     leaseEnds.put(fp, leaseEnd);
+  }
+
+  private static ClaimEntry claimEntry(long fp, String claimer, long leaseEnd) {
+    return ClaimEntry.of(fp, 0, 0, fp * 10, leaseEnd - 60_000, leaseEnd, ClaimEntry.NOT_RECORDED, claimer);
   }
 
   private void release(Journal j, long fp) {
@@ -89,8 +93,8 @@ class RetentionTest {
       ReplayResult r = j.replay(v);
       assertThat(r.startCycle()).isEqualTo(j.cycles().get(0));
       assertThat(v.offsets.get("orders", 0)).isEqualTo(109);
-      assertThat(v.entries).contains(RecordingVisitor.claim(500, 0, 5000, "worker-500",
-          TestClock.START_MS + 60_000));
+      assertThat(v.entries).contains(RecordingVisitor.claim(claimEntry(500, "worker-500",
+          TestClock.START_MS + 60_000)));
       assertThat(v.entries).noneMatch(e -> e.startsWith("claim 501"));
       assertThat(v.accepts()).anyMatch(e -> e.startsWith("accept 7777 "));
       long now = clock.nowMs();

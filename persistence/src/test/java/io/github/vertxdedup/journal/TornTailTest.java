@@ -143,13 +143,13 @@ class TornTailTest {
       j.replay(new RecordingVisitor());
       j.appendAccept(1, 0, 0, t, until);
     }
-    // A newer writer: version 2, valid checksum.
+    // A newer writer: version 3, valid checksum.
     RecordEncoder e = new RecordEncoder();
     e.begin(RecordFormat.ACCEPT, 0, 1);
     e.putLong(2);
     e.putLong(t);
     e.putLong(until);
-    e.buffer()[0] = 2;
+    e.buffer()[0] = 3;
     int len = e.finish();
     try (SingleChronicleQueue q = SingleChronicleQueueBuilder.binary(dir)
         .rollCycle(RollCycleChoice.of(JournalOptions.DEFAULT_ROLL_CYCLE)).timeProvider(clock::nowMs).build();
@@ -161,8 +161,8 @@ class TornTailTest {
     try (Journal j = Journal.open(dir, options())) {
       RecordingVisitor v = new RecordingVisitor();
       assertThatThrownBy(() -> j.replay(v))
-          .isInstanceOfSatisfying(UnknownFormatVersionException.class, ex -> assertThat(ex.version()).isEqualTo(2))
-          .hasMessageContaining("has format version 2, but this reader knows only version 1")
+          .isInstanceOfSatisfying(UnknownFormatVersionException.class, ex -> assertThat(ex.version()).isEqualTo(3))
+          .hasMessageContaining("has format version 3, but this reader knows only versions 1 to 2")
           .hasMessageContaining(dir.toString());
       assertThat(v.accepts()).containsExactly(accept(1, 0, 0, t, until));
     }

@@ -409,8 +409,9 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
     for (TopicPartition tp : fresh) {
       starting.put(tp, windows.acquire(groupId, tp, instanceId).compose(lease -> {
         KafkaMetrics metrics = new KafkaMetrics(registry, groupId, tp.topic(), tp.partition());
+        metrics.orphanedClaims.increment(lease.releasedClaims());
         PartitionOwner<K, V> owner = new PartitionOwner<>(tp, options, lease.address(), identity, handler,
-            deadLetters, clock, metrics, wake::release);
+            deadLetters, clock, metrics, wake::release, instanceId);
         return vertx.deployVerticle(owner).map(id -> new Owned<>(owner, id, lease));
       }));
     }

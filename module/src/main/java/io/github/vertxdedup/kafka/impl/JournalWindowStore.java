@@ -30,8 +30,10 @@ import org.apache.kafka.common.TopicPartition;
  * of the id fingerprints the journal holds, and two verticles must not listen on it at once.
  *
  * <p>{@link #acquire} completes after the journal was replayed into the window, so no record of the partition is
- * decided before the window is whole; {@link Lease#resumeOffset()} is then the highest offset commit the journal
- * recorded for the partition. {@link #offsetsCommitted} journals each Kafka offset commit beside the accepted ids.
+ * decided before the window is whole, and after the claims the journal holds for the taker's instance id were
+ * released (journaled as releases): they are what the taker's previous run left open when it was killed, and its
+ * records would otherwise wait out their leases. {@link Lease#resumeOffset()} is then the highest offset commit the
+ * journal recorded for the partition. {@link #offsetsCommitted} journals each Kafka offset commit beside the accepted ids.
  *
  * <p>Thread-safe: its only shared state is a Vert.x local map; each lease's verticle runs on its own event loop.
  */
@@ -112,12 +114,16 @@ final class JournalWindowStore implements WindowStore {
         Promise<Void> ready = Promise.promise();
         awaitReady(verticle, dir, ownerId, deadlineNs, ready);
         return ready.future()
-            .compose(v -> verticle.committedOffset(tp.topic(), tp.partition()))
-            .map(offset -> {
+            .compose(v -> verticle.releaseClaimsOf(ownerId))
+            .compose(released -> verticle.committedOffset(tp.topic(), tp.partition()).map(offset -> {
+              if (released > 0) {
+                LOG.log(System.Logger.Level.INFO, "window {0} of {1}: released {2} claims that {3} left open when "
+                    + "its previous run stopped", dir, tp, released, ownerId);
+              }
               LOG.log(System.Logger.Level.DEBUG, "window {0} of {1} acquired by {2}, journal offset {3}", dir, tp,
                   ownerId, offset);
-              return new Lease(address, offset, new Handle(verticle, deploymentId, tp, address, token));
-            })
+              return new Lease(address, offset, released, new Handle(verticle, deploymentId, tp, address, token));
+            }))
             .recover(e -> vertx.undeploy(deploymentId).transform(u -> Future.<Lease>failedFuture(e)));
       }).onFailure(e -> slots().removeIfPresent(address, token));
     });

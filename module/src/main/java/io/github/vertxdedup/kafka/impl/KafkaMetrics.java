@@ -14,7 +14,10 @@ import java.util.Map;
  * retries included), {@code dedup.kafka.dead.letters{reason=...}}, {@code dedup.kafka.in.flight.waits} (records that
  * found another delivery's claim and waited for its lease), {@code dedup.kafka.unavailable} (decisions refused with
  * 503 and retried), {@code dedup.kafka.lapsed.claims} (effect-first commits refused because the claim's lease ran
- * out while the handler ran: the lease is too short for the handler).
+ * out while the handler ran: the lease is too short for the handler), {@code dedup.kafka.redeliveries.beyond.window}
+ * (records accepted whose Kafka timestamp is older than now minus the window {@code W}: probably redeliveries the
+ * window no longer remembers; the verdict is not changed, the handler runs), {@code dedup.kafka.orphaned.claims}
+ * (claims this consumer's instance id left open in a previous run, released when it took the partition over).
  *
  * <p>Micrometer counters are thread-safe; a new owner of the same partition increments the same counters (the
  * registry returns the meter already registered under the same name and tags).
@@ -27,6 +30,8 @@ final class KafkaMetrics {
   final Counter inFlightWaits;
   final Counter unavailable;
   final Counter lapsedClaims;
+  final Counter redeliveriesBeyondWindow;
+  final Counter orphanedClaims;
   private final Map<DeadLetter.Reason, Counter> deadLetters = new EnumMap<>(DeadLetter.Reason.class);
 
   KafkaMetrics(MeterRegistry registry, String groupId, String topic, int partition) {
@@ -43,6 +48,13 @@ final class KafkaMetrics {
         .description("decisions refused with 503 and retried after a backoff").tags(tags).register(registry);
     lapsedClaims = Counter.builder("dedup.kafka.lapsed.claims")
         .description("effect-first commits refused because the lease ran out during the handler")
+        .tags(tags).register(registry);
+    redeliveriesBeyondWindow = Counter.builder("dedup.kafka.redeliveries.beyond.window")
+        .description("records accepted whose Kafka timestamp is older than now minus the window: probably"
+            + " redeliveries the window no longer remembers (the verdict is not changed)")
+        .tags(tags).register(registry);
+    orphanedClaims = Counter.builder("dedup.kafka.orphaned.claims")
+        .description("claims left open by this instance id's previous run, released on taking the partition")
         .tags(tags).register(registry);
     for (DeadLetter.Reason r : DeadLetter.Reason.values()) {
       deadLetters.put(r, Counter.builder("dedup.kafka.dead.letters").description("records sent to the dead-letter"

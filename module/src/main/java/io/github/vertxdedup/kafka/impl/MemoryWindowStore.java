@@ -54,7 +54,9 @@ final class MemoryWindowStore implements WindowStore {
         + "-" + tp.partition() + "#" + GENERATION.incrementAndGet()));
     Promise<Lease> lease = Promise.promise();
     take(slot, ownerId, System.nanoTime() + acquireTimeoutMs * 1_000_000L, lease);
-    return lease.future().compose(l -> slot.deployed(this).map(l));
+    return lease.future().compose(l -> slot.deployed(this)
+        .compose(verticle -> verticle.releaseClaimsOf(ownerId))
+        .map(released -> new Lease(l.address(), l.resumeOffset(), released, l.handle())));
   }
 
   private void take(Slot slot, String ownerId, long deadlineNs, Promise<Lease> lease) {
@@ -65,7 +67,7 @@ final class MemoryWindowStore implements WindowStore {
               + ownerId);
         }
         slot.owner = ownerId;
-        lease.complete(new Lease(slot.address, slot.committed, new Handle(slot, ownerId)));
+        lease.complete(new Lease(slot.address, slot.committed, 0, new Handle(slot, ownerId)));
         return;
       }
       if (System.nanoTime() - deadlineNs > 0) {
@@ -109,17 +111,18 @@ final class MemoryWindowStore implements WindowStore {
     final String address;
     String owner;
     long committed = -1;
-    private Future<String> deployment;
+    private Future<PartitionVerticle> deployment;
 
     Slot(String address) {
       this.address = address;
     }
 
-    synchronized Future<String> deployed(MemoryWindowStore store) {
+    synchronized Future<PartitionVerticle> deployed(MemoryWindowStore store) {
       if (deployment == null || deployment.failed()) {
         DedupOptions o = new DedupOptions(store.dedup).setAddress(address).setPartitions(1);
-        deployment = store.vertx.deployVerticle(new PartitionVerticle(o, 0, store.clock, MemoryJournal.INSTANCE,
-            store.registry));
+        PartitionVerticle verticle = new PartitionVerticle(o, 0, store.clock, MemoryJournal.INSTANCE,
+            store.registry);
+        deployment = store.vertx.deployVerticle(verticle).map(id -> verticle);
       }
       return deployment;
     }

@@ -52,8 +52,15 @@ import org.apache.kafka.common.TopicPartition;
  * never passes a record whose commit is unanswered. Waiting for each reply (one event-bus round trip, two thread
  * hops, per record) was the largest cost of effect-first mode. What a crash can repeat grows from one record to the
  * records whose commit was unanswered, all of them handled and none of them committed to Kafka: still "a crash can
- * repeat an effect, never lose it". Handlers still run one at a time in offset order. A later record of the same id
+ * repeat an effect, never lose it". The pipeline is bounded: a handler waits while {@code maxUnansweredCommits}
+ * commits are unanswered, so a kill repeats at most {@code maxUnansweredCommits + 1} records per partition.
+ * Handlers still run one at a time in offset order. A later record of the same id
  * is decided by a request sent after the commit, on the same event-bus route, so the window sees the commit first.
+ *
+ * <h2>Claims name the consumer</h2>
+ * Effect-first claims carry the consumer's instance id as their claimer, so that the consumer restarted after a kill
+ * can have the claims it left open released when it takes the partition back (the window store does that before this
+ * owner starts) instead of waiting out their leases.
  *
  * <h2>Fence</h2>
  * Once fenced (revocation) nothing new is decided. What was decided is finished: the running handler and its
@@ -79,6 +86,10 @@ final class PartitionOwner<K, V> extends VerticleBase {
   private final KafkaMetrics metrics;
   private final Runnable wakePoll;
   private final int resumeMark;
+  /** The consumer's instance id, named as the claimer of every claim (effect-first). */
+  private final String claimer;
+  private final long windowMs;
+  private final int maxUnansweredCommits;
 
   final AtomicInteger buffered = new AtomicInteger();
   private volatile long settledNext = -1;
@@ -102,7 +113,7 @@ final class PartitionOwner<K, V> extends VerticleBase {
 
   PartitionOwner(TopicPartition tp, DedupKafkaOptions options, String windowAddress, IdentityExtractor<K, V> identity,
       RecordHandler<K, V> handler, DeadLetterHandler<K, V> deadLetters, DedupClock clock, KafkaMetrics metrics,
-      Runnable wakePoll) {
+      Runnable wakePoll, String instanceId) {
     this.tp = tp;
     this.effectFirst = options.getMode() == AtomicityMode.EFFECT_FIRST;
     this.maxAttempts = options.getMaxAttempts();
@@ -117,6 +128,9 @@ final class PartitionOwner<K, V> extends VerticleBase {
     this.metrics = metrics;
     this.wakePoll = wakePoll;
     this.resumeMark = resumeMark(options.getMaxBufferedPerPartition());
+    this.claimer = instanceId;
+    this.windowMs = options.getDedup().getWindowMs();
+    this.maxUnansweredCommits = options.getMaxUnansweredCommits();
   }
 
   /**
@@ -256,7 +270,12 @@ final class PartitionOwner<K, V> extends VerticleBase {
           stopWaiting();
           settle(it);
         }
-        case ACCEPTED -> runHandler(it);
+        case ACCEPTED -> {
+          if (effectFirst && committing.size() >= maxUnansweredCommits) {
+            return; // the next answered commit pumps again
+          }
+          runHandler(it);
+        }
         case CONFLICT -> deadLetter(it, DeadLetter.Reason.CONFLICT, "id '" + it.identity.id() + "' is remembered"
             + " with another payload hash (first seen at " + it.decision.firstSeenMs() + " ms, remembered until "
             + it.decision.expiresAtMs() + " ms)", null);
@@ -302,7 +321,7 @@ final class PartitionOwner<K, V> extends VerticleBase {
     }
     if (run.size() == 1) {
       Item<K, V> it = run.get(0);
-      DedupEvent e = event(it.identity);
+      DedupEvent e = decisionEvent(it.identity);
       Future<DedupResult> f = effectFirst ? client.claim(e) : client.check(e);
       f.onComplete(ar -> onContext(() -> {
         if (stopped) {
@@ -320,7 +339,7 @@ final class PartitionOwner<K, V> extends VerticleBase {
     }
     List<DedupEvent> events = new ArrayList<>(run.size());
     for (Item<K, V> it : run) {
-      events.add(event(it.identity));
+      events.add(decisionEvent(it.identity));
     }
     Future<List<DedupResult>> f = effectFirst ? client.claimBatch(events) : client.checkBatch(events);
     f.onComplete(ar -> onContext(() -> {
@@ -346,6 +365,12 @@ final class PartitionOwner<K, V> extends VerticleBase {
   private void decided(Item<K, V> it, DedupResult result) {
     it.decision = result;
     it.decisionRetries = 0;
+    if (result.verdict() == DedupVerdict.ACCEPTED && !it.acceptedBefore) {
+      it.acceptedBefore = true;
+      if (beyondWindow(it.record.timestamp(), clock.nowMs(), windowMs)) {
+        metrics.redeliveriesBeyondWindow.increment();
+      }
+    }
     if (fenced && effectFirst && result.verdict() == DedupVerdict.ACCEPTED) {
       releaseClaim(it);
     }
@@ -578,6 +603,23 @@ final class PartitionOwner<K, V> extends VerticleBase {
     it.decision = null;
   }
 
+  /**
+   * Whether an accepted record is probably a redelivery the window no longer remembers: its Kafka timestamp (the
+   * producer's create time, or the broker's append time, by the topic's {@code message.timestamp.type}) is more
+   * than the window {@code W} before now. Seed 004: an id older than the window cannot be vouched for, so watch how
+   * often such records arrive and size {@code W} to cover them. The verdict stands (the record was not seen within
+   * {@code W}, and the handler runs); only {@code dedup.kafka.redeliveries.beyond.window} counts it. A record
+   * without a timestamp ({@code -1}) is never counted.
+   *
+   * @param timestampMs the record's timestamp, epoch milliseconds, or negative if none
+   * @param nowMs now, from the injected clock
+   * @param windowMs the window {@code W} in milliseconds
+   * @return true if {@code 0 <= timestampMs < nowMs - windowMs}
+   */
+  static boolean beyondWindow(long timestampMs, long nowMs, long windowMs) {
+    return timestampMs >= 0 && timestampMs < nowMs - windowMs;
+  }
+
   private long backoff(int attempt) {
     int shift = Math.min(Math.max(attempt - 1, 0), 30);
     long d = backoffInitialMs << shift;
@@ -596,8 +638,10 @@ final class PartitionOwner<K, V> extends VerticleBase {
     return it;
   }
 
-  private static DedupEvent event(RecordIdentity id) {
-    return new DedupEvent(id.id()).setKey(id.key()).setPayloadHash(id.payloadHash());
+  /** The event of a {@code check} or {@code claim}; a claim names this consumer's instance id as its claimer. */
+  private DedupEvent decisionEvent(RecordIdentity id) {
+    DedupEvent e = new DedupEvent(id.id()).setKey(id.key()).setPayloadHash(id.payloadHash());
+    return effectFirst ? e.setClaimer(claimer) : e;
   }
 
   private static DedupEvent claimEvent(Item<?, ?> it) {
@@ -622,6 +666,8 @@ final class PartitionOwner<K, V> extends VerticleBase {
     int decisionRetries;
     int deadLetterTries;
     boolean commitAnswered;
+    /** Accepted once already (a retried claim is not counted again in the beyond-window meter). */
+    boolean acceptedBefore;
 
     Item(ConsumerRecord<K, V> record) {
       this.record = record;

@@ -40,7 +40,9 @@ interface WindowStore {
 
   /**
    * Takes ownership of the window of a topic-partition for a consumer group, starting it if needed. Completes
-   * only once the window answers (rebuilt, if durable).
+   * only once the window answers (rebuilt, if durable) and the claims it holds by {@code ownerId} (left open by
+   * this consumer's previous run, killed before it committed or released them) are released, so their records are
+   * claimed again at once instead of waiting out their leases ({@link Lease#releasedClaims()}).
    *
    * @param groupId the consumer group
    * @param tp the topic-partition
@@ -70,7 +72,8 @@ interface WindowStore {
    *
    * @param address the dedup address of the window (its partition verticle listens on {@code address + ".0"})
    * @param resumeOffset the highest offset recorded as committed for this partition, or -1 if none
+   * @param releasedClaims the orphaned claims of the taking owner's instance id released on acquisition
    * @param handle the store's own state of the lease
    */
-  record Lease(String address, long resumeOffset, Object handle) {}
+  record Lease(String address, long resumeOffset, int releasedClaims, Object handle) {}
 }

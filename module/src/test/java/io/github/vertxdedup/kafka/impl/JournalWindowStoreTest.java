@@ -3,7 +3,10 @@ package io.github.vertxdedup.kafka.impl;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.vertxdedup.DedupClient;
+import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.window.ManualClock;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -67,6 +70,32 @@ class JournalWindowStoreTest {
     // The address scopes the id fingerprints in the journal: every owner uses the same one.
     assertThat(second.address()).isEqualTo(first.address());
     get(store.release(second));
+  }
+
+  @Test
+  void shouldReleaseTheTakersOwnOrphanedClaimsAndLeaveOtherClaimersToTheirLeases() throws Exception {
+    JournalWindowStore store = store(5_000);
+    WindowStore.Lease first = get(store.acquire("billing", TP, "consumer-a"));
+    DedupClient client = DedupClient.create(vertx, new DedupOptions().setAddress(first.address()).setPartitions(1));
+    for (String id : new String[] {"x", "y"}) {
+      assertThat(get(client.claim(new DedupEvent(id).setClaimer("consumer-a"))).verdict())
+          .isEqualTo(DedupVerdict.ACCEPTED);
+    }
+    assertThat(get(client.claim(new DedupEvent("z").setClaimer("consumer-b"))).verdict())
+        .isEqualTo(DedupVerdict.ACCEPTED);
+    get(store.release(first)); // the claims stay open in the journal, as a killed consumer leaves them
+
+    WindowStore.Lease byOther = get(store.acquire("billing", TP, "consumer-c"));
+    assertThat(byOther.releasedClaims()).as("another instance id releases nothing").isZero();
+    get(store.release(byOther));
+
+    WindowStore.Lease again = get(store.acquire("billing", TP, "consumer-a"));
+    assertThat(again.releasedClaims()).isEqualTo(2);
+    assertThat(get(client.claim(new DedupEvent("x").setClaimer("consumer-a"))).verdict())
+        .isEqualTo(DedupVerdict.ACCEPTED);
+    assertThat(get(client.claim(new DedupEvent("z").setClaimer("consumer-a"))).verdict())
+        .as("consumer-b's claim waits out its lease").isEqualTo(DedupVerdict.IN_FLIGHT);
+    get(store.release(again));
   }
 
   @Test

@@ -1,11 +1,7 @@
 package io.github.vertxdedup.bench.journal;
 
-import com.google.gson.GsonBuilder;
+import io.github.vertxdedup.benchmarks.report.ResultsFile;
 import java.io.IOException;
-import java.io.Reader;
-import java.io.Writer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -38,13 +34,7 @@ public record JournalAppendResults(String date, double loadAverage, List<Row> ro
    * @throws IOException if it cannot be written
    */
   public void write(Path file) throws IOException {
-    Path parent = file.toAbsolutePath().getParent();
-    if (parent != null) {
-      Files.createDirectories(parent);
-    }
-    try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
-      new GsonBuilder().setPrettyPrinting().create().toJson(this, w);
-    }
+    ResultsFile.write(this, file);
   }
 
   /**
@@ -56,12 +46,6 @@ public record JournalAppendResults(String date, double loadAverage, List<Row> ro
    * @throws IllegalArgumentException if it holds no rows
    */
   public static JournalAppendResults read(Path file) throws IOException {
-    try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-      JournalAppendResults results = new GsonBuilder().create().fromJson(r, JournalAppendResults.class);
-      if (results == null || results.rows() == null || results.rows().isEmpty()) {
-        throw new IllegalArgumentException("results file " + file + " must hold at least one row");
-      }
-      return results;
-    }
+    return ResultsFile.read(file, JournalAppendResults.class, JournalAppendResults::rows, "row");
   }
 }

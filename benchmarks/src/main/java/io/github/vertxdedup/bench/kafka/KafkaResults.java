@@ -1,12 +1,7 @@
 package io.github.vertxdedup.bench.kafka;
 
-import com.google.gson.Gson;
-import com.google.gson.GsonBuilder;
+import io.github.vertxdedup.benchmarks.report.ResultsFile;
 import java.io.IOException;
-import java.io.Reader;
-import java.io.Writer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -74,13 +69,7 @@ public record KafkaResults(String date, int records, int partitions, int distinc
    * @throws IOException if it cannot be written
    */
   public void write(Path file) throws IOException {
-    Path parent = file.toAbsolutePath().getParent();
-    if (parent != null) {
-      Files.createDirectories(parent);
-    }
-    try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
-      gson().toJson(this, w);
-    }
+    ResultsFile.write(this, file);
   }
 
   /**
@@ -92,16 +81,6 @@ public record KafkaResults(String date, int records, int partitions, int distinc
    * @throws IllegalArgumentException if it holds no rounds
    */
   public static KafkaResults read(Path file) throws IOException {
-    try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-      KafkaResults results = gson().fromJson(r, KafkaResults.class);
-      if (results == null || results.rounds() == null || results.rounds().isEmpty()) {
-        throw new IllegalArgumentException("results file " + file + " must hold at least one round");
-      }
-      return results;
-    }
-  }
-
-  private static Gson gson() {
-    return new GsonBuilder().setPrettyPrinting().create();
+    return ResultsFile.read(file, KafkaResults.class, KafkaResults::rounds, "round");
   }
 }

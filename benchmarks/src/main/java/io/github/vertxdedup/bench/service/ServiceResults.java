@@ -1,11 +1,7 @@
 package io.github.vertxdedup.bench.service;
 
-import com.google.gson.GsonBuilder;
+import io.github.vertxdedup.benchmarks.report.ResultsFile;
 import java.io.IOException;
-import java.io.Reader;
-import java.io.Writer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -61,13 +57,7 @@ public record ServiceResults(String date, int inFlight, int batch, long windowMs
    * @throws IOException if it cannot be written
    */
   public void write(Path file) throws IOException {
-    Path parent = file.toAbsolutePath().getParent();
-    if (parent != null) {
-      Files.createDirectories(parent);
-    }
-    try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
-      new GsonBuilder().setPrettyPrinting().create().toJson(this, w);
-    }
+    ResultsFile.write(this, file);
   }
 
   /**
@@ -79,12 +69,6 @@ public record ServiceResults(String date, int inFlight, int batch, long windowMs
    * @throws IllegalArgumentException if it holds no rounds
    */
   public static ServiceResults read(Path file) throws IOException {
-    try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-      ServiceResults results = new GsonBuilder().create().fromJson(r, ServiceResults.class);
-      if (results == null || results.rounds() == null || results.rounds().isEmpty()) {
-        throw new IllegalArgumentException("results file " + file + " must hold at least one round");
-      }
-      return results;
-    }
+    return ResultsFile.read(file, ServiceResults.class, ServiceResults::rounds, "round");
   }
 }

@@ -34,6 +34,12 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class KafkaCrashChild {
 
+  /**
+   * The decision batch ({@code maxBatch}) of the child: record-first loses at most one batch per partition per kill
+   * (the records checked but not yet handled), so a small batch makes {@link KafkaCrashTest}'s bound on losses tight.
+   */
+  static final int MAX_BATCH = 50;
+
   private KafkaCrashChild() {
   }
 
@@ -69,7 +75,8 @@ public final class KafkaCrashChild {
         "key.deserializer", "org.apache.kafka.common.serialization.StringDeserializer",
         "value.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
     DedupKafkaOptions options = new DedupKafkaOptions()
-        .setDedup(new DedupOptions().setWindow(Duration.ofMinutes(10)).setLeaseMs(leaseMs).setJournalDir(journalDir))
+        .setDedup(new DedupOptions().setWindow(Duration.ofMinutes(10)).setLeaseMs(leaseMs).setJournalDir(journalDir)
+            .setMaxBatch(MAX_BATCH))
         .setMode(mode)
         .setPollTimeoutMs(20);
     AtomicLong effects = new AtomicLong();

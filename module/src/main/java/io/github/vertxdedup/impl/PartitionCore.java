@@ -15,7 +15,10 @@ import io.github.vertxdedup.window.WindowStats;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import java.security.SecureRandom;
-import java.util.Iterator;
+import java.util.ArrayDeque;
+import java.util.Comparator;
+import java.util.PriorityQueue;
+import java.util.Queue;
 import java.util.SplittableRandom;
 import java.util.function.LongConsumer;
 import org.agrona.collections.Long2ObjectHashMap;
@@ -32,7 +35,9 @@ import org.agrona.collections.Long2ObjectHashMap;
  * <h2>Claims</h2>
  * A claim holds an id (and key) outside the window, in two hash maps (by id and by key fingerprint), until it is
  * committed (then it enters the window), released (forgotten) or its lease ends. A lapsed claim is noticed when a
- * request touches it, or by {@link #sweepExpiredLeases()} (a periodic timer); either way it is counted once. Under
+ * request touches it, or by {@link #sweepExpiredLeases()} (a periodic timer); either way it is counted once. The sweep
+ * finds lapsed claims through a queue in lease-end order (see {@link #leaseOrder}), so it costs O(claims whose lease
+ * ended) rather than a scan of every claim. Under
  * {@link CapacityPolicy#REJECT} a claim reserves its window entries, so its commit never finds the window full.
  * A claim keeps the claimer its request named (journaled with it); {@link #releaseClaimsOf} releases a restarted
  * claimer's orphaned claims at once.
@@ -65,6 +70,19 @@ final class PartitionCore {
    * end (lazily, and by {@link #sweepExpiredLeases()}), and on restart.
    */
   private final Long2ObjectHashMap<Claim> committedById = new Long2ObjectHashMap<>();
+  /**
+   * Every claim made or restored, in the order of its lease end, for {@link #sweepExpiredLeases()}. A claim stays in
+   * it after it is committed (it then stands for its {@link #committedById} entry, which ends with the same lease),
+   * released or expired; the sweep skips such a stale entry by identity when its lease ends. Claims are appended in
+   * claim order, which is lease-end order while leases have one length (the default {@code leaseMs}, as the Kafka
+   * consumer uses) and the clock does not go back; a claim whose lease ends before the last one appended (a shorter
+   * per-request {@code leaseMs}) goes to {@link #leaseOrderLate}, a heap. So a sweep costs O(entries whose lease
+   * ended), plus O(log n) per entry of the heap.
+   */
+  private final ArrayDeque<Claim> leaseOrder = new ArrayDeque<>();
+  /** Claims appended out of lease-end order, by lease end (see {@link #leaseOrder}). */
+  private final PriorityQueue<Claim> leaseOrderLate =
+      new PriorityQueue<>(Comparator.comparingLong((Claim c) -> c.leaseEndMs));
   /** Window entries reserved by live claims (1 per claim, 2 with a key). */
   private long reserved;
   private long memoryBeganMs;
@@ -242,6 +260,7 @@ final class PartitionCore {
       claimsByKey.put(c.keyFp, c);
     }
     reserved += c.entries();
+    queueForSweep(c);
     claimCount++;
     acceptedCount++;
     if (unvouched) {
@@ -446,32 +465,40 @@ final class PartitionCore {
   }
 
   /**
-   * Forgets every claim whose lease has ended, counting each in {@code expiredLeases}. O(live claims).
+   * Forgets every claim whose lease has ended, counting each in {@code expiredLeases}, and every committed claim
+   * whose lease has ended (a repeated commit of it is then a 409). O(claims whose lease ended since the last sweep,
+   * including committed, released and already-noticed ones), not O(live claims): see {@link #leaseOrder}.
    *
-   * @return the number forgotten now
+   * @return the number of live claims forgotten now
    */
   int sweepExpiredLeases() {
     final long now = clock.nowMs();
-    if (!committedById.isEmpty()) {
-      committedById.values().removeIf(c -> c.expiredAt(now));
-    }
-    if (claimsById.isEmpty()) {
-      return 0;
-    }
+    return sweep(leaseOrder, now) + sweep(leaseOrderLate, now);
+  }
+
+  private int sweep(Queue<Claim> queue, long now) {
     int n = 0;
-    for (Iterator<Claim> it = claimsById.values().iterator(); it.hasNext(); ) {
-      Claim c = it.next();
-      if (c.expiredAt(now)) {
-        it.remove();
-        if (c.keyFp != 0) {
-          claimsByKey.remove(c.keyFp);
-        }
-        reserved -= c.entries();
+    for (Claim c = queue.peek(); c != null && c.expiredAt(now); c = queue.peek()) {
+      queue.poll();
+      if (claimsById.get(c.idFp) == c) {
+        remove(c);
         expiredLeases++;
         n++;
+      } else if (committedById.get(c.idFp) == c) {
+        committedById.remove(c.idFp);
       }
     }
     return n;
+  }
+
+  /** Appends a new claim to the sweep's queue (see {@link #leaseOrder}). */
+  private void queueForSweep(Claim c) {
+    Claim last = leaseOrder.peekLast();
+    if (last == null || c.leaseEndMs >= last.leaseEndMs) {
+      leaseOrder.addLast(c);
+    } else {
+      leaseOrderLate.add(c);
+    }
   }
 
   /** @return the earliest event time this partition can vouch for now (clock ms) */
@@ -543,6 +570,7 @@ final class PartitionCore {
       claimsByKey.put(keyFp, c);
     }
     reserved += c.entries();
+    queueForSweep(c);
   }
 
   void memoryBegins(long ms) {

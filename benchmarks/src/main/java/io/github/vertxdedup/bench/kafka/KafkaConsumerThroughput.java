@@ -64,13 +64,17 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * {@code -Dbench.scenarios} (comma-separated, default all four), {@code -Dbench.results} (JSON results file for
  * {@link KafkaReport}; none by default), {@code -Dbench.streamsModule}
  * ({@code benchmarks/kafka-streams-baseline}), {@code -Dbench.streamsStore} ({@code rocksdb} or {@code memory}),
- * {@code -Dbench.streamThreads} (1), {@code -Dbench.streamsJvmArgs} (extra flags of the child JVM, space-separated).
+ * {@code -Dbench.streamThreads} (1), {@code -Dbench.streamsJvmArgs} (extra flags of the child JVM, space-separated),
+ * {@code -Dbench.expectedIdsPerPartition} (the dedup consumer's {@link DedupOptions#setExpectedIdsPerPartition}, ids
+ * per window table sized up front; 0, the default, leaves the table to grow by doubling).
  */
 public final class KafkaConsumerThroughput {
 
   private static final String ID = "message-id";
   /** The dedup window of the dedup consumer and of the Kafka Streams store. */
   private static final Duration WINDOW = Duration.ofMinutes(10);
+  /** The dedup consumer's {@code expectedIdsPerPartition}: 0 (not pre-sized) unless set. */
+  private static final int EXPECTED_IDS = Integer.getInteger("bench.expectedIdsPerPartition", 0);
 
   private KafkaConsumerThroughput() {}
 
@@ -120,8 +124,8 @@ public final class KafkaConsumerThroughput {
         admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(30, TimeUnit.SECONDS);
       }
       int distinct = produce(bootstrap, topic, records);
-      System.out.printf("topic %s: %d records, %d distinct ids, %d partitions%n", topic, records, distinct,
-          partitions);
+      System.out.printf("topic %s: %d records, %d distinct ids, %d partitions; dedup consumer"
+          + " expectedIdsPerPartition %d%n", topic, records, distinct, partitions, EXPECTED_IDS);
       StreamsChild streams = scenarios.contains(KafkaResults.STREAMS)
           ? StreamsChild.start(bootstrap, topic, records, WINDOW.toMillis(), streamsStore, streamThreads, tmp)
           : null;
@@ -257,7 +261,7 @@ public final class KafkaConsumerThroughput {
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     DedupKafkaOptions options = new DedupKafkaOptions()
         .setDedup(new DedupOptions().setAddress("bench." + group).setWindow(WINDOW)
-            .setPayloadHashes(false))
+            .setPayloadHashes(false).setExpectedIdsPerPartition(EXPECTED_IDS))
         .setMode(mode);
     DedupKafkaConsumer<String, String> consumer = DedupKafkaConsumer.<String, String>create(vertx,
             config(bootstrap, group), options)

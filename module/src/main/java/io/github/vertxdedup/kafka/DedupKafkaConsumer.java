@@ -4,6 +4,7 @@ import io.github.vertxdedup.kafka.impl.DedupKafkaConsumerImpl;
 import io.github.vertxdedup.window.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import java.util.Map;
 import java.util.Set;
@@ -34,6 +35,13 @@ import org.apache.kafka.common.TopicPartition;
  * {@code commitSync} on the poll thread after each poll and on revocation. On assignment the consumer resumes at
  * Kafka's committed offset (an operator's rewind is honoured), else at the last offset the partition's window
  * store recorded, else by {@code auto.offset.reset}; records the window holds come back as duplicates.
+ *
+ * <h2>Failures</h2>
+ * If the window of an assigned partition cannot be opened (its journal is unreadable, or another owner does not let it
+ * go within {@code assignmentTimeoutMs}), the consumer stops: it settles and commits what its other partitions
+ * decided, hands their windows back, leaves the group (so the partitions go to the group's other members) and calls
+ * the {@link #exceptionHandler}. The same happens on any other error that ends the poll thread. A consumer never
+ * keeps running with a partition it cannot decide.
  *
  * <p>Thread-safety: the setters must be called before {@link #subscribe}; {@link #subscribe} and {@link #close}
  * may be called from any thread and complete on the caller's context.
@@ -115,6 +123,21 @@ public interface DedupKafkaConsumer<K, V> {
   DedupKafkaConsumer<K, V> meterRegistry(MeterRegistry registry);
 
   /**
+   * Sets the handler of the failures that stop the consumer: a window that could not be opened for an assigned
+   * partition (an {@link IllegalStateException} whose message names the topic-partition, caused by the journal's
+   * error), or any other error that ends the poll thread. Called once per stopped consumer, on the context that
+   * called {@link #subscribe}, after the consumer has left the group; {@link #close} then completes with the same
+   * failure. Each window that fails to open is also counted by {@code dedup.kafka.window.open.failures}. Without a
+   * handler the failure is only logged at ERROR: an application that should not run on without its consumer must set
+   * one (for example to exit with a non-zero status).
+   *
+   * @param handler the handler
+   * @return this
+   * @throws IllegalStateException after {@link #subscribe}
+   */
+  DedupKafkaConsumer<K, V> exceptionHandler(Handler<Throwable> handler);
+
+  /**
    * Starts the poll thread and subscribes to the topics. Records flow once the group assigns partitions.
    *
    * @param topics the topics, not empty
@@ -143,7 +166,8 @@ public interface DedupKafkaConsumer<K, V> {
    * Drains every partition (bounded by {@code revocationTimeoutMs}), commits the settled offsets, hands the
    * windows back to their store and closes the Kafka consumer. Idempotent.
    *
-   * @return completes when closed
+   * @return completes when closed; fails with the failure that stopped the consumer, if one did (see
+   *     {@link #exceptionHandler})
    */
   Future<Void> close();
 }

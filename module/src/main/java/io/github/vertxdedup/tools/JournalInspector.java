@@ -1,5 +1,6 @@
 package io.github.vertxdedup.tools;
 
+import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.impl.ChronicleJournal;
 import io.github.vertxdedup.journal.ClaimEntry;
 import io.github.vertxdedup.journal.CommittedOffsets;
@@ -86,10 +87,20 @@ public final class JournalInspector implements Runnable {
       return nowMs != null ? nowMs : System.currentTimeMillis();
     }
 
-    ReplayResult replay(CommandSpec spec, JournalVisitor visitor) {
-      if (windowMs <= 0) {
-        throw new CommandLine.ParameterException(spec.commandLine(), "--window-ms must be > 0 but was " + windowMs);
+    /** Refuses a value outside its range, as a usage error (exit code 2) naming the option and the range. */
+    void validate(CommandSpec spec) {
+      if (windowMs <= 0 || windowMs > DedupOptions.MAX_WINDOW_MS) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--window-ms must be 1 .. "
+            + DedupOptions.MAX_WINDOW_MS + " (366 days, the longest windowMs a service takes) but was " + windowMs);
       }
+      if (nowMs != null && nowMs < 0) {
+        throw new CommandLine.ParameterException(spec.commandLine(),
+            "--now-ms must be >= 0 (epoch milliseconds) but was " + nowMs);
+      }
+    }
+
+    ReplayResult replay(CommandSpec spec, JournalVisitor visitor) {
+      validate(spec);
       if (cycleFiles(dir) == 0) {
         throw new CommandLine.ParameterException(spec.commandLine(),
             "DIR must be a journal directory (with .cq4 cycle files) but " + dir + " has none");
@@ -140,11 +151,16 @@ public final class JournalInspector implements Runnable {
     @Mixin
     JournalArgs journal = new JournalArgs();
 
-    @Option(names = "--limit", description = "print at most this many entries (default: all)")
+    @Option(names = "--limit", description = "print at most this many entries, >= 0 (default: all)")
     long limit = Long.MAX_VALUE;
 
     @Override
     public Integer call() {
+      if (limit < 0) {
+        throw new CommandLine.ParameterException(spec.commandLine(),
+            "--limit must be >= 0 (0 prints only the totals) but was " + limit);
+      }
+      journal.validate(spec);
       PrintWriter out = spec.commandLine().getOut();
       long now = journal.now();
       long[] printed = {0};

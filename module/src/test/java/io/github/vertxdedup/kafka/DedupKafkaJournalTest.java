@@ -2,6 +2,7 @@ package io.github.vertxdedup.kafka;
 
 import static io.github.vertxdedup.kafka.KafkaTestSupport.count;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.vertxdedup.DedupOptions;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -11,7 +12,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
@@ -155,5 +158,59 @@ class DedupKafkaJournalTest {
     assertThat(count(second.registry, "dedup.kafka.records")).isEqualTo(10);
     assertThat(count(second.registry, "dedup.kafka.duplicates")).isZero();
     assertThat(Files.list(journalDir.resolve(group))).hasSize(1);
+  }
+
+  @Test
+  void shouldStopLeaveTheGroupAndCallTheExceptionHandlerWhenAWindowCannotOpen() throws Exception {
+    String topic = name("journal-unopenable");
+    String group = name("g");
+    kafka.createTopic(topic, 2);
+    for (int i = 0; i < 20; i++) {
+      broker.send(topic, "id-" + i, "v");
+    }
+    broker.flush();
+    // Partition 0's journal directory is a regular file: its window cannot be opened.
+    Path blocked = journalDir.resolve(group).resolve(topic + "-0");
+    Files.createDirectories(blocked.getParent());
+    Files.writeString(blocked, "not a directory");
+
+    Vertx vertx = Vertx.vertx();
+    instances.add(vertx);
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
+    CompletableFuture<Throwable> reported = new CompletableFuture<>();
+    List<Throwable> reports = new CopyOnWriteArrayList<>();
+    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx,
+            broker.consumerConfig(group), options(AtomicityMode.EFFECT_FIRST))
+        .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
+        .handler(r -> ledger.credit(r.key()))
+        .meterRegistry(registry)
+        .exceptionHandler(e -> {
+          reports.add(e);
+          reported.complete(e);
+        });
+    c.subscribe(topic).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+
+    Throwable failure = reported.get(60, TimeUnit.SECONDS);
+    assertThat(failure).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("failed to start the window of " + topic + "-0");
+    assertThat(count(registry, "dedup.kafka.window.open.failures")).isEqualTo(1);
+    assertThat(registry.find("dedup.kafka.window.open.failures").tag("partition", "0").counter().count())
+        .isEqualTo(1);
+    assertThatThrownBy(() -> c.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS))
+        .isInstanceOf(ExecutionException.class).cause().isSameAs(failure);
+    assertThat(c.assignment()).isEmpty();
+    assertThat(reports).containsExactly(failure);
+    vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    instances.remove(vertx);
+
+    // The stopped consumer handed partition 1's window back and left the group: once the directory is mended, a new
+    // consumer takes both partitions and every record is credited once.
+    Files.delete(blocked);
+    Running second = start(group, topic, AtomicityMode.EFFECT_FIRST, ledger);
+    broker.awaitCommitted(group, topic, 20);
+    assertThat(ledger.size()).isEqualTo(20);
+    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
+    assertThat(count(second.registry, "dedup.kafka.window.open.failures")).isZero();
   }
 }

@@ -130,6 +130,38 @@ class JournalInspectorTest {
   }
 
   @Test
+  void shouldRefuseNumericOptionsOutOfRangeAsUsageErrors() {
+    String dir = partitionDir.toString();
+    Result negativeLimit = run("dump", dir, "--window-ms", WINDOW, "--limit", "-1");
+    assertThat(negativeLimit.code).isEqualTo(2);
+    assertThat(negativeLimit.err).contains("--limit must be >= 0 (0 prints only the totals) but was -1");
+    assertThat(negativeLimit.out).doesNotContain("printed");
+
+    Result zeroLimit = run("dump", dir, "--window-ms", WINDOW, "--limit", "0");
+    assertThat(zeroLimit.code).isZero();
+    assertThat(zeroLimit.out.lines().filter(l -> !l.startsWith("#"))).isEmpty();
+    assertThat(zeroLimit.out).contains("(0 printed)");
+
+    for (String command : new String[] {"dump", "summary"}) {
+      for (String window : new String[] {"0", "-5", Long.toString(DedupOptions.MAX_WINDOW_MS + 1)}) {
+        Result r = run(command, dir, "--window-ms", window);
+        assertThat(r.code).as("%s --window-ms %s", command, window).isEqualTo(2);
+        assertThat(r.err).contains("--window-ms must be 1 .. " + DedupOptions.MAX_WINDOW_MS
+            + " (366 days, the longest windowMs a service takes) but was " + window);
+      }
+      Result negativeNow = run(command, dir, "--window-ms", WINDOW, "--now-ms", "-1");
+      assertThat(negativeNow.code).isEqualTo(2);
+      assertThat(negativeNow.err).contains("--now-ms must be >= 0 (epoch milliseconds) but was -1");
+    }
+    Result findNow = run("find", dir, "--window-ms", WINDOW, "--now-ms", "-1", "--id", "a");
+    assertThat(findNow.code).isEqualTo(2);
+    assertThat(findNow.err).contains("--now-ms must be >= 0");
+
+    Result longest = run("summary", dir, "--window-ms", Long.toString(DedupOptions.MAX_WINDOW_MS));
+    assertThat(longest.err).doesNotContain("--window-ms must be");
+  }
+
+  @Test
   void shouldRefuseADirectoryThatHoldsNoJournal() {
     Result r = run("summary", journalDir.resolve("nothing").toString(), "--window-ms", WINDOW);
     assertThat(r.code).isEqualTo(2);

@@ -86,7 +86,8 @@ public final class JournalOptions {
 
   /**
    * Returns the roll cycle lengths a journal supports: 1 s (for tests), 1, 5, 10, 20 and 30 min, 1, 2, 4 and 6 h,
-   * 1 day and 7 days (Chronicle's roll cycles of those lengths).
+   * and 1 day (Chronicle's roll cycles of those lengths). There is no weekly cycle: Chronicle cannot parse the names
+   * of its weekly files ({@code 2026W49.cq4}) back into cycles, so a weekly journal could not be reopened.
    *
    * @return the lengths, shortest first
    */
@@ -97,8 +98,9 @@ public final class JournalOptions {
   /**
    * Chooses the roll cycle for a dedup window {@code W}: the shortest supported cycle of at least {@code W / 4} and
    * at least a minute, so a cycle file can be deleted at most about {@code W + W / 4} after it was started while a
-   * journal holds at most about five files' worth of live ids plus the current one. For a window of more than 28
-   * days, the longest (7 days).
+   * journal holds at most about five files' worth of live ids plus the current one. For a window of more than 4
+   * days, the longest (1 day): a window of {@code W} days then keeps about {@code W + 1} files (367 for the
+   * longest window of 366 days), each opened and its first records read once at {@link Journal#open}.
    *
    * @param window the dedup window {@code W}; positive
    * @return a supported roll cycle length

@@ -14,6 +14,12 @@ import net.openhft.chronicle.queue.rollcycles.TestRollCycles;
 /**
  * The Chronicle roll cycles a journal may use, by length. Keeps Chronicle's types out of {@link JournalOptions}.
  * Among several Chronicle cycles of one length, the one with the largest excerpt capacity per cycle is used.
+ *
+ * <p>Only cycles whose file names Chronicle can turn back into a cycle number are listed: a journal must reopen.
+ * Chronicle's {@code WEEKLY} cycle is left out on purpose: its files are named by week-based year and week
+ * ({@code 2026W49.cq4}), and Chronicle 2026.4 cannot parse such a name back (listing the directory throws
+ * {@code UnsupportedTemporalTypeException: Unsupported field: EpochDay}), so a weekly journal could be written but
+ * never reopened. Longer windows use the daily cycle instead (see {@link #forWindow}).
  */
 final class RollCycleChoice {
 
@@ -33,7 +39,7 @@ final class RollCycleChoice {
     m.put(Duration.ofHours(4), RollCycles.FOUR_HOURLY);
     m.put(Duration.ofHours(6), RollCycles.SIX_HOURLY);
     m.put(Duration.ofDays(1), RollCycles.FAST_DAILY);
-    m.put(Duration.ofDays(7), RollCycles.WEEKLY);
+    // No WEEKLY: see the class comment.
     for (Map.Entry<Duration, RollCycle> e : m.entrySet()) {
       if (e.getValue().lengthInMillis() != e.getKey().toMillis()) {
         throw new ExceptionInInitializerError("roll cycle " + e.getValue() + " is not " + e.getKey());
@@ -61,7 +67,11 @@ final class RollCycleChoice {
     return cycle;
   }
 
-  /** The shortest supported length of at least {@code window / 4}, or the longest one. */
+  /**
+   * The shortest supported length of at least {@code window / 4} and a minute, or the longest one (a day) for a
+   * window of more than 4 days. A 366-day window (the longest a dedup window may be) thus keeps about 367 daily
+   * files plus the current one.
+   */
   static Duration forWindow(Duration window) {
     Duration quarter = window.dividedBy(4);
     Duration last = null;

@@ -2,8 +2,12 @@ package io.github.vertxdedup.journal;
 
 import java.io.BufferedWriter;
 import java.io.OutputStreamWriter;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.stream.Stream;
 import java.time.Duration;
 import java.util.concurrent.locks.LockSupport;
 
@@ -32,12 +36,17 @@ public final class CrashChild {
     long run = Long.parseLong(args[1]);
     long jvmStartMs = java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime();
     // Load Chronicle's classes and native bindings before timing, on a throwaway journal: a cost of starting the
-    // JVM (about a second, once per process), not of recovering this journal.
-    Path warmUp = java.nio.file.Files.createTempDirectory("journal-warm-up");
-    try (Journal j = Journal.open(warmUp, new JournalOptions().setSyncPolicy(SyncPolicy.NONE))) {
-      j.replay(new JournalVisitor() {
-      });
-      j.appendAccept(1, 0, 0, 0, 1);
+    // JVM (about a second, once per process), not of recovering this journal. Deleted before "ready", so the
+    // kill that follows cannot leave it behind.
+    Path warmUp = Files.createTempDirectory("journal-warm-up");
+    try {
+      try (Journal j = Journal.open(warmUp, new JournalOptions().setSyncPolicy(SyncPolicy.NONE))) {
+        j.replay(new JournalVisitor() {
+        });
+        j.appendAccept(1, 0, 0, 0, 1);
+      }
+    } finally {
+      deleteTree(warmUp);
     }
 
     CommittedOffsets offsets = new CommittedOffsets();
@@ -101,6 +110,15 @@ public final class CrashChild {
       if (++loops % 10 == 0) {
         out.flush();
         LockSupport.parkNanos(1_000_000); // at most 10,000 ids per second: the journal stays small, replay short
+      }
+    }
+  }
+
+  /** Deletes {@code root} and everything under it, deepest first. */
+  private static void deleteTree(Path root) throws IOException {
+    try (Stream<Path> paths = Files.walk(root)) {
+      for (Path p : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) {
+        Files.delete(p);
       }
     }
   }

@@ -49,9 +49,11 @@ class JournalCrashTest {
     Set<Long> acked = new HashSet<>();
     long highestOffset = -1;
     List<String> restarts = new ArrayList<>();
+    // The children's java.io.tmpdir, to check that they leave nothing there.
+    Path childTmp = Files.createDirectories(tmp.resolve("child-tmp"));
 
     for (int run = 1; run <= cycles; run++) {
-      Process child = start(classpath, dir, run, tmp.resolve("child-" + run + ".err"));
+      Process child = start(classpath, dir, childTmp, run, tmp.resolve("child-" + run + ".err"));
       ChildOutput output = new ChildOutput(child);
       try {
         String ready = output.awaitReady(60, TimeUnit.SECONDS);
@@ -79,6 +81,10 @@ class JournalCrashTest {
         child.waitFor(30, TimeUnit.SECONDS);
       }
       output.join();
+      try (Stream<Path> left = Files.list(childTmp)) {
+        assertThat(left.map(p -> p.getFileName().toString()))
+            .as("temporary files child %d left behind", run).noneMatch(n -> n.startsWith("journal-warm-up"));
+      }
       acked.addAll(output.acked);
       highestOffset = Math.max(highestOffset, output.highestOffset.get());
     }
@@ -111,11 +117,13 @@ class JournalCrashTest {
     assertThat(offsets.get("orders", 0)).isGreaterThanOrEqualTo(highestOffset);
   }
 
-  private static Process start(List<String> classpath, Path dir, int run, Path stderr) throws IOException {
+  private static Process start(List<String> classpath, Path dir, Path childTmp, int run, Path stderr)
+      throws IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(Arrays.asList(System.getProperty("dedup.jvm.flags", "").trim().split("\\s+")));
     cmd.add("-Xmx256m");
+    cmd.add("-Djava.io.tmpdir=" + childTmp);
     cmd.add("-cp");
     cmd.add(String.join(java.io.File.pathSeparator, classpath));
     cmd.add(CrashChild.class.getName());

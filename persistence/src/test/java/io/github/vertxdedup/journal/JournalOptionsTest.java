@@ -66,7 +66,10 @@ class JournalOptionsTest {
     assertThat(JournalOptions.rollCycleFor(Duration.ofMinutes(21))).isEqualTo(Duration.ofMinutes(10));
     assertThat(JournalOptions.rollCycleFor(Duration.ofSeconds(30))).isEqualTo(Duration.ofMinutes(1));
     assertThat(JournalOptions.rollCycleFor(Duration.ofDays(1))).isEqualTo(Duration.ofHours(6));
-    assertThat(JournalOptions.rollCycleFor(Duration.ofDays(50))).isEqualTo(Duration.ofDays(7));
+    assertThat(JournalOptions.rollCycleFor(Duration.ofDays(4))).isEqualTo(Duration.ofDays(1));
+    assertThat(JournalOptions.rollCycleFor(Duration.ofDays(5))).isEqualTo(Duration.ofDays(1));
+    assertThat(JournalOptions.rollCycleFor(Duration.ofDays(366))).isEqualTo(Duration.ofDays(1));
+    assertThat(JournalOptions.supportedRollCycles()).last().isEqualTo(Duration.ofDays(1));
     assertThatThrownBy(() -> JournalOptions.rollCycleFor(Duration.ZERO))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("window must be > 0 but was PT0S");
     assertThat(JournalOptions.supportedRollCycles()).first().isEqualTo(Duration.ofSeconds(1));

@@ -123,9 +123,9 @@ public final class RestartBenchmark {
   private static void firstAnswer(Path journalDir) throws Exception {
     int expected = expectedIds(journalDir);
     Vertx vertx = Vertx.vertx();
+    // Warm-up: load Vert.x, Chronicle and the service's classes on a throwaway journal, deleted at the end.
+    Path warm = Files.createTempDirectory("restart-warm-up");
     try {
-      // Warm-up: load Vert.x, Chronicle and the service's classes on a throwaway journal.
-      Path warm = Files.createTempDirectory("restart-warm-up");
       String d = vertx.deployVerticle(new DedupVerticle(), new DeploymentOptions()
           .setConfig(options(warm, 0).toJson())).await();
       check(vertx, "warm-up");
@@ -144,6 +144,16 @@ public final class RestartBenchmark {
       }
     } finally {
       vertx.close().await();
+      deleteTree(warm);
+    }
+  }
+
+  /** Deletes {@code root} and everything under it, deepest first. */
+  private static void deleteTree(Path root) throws java.io.IOException {
+    try (java.util.stream.Stream<Path> paths = Files.walk(root)) {
+      for (Path p : (Iterable<Path>) paths.sorted(java.util.Comparator.reverseOrder())::iterator) {
+        Files.delete(p);
+      }
     }
   }
 

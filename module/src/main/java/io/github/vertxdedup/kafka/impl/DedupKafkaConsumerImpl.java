@@ -11,6 +11,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.micrometer.backends.BackendRegistries;
@@ -60,6 +61,15 @@ import org.apache.kafka.common.errors.WakeupException;
  * than half of its time). So an owner signals {@link #wake} when it drops back to the resume mark or stops waiting
  * for a lease; while every partition is paused the loop waits on that signal (bounded by {@code pollTimeoutMs})
  * and then polls without blocking, and while only some are paused it polls for at most {@value #PAUSED_POLL_MS} ms.
+ *
+ * <h2>A window that does not open</h2>
+ * The consumer stops rather than retrying: the window store already waits up to {@code assignmentTimeoutMs} for a
+ * journal another owner holds, so what fails here is a journal that cannot be read or a directory that cannot be
+ * used, which no retry mends, while the partition's records would wait unread for as long as the consumer lived. The
+ * assignment finishes normally (the owners that did start are kept, so they are drained and handed back like the
+ * others); the loop then ends, commits what was settled, leaves the group and reports the first failure to the
+ * exception handler. Throwing from {@code onPartitionsAssigned} instead would leave it to the Kafka client whether
+ * and where the error surfaces.
  */
 public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K, V> {
 
@@ -78,6 +88,9 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
   private RecordHandler<K, V> handler;
   private DeadLetterHandler<K, V> deadLetters;
   private MeterRegistry registry;
+  private Handler<Throwable> exceptionHandler;
+  /** The first window that failed to open; ends the poll loop. Poll thread only. */
+  private RuntimeException windowFailure;
 
   /** Owners by partition; poll thread only. */
   private final Map<TopicPartition, Owned<K, V>> owners = new HashMap<>();
@@ -149,6 +162,13 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
   public synchronized DedupKafkaConsumer<K, V> meterRegistry(MeterRegistry registry) {
     requireNotStarted();
     this.registry = Objects.requireNonNull(registry, "registry");
+    return this;
+  }
+
+  @Override
+  public synchronized DedupKafkaConsumer<K, V> exceptionHandler(Handler<Throwable> handler) {
+    requireNotStarted();
+    this.exceptionHandler = Objects.requireNonNull(handler, "handler");
     return this;
   }
 
@@ -228,7 +248,7 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
     caller.runOnContext(v -> subscribed.complete());
     Throwable failure = null;
     try {
-      while (running) {
+      while (running && windowFailure == null) {
         try {
           applyPauses();
           long timeoutMs = options.getPollTimeoutMs();
@@ -263,9 +283,9 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
         }
       }
       revoke(new ArrayList<>(owners.keySet()), true);
+      failure = windowFailure;
     } catch (RuntimeException e) {
-      LOG.log(System.Logger.Level.ERROR, "dedup consumer " + instanceId + " stopped on an error", e);
-      failure = e;
+      failure = windowFailure != null ? windowFailure : e;
       revoke(new ArrayList<>(owners.keySet()), false);
     } finally {
       try {
@@ -273,7 +293,23 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
       } catch (RuntimeException e) {
         LOG.log(System.Logger.Level.WARNING, "closing the Kafka consumer failed", e);
       }
+      if (failure != null) {
+        LOG.log(System.Logger.Level.ERROR, "dedup consumer " + instanceId + " of group " + groupId
+            + " stopped on an error and left the group", failure);
+        report(caller, failure);
+      }
       finish(failure);
+    }
+  }
+
+  /** Hands a failure that stopped the consumer to the exception handler, on the subscriber's context. */
+  private void report(Context caller, Throwable failure) {
+    Handler<Throwable> h;
+    synchronized (this) {
+      h = exceptionHandler;
+    }
+    if (h != null) {
+      caller.runOnContext(v -> h.handle(failure));
     }
   }
 
@@ -406,9 +442,11 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
       return;
     }
     Map<TopicPartition, Future<Owned<K, V>>> starting = new HashMap<>();
+    Map<TopicPartition, KafkaMetrics> meters = new HashMap<>();
     for (TopicPartition tp : fresh) {
+      KafkaMetrics metrics = new KafkaMetrics(registry, groupId, tp.topic(), tp.partition());
+      meters.put(tp, metrics);
       starting.put(tp, windows.acquire(groupId, tp, instanceId).compose(lease -> {
-        KafkaMetrics metrics = new KafkaMetrics(registry, groupId, tp.topic(), tp.partition());
         metrics.orphanedClaims.increment(lease.releasedClaims());
         PartitionOwner<K, V> owner = new PartitionOwner<>(tp, options, lease.address(), identity, handler,
             deadLetters, clock, metrics, wake::release, instanceId);
@@ -417,7 +455,19 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
     }
     Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(new HashSet<>(fresh));
     for (TopicPartition tp : fresh) {
-      Owned<K, V> o = await(starting.get(tp), options.getAssignmentTimeoutMs(), "start the window of " + tp);
+      Owned<K, V> o;
+      try {
+        o = await(starting.get(tp), options.getAssignmentTimeoutMs(), "start the window of " + tp);
+      } catch (RuntimeException e) {
+        // Keep waiting for the others, so that every owner that did start is known and handed back on the way out.
+        meters.get(tp).windowOpenFailures.increment();
+        LOG.log(System.Logger.Level.ERROR, "dedup consumer " + instanceId + ": " + e.getMessage()
+            + "; the consumer stops and leaves the group", e.getCause());
+        if (windowFailure == null) {
+          windowFailure = e;
+        }
+        continue;
+      }
       owners.put(tp, o);
       OffsetAndMetadata c = committed.get(tp);
       if (c != null) {

@@ -17,7 +17,9 @@ import java.util.Map;
  * out while the handler ran: the lease is too short for the handler), {@code dedup.kafka.redeliveries.beyond.window}
  * (records accepted whose Kafka timestamp is older than now minus the window {@code W}: probably redeliveries the
  * window no longer remembers; the verdict is not changed, the handler runs), {@code dedup.kafka.orphaned.claims}
- * (claims this consumer's instance id left open in a previous run, released when it took the partition over).
+ * (claims this consumer's instance id left open in a previous run, released when it took the partition over),
+ * {@code dedup.kafka.window.open.failures} (assignments of the partition whose window could not be opened; each stops
+ * the consumer, see {@code DedupKafkaConsumer#exceptionHandler}).
  *
  * <p>Micrometer counters are thread-safe; a new owner of the same partition increments the same counters (the
  * registry returns the meter already registered under the same name and tags).
@@ -32,6 +34,7 @@ final class KafkaMetrics {
   final Counter lapsedClaims;
   final Counter redeliveriesBeyondWindow;
   final Counter orphanedClaims;
+  final Counter windowOpenFailures;
   private final Map<DeadLetter.Reason, Counter> deadLetters = new EnumMap<>(DeadLetter.Reason.class);
 
   KafkaMetrics(MeterRegistry registry, String groupId, String topic, int partition) {
@@ -55,6 +58,9 @@ final class KafkaMetrics {
         .tags(tags).register(registry);
     orphanedClaims = Counter.builder("dedup.kafka.orphaned.claims")
         .description("claims left open by this instance id's previous run, released on taking the partition")
+        .tags(tags).register(registry);
+    windowOpenFailures = Counter.builder("dedup.kafka.window.open.failures")
+        .description("assignments whose window could not be opened; each stopped the consumer")
         .tags(tags).register(registry);
     for (DeadLetter.Reason r : DeadLetter.Reason.values()) {
       deadLetters.put(r, Counter.builder("dedup.kafka.dead.letters").description("records sent to the dead-letter"

@@ -1,6 +1,7 @@
 package io.github.vertxdedup.bench.kafka;
 
 import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.examples.LocalKafka;
 import io.github.vertxdedup.kafka.AtomicityMode;
 import io.github.vertxdedup.kafka.DedupKafkaConsumer;
 import io.github.vertxdedup.kafka.DedupKafkaOptions;
@@ -33,10 +34,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
-import kafka.testkit.KafkaClusterTestKit;
-import kafka.testkit.TestKitNodes;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -105,24 +102,10 @@ public final class KafkaConsumerThroughput {
     Path tmp = Paths.get(System.getProperty("java.io.tmpdir"));
     Files.createDirectories(tmp);
     OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
-    try (KafkaClusterTestKit cluster = new KafkaClusterTestKit.Builder(
-            new TestKitNodes.Builder().setCombined(true).setNumBrokerNodes(1).setNumControllerNodes(1).build())
-        .setConfigProp("offsets.topic.replication.factor", "1")
-        .setConfigProp("offsets.topic.num.partitions", "1")
-        .setConfigProp("transaction.state.log.replication.factor", "1")
-        .setConfigProp("transaction.state.log.min.isr", "1")
-        .setConfigProp("group.initial.rebalance.delay.ms", "0")
-        .build()) {
-      cluster.format();
-      cluster.startup();
-      cluster.waitForReadyBrokers();
-      String bootstrap = cluster.bootstrapServers();
+    try (LocalKafka kafka = LocalKafka.start(partitions)) {
+      String bootstrap = kafka.bootstrapServers();
       String topic = "bench";
-      Properties ap = new Properties();
-      ap.put("bootstrap.servers", bootstrap);
-      try (Admin admin = Admin.create(ap)) {
-        admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(30, TimeUnit.SECONDS);
-      }
+      LocalKafka.createTopic(bootstrap, topic, partitions);
       int distinct = produce(bootstrap, topic, records);
       System.out.printf("topic %s: %d records, %d distinct ids, %d partitions; dedup consumer"
           + " expectedIdsPerPartition %d%n", topic, records, distinct, partitions, EXPECTED_IDS);

@@ -286,8 +286,10 @@ public final class PartitionVerticle extends VerticleBase {
             if (timerId == -1) {
               timerId = vertx.setPeriodic(TICK_MS, id -> tick());
             }
-            LOG.log(System.Logger.Level.INFO, "partition {0}: ready {1} ms after its journal began to open, {2} "
-                + "entries held", address, (System.nanoTime() - startNanos) / 1_000_000, fresh.windowStats().held());
+            LOG.log(System.Logger.Level.INFO, journal instanceof MemoryJournal
+                    ? "partition {0}: ready in {1} ms, memory only (no journal), {2} entries held"
+                    : "partition {0}: ready {1} ms after its journal began to open, {2} entries held",
+                address, (System.nanoTime() - startNanos) / 1_000_000, fresh.windowStats().held());
             publish();
             started.tryComplete();
             return;

@@ -19,7 +19,7 @@ import picocli.CommandLine.Spec;
  * anything starts, then one run on a topic and group of its own.
  *
  * <p>Each run publishes to {@code payment.succeeded-<run id>} and consumes as group {@code <group>-<run id>}
- * ({@code run id}: the start time in base 36). The windows live under {@code <journal-dir>/<group>-<run id>/}, so a
+ * ({@code run id}: the start time in ms, base 36, made unique within the JVM). The windows live under {@code <journal-dir>/<group>-<run id>/}, so a
  * rerun on the same journal directory starts windows of its own beside the earlier runs' (a group's journal also
  * holds the offsets it consumed to: reusing it with a new topic or broker would skip every record), and a rerun on
  * the same external cluster does not read the records earlier runs left on the topic.
@@ -28,6 +28,9 @@ import picocli.CommandLine.Spec;
  * reachable, the consumer did not consume the topic in time). Not thread-safe; one run per instance.
  */
 abstract class KafkaExampleCommand implements Callable<Integer> {
+
+  /** The last run id's instant, epoch ms: run ids of one JVM differ even within a millisecond. */
+  private static final java.util.concurrent.atomic.AtomicLong LAST_RUN_MS = new java.util.concurrent.atomic.AtomicLong();
 
   /** Exit code: the run failed. */
   static final int EXIT_FAILED = 3;
@@ -85,7 +88,8 @@ abstract class KafkaExampleCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), "journal-dir " + journalDir + " cannot be created or"
           + " written: " + e);
     }
-    String runId = Long.toString(System.currentTimeMillis(), 36);
+    String runId = Long.toString(LAST_RUN_MS.updateAndGet(last -> Math.max(last + 1, System.currentTimeMillis())),
+        36);
     String topic = "payment.succeeded-" + runId;
     String group = groupPrefix() + "-" + runId;
     try (LocalKafka local = servers == null ? LocalKafka.start(3) : null) {

@@ -83,9 +83,9 @@ class BillingDemoFlagsTest {
     int exit = new CommandLine(new BillingDemo()).setErr(new PrintWriter(err))
         .execute("--kills", "10", "--events", "1");
     assertThat(exit).isEqualTo(2);
-    assertThat(err.toString()).startsWith("--kills 10 needs --events of at least 1000");
+    assertThat(err.toString()).startsWith("--kills 10 needs --events of at least 10000");
     BillingDemo demo = new BillingDemo();
-    new CommandLine(demo).parseArgs("--kills", "5", "--events", "500");
+    new CommandLine(demo).parseArgs("--kills", "5", "--events", "5000");
     demo.validate(); // the lowest --events for 5 kills
   }
 

@@ -2,6 +2,7 @@ package io.github.vertxdedup.examples;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -66,6 +67,9 @@ public final class LocalKafka implements AutoCloseable {
     return new LocalKafka(cluster);
   }
 
+  /** How long {@link #createTopic} waits for a broker's answer, seconds. */
+  public static final int ANSWER_TIMEOUT_SECONDS = 30;
+
   /** @return the {@code bootstrap.servers} value of this broker, a loopback {@code host:port} */
   public String bootstrapServers() {
     return cluster.bootstrapServers();
@@ -78,7 +82,10 @@ public final class LocalKafka implements AutoCloseable {
    * @param topic the topic name
    * @param partitions its partition count, at least 1
    * @throws IllegalArgumentException if {@code partitions} is below 1
-   * @throws Exception if the broker refuses or does not answer within 30 s (an existing topic is not an error)
+   * @throws java.util.concurrent.TimeoutException if no broker at {@code bootstrapServers} answered within
+   *     {@link #ANSWER_TIMEOUT_SECONDS} s; its message names the servers, the topic and the time waited (the call
+   *     returns then, it does not wait out the client's own request timeout)
+   * @throws Exception if the broker refuses (an existing topic is not an error)
    */
   public static void createTopic(String bootstrapServers, String topic, int partitions) throws Exception {
     if (partitions < 1) {
@@ -86,14 +93,32 @@ public final class LocalKafka implements AutoCloseable {
     }
     Properties p = new Properties();
     p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
-    try (Admin admin = Admin.create(p)) {
+    p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) TimeUnit.SECONDS.toMillis(ANSWER_TIMEOUT_SECONDS));
+    Admin admin = Admin.create(p);
+    boolean answered = false;
+    try {
       admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1).configs(Map.of())))
-          .all().get(30, TimeUnit.SECONDS);
+          .all().get(ANSWER_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+      answered = true;
     } catch (java.util.concurrent.ExecutionException e) {
-      if (!(e.getCause() instanceof TopicExistsException)) {
+      if (e.getCause() instanceof TopicExistsException) {
+        answered = true;
+      } else if (e.getCause() instanceof org.apache.kafka.common.errors.TimeoutException) {
+        throw noAnswer(bootstrapServers, topic);
+      } else {
         throw e;
       }
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw noAnswer(bootstrapServers, topic);
+    } finally {
+      // Without an answer, closing would wait for the pending request's own timeout: do not.
+      admin.close(answered ? Duration.ofSeconds(30) : Duration.ZERO);
     }
+  }
+
+  private static java.util.concurrent.TimeoutException noAnswer(String bootstrapServers, String topic) {
+    return new java.util.concurrent.TimeoutException("no Kafka broker at " + bootstrapServers + " answered within "
+        + ANSWER_TIMEOUT_SECONDS + " s (creating topic " + topic + "); is it running and reachable?");
   }
 
   /** Stops the broker and deletes its log directories. */

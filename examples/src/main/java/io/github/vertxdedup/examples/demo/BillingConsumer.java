@@ -26,6 +26,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -41,10 +42,13 @@ import picocli.CommandLine.Option;
  * <h2>What it does with a record</h2>
  * The identity is the {@code message-id} header (the payment id); every delivery is noted in
  * {@code deliveries-<run>.log} ({@link DeliveryLog}). A record the window accepts reaches the handler, which (off the
- * event loop, in offset order per partition) appends the credit to {@code ledger.log}, the receipt to
- * {@code receipts.log} (both {@link PaymentBook}s, keyed by payment id unless {@code --no-ledger-key}) and one line
- * per completed handler call to {@code handled.log}: {@code <paymentId> <run> <partition> <offset> <credited|refused>
- * <sent|refused>}. A duplicate is dropped by the window: the handler is not called.
+ * event loop, in offset order per partition) first notes the call in {@code handled.log}
+ * ({@code <paymentId> <run> <partition> <offset>}), then appends the credit to {@code ledger.log} and the receipt to
+ * {@code receipts.log} (both {@link PaymentBook}s, keyed by payment id unless {@code --no-ledger-key}; both lines
+ * {@code <paymentId> <account> <amountCents> <partition> <offset> <run>}). Noting the call before its effect makes
+ * the count exact under SIGKILL: every ledger line has its call, and a call without its own ledger line was either
+ * refused by the key or cut off by the kill ({@link DemoReport} tells which). A duplicate is dropped by the window:
+ * the handler is not called.
  *
  * <h2>Kafka settings</h2>
  * Static membership ({@code group.instance.id}, the same in every run) and a 6 s session timeout (the broker's least):
@@ -55,14 +59,26 @@ import picocli.CommandLine.Option;
  * <h2>Talking to the driver</h2>
  * Standard output, one line each: {@code started <epochMs>}; {@code subscribed <epochMs>}; {@code assigned <epochMs>}
  * (partitions assigned, their windows rebuilt from the journals); {@code first-answer <epochMs>} (the first record
- * settled: a duplicate dropped or an effect applied); {@code status <deliveries> <handled> <dropped> <lapsedClaims>} every 200 ms;
- * {@code stopped} at the end. A line {@code stop} on standard input, or its end, makes it close the consumer (drain,
- * commit offsets, close the journals), write {@code stats-<run>.json} (the run's counts and its windows' metrics) and
- * exit with 0. Any failure exits with 1 and a stack trace on standard error.
+ * settled: a duplicate dropped or an effect applied);
+ * {@code status <deliveries> <handled> <dropped> <lapsedClaims> <inFlightWaits>} every {@value #STATUS_INTERVAL_MS} ms and once more after
+ * the consumer closed (the final counts); {@code stopped} at the end. A line {@code stop} on standard input makes it
+ * close the consumer (drain, commit offsets, close the journals), write {@code stats-<run>.json} (the run's counts
+ * and its windows' metrics) and exit with 0. The end of standard input without {@code stop}, or the exit of its
+ * parent process, means the driver died: it halts at once with exit code 4, as after a crash, rather than run on
+ * orphaned. Any failure exits with 1 and a stack trace on standard error.
  */
 @Command(name = "billing-consumer",
     description = "The demo's billing consumer (started by the demo, not by hand).")
 public final class BillingConsumer implements Callable<Integer> {
+
+  /** Exit code when the driver went away without a {@code stop} line (the consumer halts at once). */
+  static final int EXIT_DRIVER_GONE = 4;
+
+  /**
+   * How often the status line is written, ms: often enough that the driver sees a restarted run's first credits
+   * before it has caught up with a small backlog, so that its next kill can still land.
+   */
+  static final long STATUS_INTERVAL_MS = 50;
 
   /** The header holding the payment id: the identity the window checks. */
   static final String MESSAGE_ID = "message-id";
@@ -117,6 +133,7 @@ public final class BillingConsumer implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     say("started " + System.currentTimeMillis());
+    CountDownLatch stop = watchDriver();
     // Load the JSON codec (seconds on a loaded machine) beside the start of Vert.x and Kafka rather than in the first
     // handler call, whose claim's lease is already running.
     Thread warmUp = new Thread(() -> Payment.fromJson(new Payment("warm-up", "acct-000", 1).toJson()), "warm-up");
@@ -145,11 +162,11 @@ public final class BillingConsumer implements Callable<Integer> {
             Payment p = Payment.fromJson(record.value());
             // Blocking file writes: on a worker, in order per partition (ordered on the partition's context).
             return vertx.executeBlocking(() -> {
-              boolean credited = ledger.append(p.paymentId(), p.account(), p.amountCents(), record.partition(),
-                  record.offset(), run);
-              boolean sent = receipts.append(p.paymentId(), p.account(), p.amountCents(), run);
-              handledLog.append(p.paymentId(), run, record.partition(), record.offset(),
-                  credited ? "credited" : "refused", sent ? "sent" : "refused");
+              // The call is noted before its effect, so that a kill cannot leave an effect without its call: the
+              // report tells a call the kill cut off (no ledger or receipt line of its own) from one the key refused.
+              handledLog.append(p.paymentId(), run, record.partition(), record.offset());
+              ledger.append(p.paymentId(), p.account(), p.amountCents(), record.partition(), record.offset(), run);
+              receipts.append(p.paymentId(), p.account(), p.amountCents(), record.partition(), record.offset(), run);
               handled.incrementAndGet();
               return null;
             }, true);
@@ -163,13 +180,15 @@ public final class BillingConsumer implements Callable<Integer> {
       say("subscribed " + System.currentTimeMillis());
       Thread reporter = startReporter(consumer, registry, deliveries, handled);
 
-      awaitStop();
+      stop.await();
 
       reporter.interrupt();
+      reporter.join();
       List<Meter> meters = new ArrayList<>(registry.getMeters()); // the windows remove theirs when they stop
       consumer.close().toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
       deliveryLog.close();
       writeStats(meters, deliveries.get(), handled.get());
+      status(meters, deliveries.get(), handled.get()); // the final counts, for the driver's last progress line
     } finally {
       vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     }
@@ -201,7 +220,7 @@ public final class BillingConsumer implements Callable<Integer> {
         .setPollTimeoutMs(20);
   }
 
-  /** Prints progress every 200 ms and, once, the instants the partitions were assigned and the first answer. */
+  /** Prints progress every {@value #STATUS_INTERVAL_MS} ms and, once, the instants the partitions were assigned and the first answer. */
   private Thread startReporter(DedupKafkaConsumer<String, String> consumer, SimpleMeterRegistry registry,
       AtomicLong deliveries, AtomicLong handled) {
     Thread t = new Thread(() -> {
@@ -218,10 +237,8 @@ public final class BillingConsumer implements Callable<Integer> {
           say("first-answer " + System.currentTimeMillis());
         }
         if (System.nanoTime() - nextStatusNs >= 0) {
-          nextStatusNs += TimeUnit.MILLISECONDS.toNanos(200);
-          say("status " + deliveries.get() + " " + handled.get() + " "
-              + (long) sum(registry.getMeters(), "dedup.kafka.duplicates") + " "
-              + (long) sum(registry.getMeters(), "dedup.kafka.lapsed.claims"));
+          nextStatusNs += TimeUnit.MILLISECONDS.toNanos(STATUS_INTERVAL_MS);
+          status(registry.getMeters(), deliveries.get(), handled.get());
         }
         // Until the first answer, look every 0.2 ms (it is the restart time being measured); then every 20 ms.
         LockSupport.parkNanos(answered ? 20_000_000 : 200_000);
@@ -232,12 +249,44 @@ public final class BillingConsumer implements Callable<Integer> {
     return t;
   }
 
-  private static void awaitStop() throws java.io.IOException {
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    String line;
-    while ((line = in.readLine()) != null && !line.trim().equals("stop")) {
-      // ignore anything else
-    }
+  private void status(List<Meter> meters, long deliveries, long handled) {
+    say("status " + deliveries + " " + handled + " " + (long) sum(meters, "dedup.kafka.duplicates") + " "
+        + (long) sum(meters, "dedup.kafka.lapsed.claims") + " " + (long) sum(meters, "dedup.kafka.in.flight.waits"));
+  }
+
+  /**
+   * Watches the driver from the start of the run: a {@code stop} line on standard input counts the returned latch
+   * down; the end of standard input without one, or the driver's exit, means the driver is gone (killed, say), and
+   * this JVM then halts at once with {@link #EXIT_DRIVER_GONE}, as a crash would, instead of running on orphaned.
+   */
+  static CountDownLatch watchDriver() {
+    CountDownLatch stop = new CountDownLatch(1);
+    Thread t = new Thread(() -> {
+      try {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null) {
+          if (line.trim().equals("stop")) {
+            stop.countDown();
+            return;
+          }
+        }
+      } catch (java.io.IOException e) {
+        // as the end of the input
+      }
+      driverGone("its standard input ended without a stop line");
+    }, "driver-watch");
+    t.setDaemon(true);
+    t.start();
+    ProcessHandle.current().parent().ifPresent(parent -> parent.onExit()
+        .thenRun(() -> driverGone("its parent process " + parent.pid() + " exited")));
+    return stop;
+  }
+
+  private static void driverGone(String why) {
+    System.err.println("billing-consumer: the driver is gone (" + why + "); halting");
+    System.err.flush();
+    Runtime.getRuntime().halt(EXIT_DRIVER_GONE);
   }
 
   private void writeStats(List<Meter> meters, long deliveries, long handled) throws java.io.IOException {

@@ -38,6 +38,7 @@ final class ConsumerProcess {
   volatile long handled;
   volatile long dropped;
   volatile long lapsedClaims;
+  volatile long inFlightWaits;
   volatile boolean stopped;
   /** When the driver killed it, epoch ms, or -1. */
   volatile long killedAtMs = -1;
@@ -154,6 +155,7 @@ final class ConsumerProcess {
               handled = Long.parseLong(f[2]);
               dropped = Long.parseLong(f[3]);
               lapsedClaims = Long.parseLong(f[4]);
+              inFlightWaits = Long.parseLong(f[5]);
             }
             case "stopped" -> stopped = true;
             case "subscribed" -> subscribedAtMs = Long.parseLong(f[1]);

@@ -20,7 +20,8 @@ import java.util.Set;
  *
  * <h2>How a delivery is classified</h2>
  * A run's deliveries are the {@code (partition, offset)} pairs in its {@code deliveries-<run>.log} (plus any its
- * {@code handled.log} lines name). A delivery the run handled is an effect applied (or refused by the ledger key). One
+ * {@code handled.log} lines name). A delivery the run handled is a handler call (its effect applied, refused by the
+ * ledger key, or cut off by a kill: see {@link #effectCutOff}). One
  * it did not handle was dropped by the dedup window if the run ended normally, or if the run was killed and handled
  * a later offset of the same partition (a partition settles its records in offset order, so every record before a
  * handled one was decided); otherwise the kill cut it off before its outcome was known (it is delivered again after
@@ -76,6 +77,14 @@ final class DemoReport {
   /** Dropped although it was the first record of its payment id received: a lost payment (should be 0). */
   long droppedFirstCopy;
   long cutOff;
+  /**
+   * Handler calls of a killed run without a ledger line of their own that were the last call of their partition in
+   * that run: the kill may have stopped them between the note in {@code handled.log} and the credit. (Such a call
+   * might also have been refused by the key; the files cannot tell, and the sums do not depend on it.)
+   */
+  long effectCutOff;
+  /** As {@link #effectCutOff}, for the receipt. */
+  long receiptCutOff;
   long redeliveries;
   int ledgerEntries;
   long ledgerCents;
@@ -122,18 +131,13 @@ final class DemoReport {
     r.payments = payments.size();
     r.runs = runTimes.size();
 
-    // Handled lines: <paymentId> <run> <partition> <offset> <credited|refused> <sent|refused>
+    // Handled lines, written before the effect: <paymentId> <run> <partition> <offset>
+    List<String[]> calls = PaymentBook.readLines(workDir.resolve("handled.log"));
     Map<Integer, Set<String>> handledByRun = new HashMap<>();
-    for (String[] f : PaymentBook.readLines(workDir.resolve("handled.log"))) {
+    for (String[] f : calls) {
       handledByRun.computeIfAbsent(Integer.parseInt(f[1]), k -> new HashSet<>()).add(key(Integer.parseInt(f[2]),
           Long.parseLong(f[3])));
       r.handlerCalls++;
-      if (f[4].equals("refused")) {
-        r.ledgerRefusals++;
-      }
-      if (f[5].equals("refused")) {
-        r.receiptRefusals++;
-      }
     }
 
     Set<String> receivedBefore = new HashSet<>();
@@ -193,8 +197,10 @@ final class DemoReport {
     // <amountCents> <run>.
     Map<String, Integer> credits = new HashMap<>();
     Set<String> wrong = new HashSet<>();
+    Set<String> creditedBy = new HashSet<>(); // run:partition:offset of the call that wrote the line
     for (String[] f : PaymentBook.readLines(workDir.resolve("ledger.log"))) {
       r.ledgerEntries++;
+      creditedBy.add(f[5] + ":" + key(Integer.parseInt(f[3]), Long.parseLong(f[4])));
       Payment p = payments.get(f[0]);
       long cents = Long.parseLong(f[2]);
       r.ledgerCents += cents;
@@ -209,8 +215,10 @@ final class DemoReport {
       }
     }
     Map<String, Integer> sent = new HashMap<>();
+    Set<String> sentBy = new HashSet<>();
     for (String[] f : PaymentBook.readLines(workDir.resolve("receipts.log"))) {
       r.receipts++;
+      sentBy.add(f[5] + ":" + key(Integer.parseInt(f[3]), Long.parseLong(f[4])));
       if (!payments.containsKey(f[0])) {
         r.unknownReceipts++;
       } else {
@@ -232,6 +240,39 @@ final class DemoReport {
       }
       if (c != 1 || s != 1 || wrong.contains(id)) {
         r.wrongPayments++;
+      }
+    }
+    // A call without its own ledger line (or receipt) was refused by the key, unless the kill may have cut it off:
+    // the last call of its partition in a killed run (a partition's calls run one at a time, in offset order).
+    Map<String, Long> lastCall = new HashMap<>(); // run:partition -> offset
+    for (String[] f : calls) {
+      lastCall.merge(f[1] + ":" + f[2], Long.parseLong(f[3]), Math::max);
+    }
+    Set<Integer> killedRuns = new HashSet<>();
+    for (RunTimes t : runTimes) {
+      if (t.killedAtMs() >= 0) {
+        killedRuns.add(t.run());
+      }
+    }
+    for (String[] f : calls) {
+      String call = f[1] + ":" + key(Integer.parseInt(f[2]), Long.parseLong(f[3]));
+      boolean credited = creditedBy.contains(call);
+      boolean sentOwn = sentBy.contains(call);
+      boolean mayBeCutOff = killedRuns.contains(Integer.parseInt(f[1]))
+          && lastCall.get(f[1] + ":" + f[2]) == Long.parseLong(f[3]);
+      if (!credited) {
+        if (mayBeCutOff) {
+          r.effectCutOff++;
+        } else {
+          r.ledgerRefusals++;
+        }
+      }
+      if (!sentOwn) {
+        if (mayBeCutOff) {
+          r.receiptCutOff++;
+        } else {
+          r.receiptRefusals++;
+        }
       }
     }
     r.deadLetters = PaymentBook.readLines(workDir.resolve("dead-letters.log")).size();
@@ -270,7 +311,9 @@ final class DemoReport {
         + " on the same journal", kills));
     row(out, "deliveries seen", deliveries, String.format(Locale.ROOT, "records the consumer received; %,d of them"
         + " redelivered after a crash", redeliveries));
-    row(out, "  handler calls", handlerCalls, "records the window let through: the effect ran");
+    row(out, "  handler calls", handlerCalls, String.format(Locale.ROOT, "records the window let through;"
+        + " = ledger entries %,d + repeats refused %,d + effect cut off %,d", ledgerEntries, ledgerRefusals,
+        effectCutOff));
     row(out, "  duplicates dropped", dropped, "by the dedup window; the handler was not called");
     row(out, "    producer retry", droppedRetry, "a second record with a paymentId already seen");
     row(out, "    redelivery after crash", droppedRedelivery, "an offset the killed consumer had received and"
@@ -283,8 +326,11 @@ final class DemoReport {
     row(out, "ledger entries", ledgerEntries, String.format(Locale.ROOT, "credits; total %s, published %s",
         money(ledgerCents), money(publishedCents)));
     row(out, "receipts", receipts, "receipts sent");
+    row(out, "effect cut off by a kill", effectCutOff, String.format(Locale.ROOT, "handler calls a kill stopped"
+        + " before their ledger line (the record comes again); receipts cut off %d", receiptCutOff));
     row(out, "repeats refused by the key", ledgerRefusals, ledgerKey ? String.format(Locale.ROOT, "handler calls"
-        + " for a payment the ledger already held (in flight at a kill); receipts refused %d", receiptRefusals)
+        + " for a payment the ledger already held (in flight at a kill); receipts refused %d; handler calls"
+        + " = receipts + receipts refused + cut off", receiptRefusals)
         : "the key is off: a repeat is written");
     row(out, "dead letters", deadLetters, "records the handler gave up on");
     row(out, "lapsed claims", lapsedClaims, lapsedClaims == 0 ? "no claim outlived its lease"

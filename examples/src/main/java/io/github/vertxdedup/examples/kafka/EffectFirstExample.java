@@ -11,7 +11,6 @@ import io.github.vertxdedup.kafka.IdentityExtractor;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -94,22 +93,37 @@ public final class EffectFirstExample {
   }
 
   /**
+   * Runs the example once on a topic and group of its own (see {@link KafkaExampleCommand}); exits with 0 if every
+   * payment was applied exactly once, 1 if not, 2 on bad arguments, 3 if the run failed.
+   *
    * @param args {@code [bootstrap-servers|- [journal-dir]]}; {@code -} or nothing starts an in-process broker
-   * @throws Exception if the broker cannot be started or reached
    */
-  public static void main(String[] args) throws Exception {
-    String bootstrap = args.length > 0 && !args[0].equals("-") ? args[0] : null;
-    Path journalDir = args.length > 1 ? Path.of(args[1]) : Files.createTempDirectory("ledger-journal");
+  public static void main(String[] args) {
     List<DeadLetter<String, String>> deadLetters = new CopyOnWriteArrayList<>();
-    try (LocalKafka local = bootstrap == null ? LocalKafka.start(3) : null) {
-      String servers = bootstrap != null ? bootstrap : local.bootstrapServers();
-      RunSummary summary = run(servers, "payment.succeeded", "ledger", journalDir, new Ledger(), deadLetters,
-          1000, 0.2);
-      System.out.println("effect-first: " + summary + " (journal: " + journalDir + ")");
-      deadLetters.forEach(d -> System.out.println("dead letter: " + d.reason() + " " + d.detail()));
-      if (!summary.exactlyOnce()) {
-        System.exit(1);
+    @picocli.CommandLine.Command(name = "effect-first", mixinStandardHelpOptions = true,
+        description = "A Kafka consumer in effect-first mode: publishes 1,000 payments with 20 %% producer copies and"
+            + " counts the effects.")
+    class Command extends KafkaExampleCommand {
+      @Override
+      String name() {
+        return "effect-first";
+      }
+
+      @Override
+      String groupPrefix() {
+        return "ledger";
+      }
+
+      @Override
+      RunSummary run(String servers, String topic, String group, Path dir) throws Exception {
+        return EffectFirstExample.run(servers, topic, group, dir, new Ledger(), deadLetters, 1000, 0.2);
+      }
+
+      @Override
+      void after() {
+        deadLetters.forEach(d -> System.out.println("dead letter: " + d.reason() + " " + d.detail()));
       }
     }
+    KafkaExampleCommand.main(new Command(), args);
   }
 }

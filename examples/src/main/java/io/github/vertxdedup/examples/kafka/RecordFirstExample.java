@@ -8,7 +8,6 @@ import io.github.vertxdedup.kafka.DedupKafkaConsumer;
 import io.github.vertxdedup.kafka.DedupKafkaOptions;
 import io.github.vertxdedup.kafka.IdentityExtractor;
 import io.vertx.core.Vertx;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -21,8 +20,9 @@ import java.util.Map;
  * <p>Run: {@code scripts/run-example record-first [bootstrap-servers|- [journal-dir]]} (it builds the module if
  * needed and passes the JVM flags Chronicle Queue needs). Without {@code bootstrap-servers} (or with {@code -}) it
  * starts an in-process broker ({@link LocalKafka}); without {@code journal-dir} it journals to a new temporary
- * directory. It publishes 1,000 payments with 20 % producer-side copies, consumes them, prints the counts and exits
- * with 1 if any receipt was sent twice or not at all.
+ * directory. Each run uses a topic and group of its own ({@link KafkaExampleCommand}), so a rerun on the same journal
+ * directory or cluster works. It publishes 1,000 payments with 20 % producer-side copies, consumes them, prints the
+ * counts and exits with 1 if any receipt was sent twice or not at all.
  */
 public final class RecordFirstExample {
 
@@ -74,19 +74,31 @@ public final class RecordFirstExample {
   }
 
   /**
+   * Runs the example once on a topic and group of its own (see {@link KafkaExampleCommand}); exits with 0 if every
+   * payment was applied exactly once, 1 if not, 2 on bad arguments, 3 if the run failed.
+   *
    * @param args {@code [bootstrap-servers|- [journal-dir]]}; {@code -} or nothing starts an in-process broker
-   * @throws Exception if the broker cannot be started or reached
    */
-  public static void main(String[] args) throws Exception {
-    String bootstrap = args.length > 0 && !args[0].equals("-") ? args[0] : null;
-    Path journalDir = args.length > 1 ? Path.of(args[1]) : Files.createTempDirectory("receipts-journal");
-    try (LocalKafka local = bootstrap == null ? LocalKafka.start(3) : null) {
-      String servers = bootstrap != null ? bootstrap : local.bootstrapServers();
-      RunSummary summary = run(servers, "payment.succeeded", "receipts", journalDir, new Receipts(), 1000, 0.2);
-      System.out.println("record-first: " + summary + " (journal: " + journalDir + ")");
-      if (!summary.exactlyOnce()) {
-        System.exit(1);
+  public static void main(String[] args) {
+    @picocli.CommandLine.Command(name = "record-first", mixinStandardHelpOptions = true,
+        description = "A Kafka consumer in record-first mode: publishes 1,000 payments with 20 %% producer copies and"
+            + " counts the effects.")
+    class Command extends KafkaExampleCommand {
+      @Override
+      String name() {
+        return "record-first";
+      }
+
+      @Override
+      String groupPrefix() {
+        return "receipts";
+      }
+
+      @Override
+      RunSummary run(String servers, String topic, String group, Path dir) throws Exception {
+        return RecordFirstExample.run(servers, topic, group, dir, new Receipts(), 1000, 0.2);
       }
     }
+    KafkaExampleCommand.main(new Command(), args);
   }
 }

@@ -121,9 +121,23 @@ public final class ServiceExample {
   /**
    * Runs the example and prints each reply, the ledger and what the service knows of {@code pay-1}.
    *
-   * @param args none
+   * @param args none; {@code --help} shows the usage, anything else is refused with exit code 2
    */
   public static void main(String[] args) {
+    @picocli.CommandLine.Command(name = "service", mixinStandardHelpOptions = true,
+        description = "The event-bus dedup service alone (memory only): a few payment deliveries, the ledger and a"
+            + " lookup. Takes no arguments.")
+    class Command implements java.util.concurrent.Callable<Integer> {
+      @Override
+      public Integer call() {
+        runAndPrint();
+        return 0;
+      }
+    }
+    System.exit(new picocli.CommandLine(new Command()).execute(args));
+  }
+
+  private static void runAndPrint() {
     Vertx vertx = Vertx.vertx();
     Ledger ledger = new Ledger();
     Receipts receipts = new Receipts();

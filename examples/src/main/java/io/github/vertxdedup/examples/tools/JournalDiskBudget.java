@@ -43,22 +43,64 @@ public final class JournalDiskBudget {
 
   private JournalDiskBudget() {}
 
+  /** Most ids per scenario. */
+  static final int MAX_IDS = 100_000_000;
+
   /**
-   * @param args {@code [ids [dir]]}
-   * @throws Exception if the service fails, a verdict is not the expected one, or {@code du} fails
+   * Parses {@code [ids [dir]]}, measures and exits: 0 done, 2 bad arguments (a message naming the argument and its
+   * range), 1 a failure (stack trace).
+   *
+   * @param args {@code [ids [dir]]}; {@code --help} shows the usage
    */
-  public static void main(String[] args) throws Exception {
-    int ids = args.length > 0 ? Integer.parseInt(args[0].replace("_", "")) : 1_000_000;
-    if (ids < BATCH || ids % BATCH != 0) {
-      throw new IllegalArgumentException("ids must be a positive multiple of " + BATCH + " but was " + ids);
-    }
-    Path dir = args.length > 1 ? Path.of(args[1]) : Files.createTempDirectory("disk-budget");
-    Files.createDirectories(dir);
-    try (var entries = Files.list(dir)) {
-      if (entries.findAny().isPresent()) {
-        throw new IllegalArgumentException("dir must be empty or absent but " + dir + " has files");
+  public static void main(String[] args) {
+    @picocli.CommandLine.Command(name = "disk-budget", mixinStandardHelpOptions = true,
+        description = "Journal bytes on disk per accepted id, written through the dedup service.")
+    class Command implements java.util.concurrent.Callable<Integer> {
+      @picocli.CommandLine.Spec
+      picocli.CommandLine.Model.CommandSpec spec;
+
+      @picocli.CommandLine.Parameters(index = "0", arity = "0..1", defaultValue = "1_000_000", paramLabel = "ids",
+          description = "New ids per scenario, a multiple of " + BATCH + " from " + BATCH + " to 100_000_000"
+              + " (underscores allowed; default: ${DEFAULT-VALUE}).")
+      String ids;
+
+      @picocli.CommandLine.Parameters(index = "1", arity = "0..1", paramLabel = "dir",
+          description = "Directory to write in, empty or absent (default: a new temporary one).")
+      Path dir;
+
+      @Override
+      public Integer call() throws Exception {
+        long n;
+        try {
+          n = Long.parseLong(ids.replace("_", ""));
+        } catch (NumberFormatException e) {
+          n = -1;
+        }
+        if (n < BATCH || n > MAX_IDS || n % BATCH != 0) {
+          throw new picocli.CommandLine.ParameterException(spec.commandLine(), "ids must be a multiple of " + BATCH
+              + " from " + BATCH + " to " + MAX_IDS + " but was '" + ids + "'");
+        }
+        Path d = dir != null ? dir : Files.createTempDirectory("disk-budget");
+        try {
+          Files.createDirectories(d);
+          try (var entries = Files.list(d)) {
+            if (entries.findAny().isPresent()) {
+              throw new picocli.CommandLine.ParameterException(spec.commandLine(), "dir must be empty or absent but "
+                  + d + " has files");
+            }
+          }
+        } catch (IOException e) {
+          throw new picocli.CommandLine.ParameterException(spec.commandLine(), "dir " + d + " cannot be created or"
+              + " read: " + e);
+        }
+        measureAll((int) n, d);
+        return 0;
       }
     }
+    System.exit(new picocli.CommandLine(new Command()).execute(args));
+  }
+
+  private static void measureAll(int ids, Path dir) throws Exception {
     Vertx vertx = Vertx.vertx();
     try {
       System.out.printf("journal disk use per accepted id, %,d ids per scenario, in %s%n", ids, dir);

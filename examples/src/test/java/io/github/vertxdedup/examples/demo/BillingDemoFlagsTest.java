@@ -31,7 +31,16 @@ class BillingDemoFlagsTest {
       "--window|90s|--window must be a whole number of minutes from 1m to 366d but was 90s",
       "--window|367d|--window must be a whole number of minutes from 1m to 366d but was 367d",
       "--window|PT0S|--window must be a whole number of minutes from 1m to 366d but was PT0S",
-      "--window|ten minutes|--window: not a duration: 'ten minutes' (use e.g. 10m, 2h, 1d or PT10M)",
+      "--window|ten minutes|--window must be a whole number of minutes from 1m to 366d, written as 10m, 2h, 1d or"
+          + " PT10M, but was 'ten minutes'",
+      "--window|0|--window must be a whole number of minutes from 1m to 366d, written as 10m, 2h, 1d or PT10M, but"
+          + " was '0'",
+      "--bootstrap-servers|notaport|--bootstrap-servers must be HOST:PORT[,HOST:PORT...] with ports 1..65535 but"
+          + " held 'notaport'",
+      "--bootstrap-servers|localhost:99999|--bootstrap-servers must be HOST:PORT[,HOST:PORT...] with ports"
+          + " 1..65535 but held 'localhost:99999'",
+      "--bootstrap-servers|localhost:9092,|--bootstrap-servers must be HOST:PORT[,HOST:PORT...] with ports"
+          + " 1..65535 but held ''",
       "--mode|exactly-once|--mode must be effect-first or record-first but was exactly-once",
       "--partitions|0|--partitions must be between 1 and 64 but was 0",
       "--partitions|65|--partitions must be between 1 and 64 but was 65",
@@ -66,6 +75,31 @@ class BillingDemoFlagsTest {
         .execute("--work-dir", tmp.toString());
     assertThat(exit).isEqualTo(2);
     assertThat(err.toString()).contains("--work-dir").contains("previous run's ledger");
+  }
+
+  @Test
+  void refusesMoreKillsThanThePaymentsCanCarry() {
+    StringWriter err = new StringWriter();
+    int exit = new CommandLine(new BillingDemo()).setErr(new PrintWriter(err))
+        .execute("--kills", "10", "--events", "1");
+    assertThat(exit).isEqualTo(2);
+    assertThat(err.toString()).startsWith("--kills 10 needs --events of at least 10000");
+    BillingDemo demo = new BillingDemo();
+    new CommandLine(demo).parseArgs("--kills", "5", "--events", "5000");
+    demo.validate(); // the lowest --events for 5 kills
+  }
+
+  @Test
+  void refusesAWorkDirectoryThatCannotBeCreatedOrIsAFile() throws Exception {
+    StringWriter err = new StringWriter();
+    assertThat(new CommandLine(new BillingDemo()).setErr(new PrintWriter(err))
+        .execute("--work-dir", "/proc/nope")).isEqualTo(2);
+    assertThat(err.toString()).startsWith("--work-dir /proc/nope cannot be created or written");
+    Path file = Files.writeString(tmp.resolve("a-file"), "x");
+    err.getBuffer().setLength(0);
+    assertThat(new CommandLine(new BillingDemo()).setErr(new PrintWriter(err))
+        .execute("--work-dir", file.toString())).isEqualTo(2);
+    assertThat(err.toString()).startsWith("--work-dir " + file + " is not a directory");
   }
 
   @Test

@@ -37,12 +37,12 @@ class DemoReportTest {
     Files.writeString(dir.resolve("deliveries-1.log"), "0 0 pay-a\n0 1 pay-a\n0 2 pay-b\n0 3 pay-c\n0 4 pay-c\n"
         + "0 5 pay-d\n");
     Files.writeString(dir.resolve("deliveries-2.log"), "0 2 pay-b\n0 3 pay-c\n0 4 pay-c\n0 5 pay-d\n");
-    Files.writeString(dir.resolve("handled.log"), "pay-a 1 0 0 credited sent\npay-b 1 0 2 credited sent\n"
-        + "pay-b 2 0 2 refused refused\npay-c 2 0 3 credited sent\npay-d 2 0 5 credited sent\n");
+    Files.writeString(dir.resolve("handled.log"), "pay-a 1 0 0\npay-b 1 0 2\npay-b 2 0 2\npay-c 2 0 3\n"
+        + "pay-d 2 0 5\n");
     Files.writeString(dir.resolve("ledger.log"), "pay-a acct-001 100 0 0 1\npay-b acct-002 200 0 2 1\n"
         + "pay-c acct-003 300 0 3 2\npay-d acct-004 400 0 5 2\n");
-    Files.writeString(dir.resolve("receipts.log"), "pay-a acct-001 100 1\npay-b acct-002 200 1\n"
-        + "pay-c acct-003 300 2\npay-d acct-004 400 2\n");
+    Files.writeString(dir.resolve("receipts.log"), "pay-a acct-001 100 0 0 1\npay-b acct-002 200 0 2 1\n"
+        + "pay-c acct-003 300 0 3 2\npay-d acct-004 400 0 5 2\n");
   }
 
   @Test
@@ -66,7 +66,9 @@ class DemoReportTest {
     assertThat(r.handlerCalls + r.dropped + r.cutOff).isEqualTo(r.deliveries);
     assertThat(r.ledgerRefusals).isEqualTo(1);
     assertThat(r.receiptRefusals).isEqualTo(1);
+    assertThat(r.effectCutOff).isZero();
     assertThat(r.ledgerEntries).isEqualTo(4);
+    assertThat(r.ledgerEntries + r.ledgerRefusals + r.effectCutOff).isEqualTo(r.handlerCalls);
     assertThat(r.ledgerCents).isEqualTo(r.publishedCents).isEqualTo(1_000);
     assertThat(r.mismatches()).isZero();
     assertThat(r.restartToFirstAnswerMs).containsExactly(2_000L);
@@ -76,8 +78,8 @@ class DemoReportTest {
   void countsAMissingADoubleAWrongAndAnUnknownCredit() throws Exception {
     Files.writeString(dir.resolve("ledger.log"), "pay-a acct-001 100 0 0 1\npay-b acct-002 200 0 2 1\n"
         + "pay-b acct-002 200 0 2 2\npay-c acct-003 301 0 3 2\npay-x acct-009 900 0 9 2\n");
-    Files.writeString(dir.resolve("receipts.log"), "pay-a acct-001 100 1\npay-a acct-001 100 1\n"
-        + "pay-b acct-002 200 1\npay-c acct-003 300 2\n");
+    Files.writeString(dir.resolve("receipts.log"), "pay-a acct-001 100 0 0 1\npay-a acct-001 100 0 1 1\n"
+        + "pay-b acct-002 200 0 2 1\npay-c acct-003 300 0 3 2\n");
     DemoReport r = DemoReport.compute(published, dir, runs);
 
     assertThat(r.missing).as("d").isEqualTo(1);
@@ -87,5 +89,41 @@ class DemoReportTest {
     assertThat(r.receiptsMissing).as("d").isEqualTo(1);
     assertThat(r.receiptsTwice).as("a").isEqualTo(1);
     assertThat(r.mismatches()).as("payments a, b, c, d wrong, x unknown").isEqualTo(5);
+  }
+
+  @Test
+  void countsACallTheKillCutOffBetweenItsNoteAndItsCredit() throws Exception {
+    // Run 1 noted its call for b (offset 2) and was killed before the credit: no ledger line, no receipt for it.
+    // Run 2 handles b again and credits it.
+    Files.writeString(dir.resolve("ledger.log"), "pay-a acct-001 100 0 0 1\npay-b acct-002 200 0 2 2\n"
+        + "pay-c acct-003 300 0 3 2\npay-d acct-004 400 0 5 2\n");
+    Files.writeString(dir.resolve("receipts.log"), "pay-a acct-001 100 0 0 1\npay-b acct-002 200 0 2 2\n"
+        + "pay-c acct-003 300 0 3 2\npay-d acct-004 400 0 5 2\n");
+    DemoReport r = DemoReport.compute(published, dir, runs);
+
+    assertThat(r.handlerCalls).isEqualTo(5);
+    assertThat(r.effectCutOff).isEqualTo(1);
+    assertThat(r.receiptCutOff).isEqualTo(1);
+    assertThat(r.ledgerRefusals).isZero();
+    assertThat(r.receiptRefusals).isZero();
+    assertThat(r.ledgerEntries + r.ledgerRefusals + r.effectCutOff).isEqualTo(r.handlerCalls);
+    assertThat(r.receipts + r.receiptRefusals + r.receiptCutOff).isEqualTo(r.handlerCalls);
+    assertThat(r.mismatches()).isZero();
+  }
+
+  @Test
+  void countsACallTheKillCutOffBetweenItsCreditAndItsReceipt() throws Exception {
+    // Run 1 credited b and was killed before the receipt; run 2's call for b is refused by the ledger, sends it.
+    Files.writeString(dir.resolve("receipts.log"), "pay-a acct-001 100 0 0 1\npay-b acct-002 200 0 2 2\n"
+        + "pay-c acct-003 300 0 3 2\npay-d acct-004 400 0 5 2\n");
+    DemoReport r = DemoReport.compute(published, dir, runs);
+
+    assertThat(r.effectCutOff).isZero();
+    assertThat(r.ledgerRefusals).isEqualTo(1);
+    assertThat(r.receiptCutOff).isEqualTo(1);
+    assertThat(r.receiptRefusals).isZero();
+    assertThat(r.ledgerEntries + r.ledgerRefusals + r.effectCutOff).isEqualTo(r.handlerCalls);
+    assertThat(r.receipts + r.receiptRefusals + r.receiptCutOff).isEqualTo(r.handlerCalls);
+    assertThat(r.mismatches()).isZero();
   }
 }

@@ -74,6 +74,9 @@ public final class BillingConsumer implements Callable<Integer> {
   /** Exit code when the driver went away without a {@code stop} line (the consumer halts at once). */
   static final int EXIT_DRIVER_GONE = 4;
 
+  /** Exit code when the dedup consumer stopped on an error (its exception handler was called). */
+  static final int EXIT_CONSUMER_FAILED = 5;
+
   /**
    * How often the status line is written, ms: often enough that the driver sees a restarted run's first credits
    * before it has caught up with a small backlog, so that its next kill can still land.
@@ -176,6 +179,12 @@ public final class BillingConsumer implements Callable<Integer> {
                 dead.detail().replaceAll("\\s+", "_"));
             return null;
           }, true));
+      consumer.exceptionHandler(failure -> {
+        // The consumer stopped (a window it could not open, an error on its poll thread): this run cannot go on,
+        // and the driver must hear of it rather than wait for offsets that will not be committed.
+        System.err.println("billing-consumer: the consumer stopped: " + failure);
+        Runtime.getRuntime().halt(EXIT_CONSUMER_FAILED);
+      });
       consumer.subscribe(topic).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
       say("subscribed " + System.currentTimeMillis());
       Thread reporter = startReporter(consumer, registry, deliveries, handled);

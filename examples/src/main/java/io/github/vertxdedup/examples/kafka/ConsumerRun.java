@@ -4,6 +4,7 @@ import io.github.vertxdedup.kafka.DedupKafkaConsumer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Vertx;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiFunction;
 import java.util.Map;
 import java.util.function.IntSupplier;
@@ -29,7 +30,8 @@ final class ConsumerRun {
    * @param deadLetters how many records went to the dead-letter handler so far
    * @param factory builds the consumer from a Vert.x instance and the Kafka config
    * @return the counts
-   * @throws Exception if the consumer cannot subscribe, or the group has not consumed the topic within 2 minutes
+   * @throws Exception if the consumer cannot subscribe, stops on an error (a window it cannot open), or the group has
+   *     not consumed the topic within 2 minutes
    */
   static RunSummary consume(String bootstrapServers, String topic, String group, int records, int distinctIds,
       IntSupplier applied, Supplier<Map<String, Integer>> repeated, IntSupplier deadLetters,
@@ -37,11 +39,13 @@ final class ConsumerRun {
     Vertx vertx = Vertx.vertx();
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     try {
+      AtomicReference<Throwable> failure = new AtomicReference<>();
       DedupKafkaConsumer<String, String> consumer = factory
           .apply(vertx, Payments.consumerConfig(bootstrapServers, group))
-          .meterRegistry(registry);
+          .meterRegistry(registry)
+          .exceptionHandler(failure::set);   // the consumer stopped: a window it could not open, a poll-thread error
       consumer.subscribe(topic).await();
-      Payments.awaitConsumed(bootstrapServers, group, topic, Duration.ofMinutes(2));
+      Payments.awaitConsumed(bootstrapServers, group, topic, Duration.ofMinutes(2), failure::get);
       consumer.close().await();
       long dropped = (long) registry.find("dedup.kafka.duplicates").counters().stream()
           .mapToDouble(c -> c.count()).sum();

@@ -11,6 +11,7 @@ import java.util.Properties;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -123,11 +124,14 @@ public final class Payments {
    * @param group the consumer group
    * @param topic the topic
    * @param timeout how long to wait at most
+   * @param consumerFailure the consumer's failure once it stopped on an error (its exception handler's argument),
+   *     else {@code null}; checked on every poll so that a dead consumer ends the wait at once
    * @throws TimeoutException if the group has not caught up within {@code timeout}
+   * @throws IllegalStateException if the consumer stopped on an error before the group caught up
    * @throws Exception if the broker does not answer
    */
-  public static void awaitConsumed(String bootstrapServers, String group, String topic, Duration timeout)
-      throws Exception {
+  public static void awaitConsumed(String bootstrapServers, String group, String topic, Duration timeout,
+      Supplier<Throwable> consumerFailure) throws Exception {
     Properties p = new Properties();
     p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     long deadline = System.nanoTime() + timeout.toNanos();
@@ -147,6 +151,11 @@ public final class Payments {
         });
         if (caughtUp) {
           return;
+        }
+        Throwable failure = consumerFailure.get();
+        if (failure != null) {
+          throw new IllegalStateException("the consumer of group " + group + " stopped before it consumed " + topic
+              + ": " + failure.getMessage(), failure);
         }
         if (System.nanoTime() > deadline) {
           throw new TimeoutException("group " + group + " has not consumed " + topic + " within " + timeout

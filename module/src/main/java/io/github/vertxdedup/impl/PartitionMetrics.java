@@ -23,7 +23,8 @@ import java.util.function.ToDoubleFunction;
  * {@code dedup.expired.leases}, {@code dedup.early.evictions}, {@code dedup.rejected} (window full),
  * {@code dedup.held.ids}, {@code dedup.claims.held} (in flight now), {@code dedup.held.id.bytes} (table bytes per
  * held entry), {@code dedup.pending}, {@code dedup.ready} (1 or 0), {@code dedup.duplicate.age} (a timer with a
- * percentile histogram up to the window).
+ * percentile histogram up to the window; the first sighting is known to its bucket, so an age reads up to one bucket
+ * width too old).
  *
  * <p>Thread-safe: {@link #publish} from the partition, reads from any thread.
  */
@@ -83,7 +84,7 @@ final class PartitionMetrics {
     gauge("dedup.pending", "replies waiting for their journal write", null, s -> s.pending());
     gauge("dedup.ready", "1 when the partition answers, else 0", null, s -> s.ready() ? 1 : 0);
     duplicateAge = Timer.builder("dedup.duplicate.age")
-        .description("time since the first sighting, for each duplicate")
+        .description("time since the first sighting, for each duplicate; bucket precision, up to one bucket width over")
         .tags(tags)
         .publishPercentileHistogram()
         .minimumExpectedValue(Duration.ofMillis(1))

@@ -20,7 +20,12 @@ public enum DedupAction {
   /** Up to {@code maxBatch} checks in order, in one request to one partition. */
   CHECK_BATCH("checkBatch"),
   /** Up to {@code maxBatch} claims in order, in one request to one partition. */
-  CLAIM_BATCH("claimBatch");
+  CLAIM_BATCH("claimBatch"),
+  /**
+   * Up to {@code maxBatch} commits in order, in one request to one partition, answered per event: COMMITTED or the
+   * failure (code and message) a single {@code commit} of it would have answered.
+   */
+  COMMIT_BATCH("commitBatch");
 
   /** The name of the request header that carries the action. */
   public static final String HEADER = "action";
@@ -38,9 +43,9 @@ public enum DedupAction {
     return wireName;
   }
 
-  /** @return true for {@link #CHECK_BATCH} and {@link #CLAIM_BATCH} */
+  /** @return true for {@link #CHECK_BATCH}, {@link #CLAIM_BATCH} and {@link #COMMIT_BATCH} */
   public boolean isBatch() {
-    return this == CHECK_BATCH || this == CLAIM_BATCH;
+    return this == CHECK_BATCH || this == CLAIM_BATCH || this == COMMIT_BATCH;
   }
 
   /**

@@ -139,4 +139,18 @@ public interface DedupClient {
    * @return one result per event, in order
    */
   Future<List<DedupResult>> claimBatch(List<DedupEvent> events);
+
+  /**
+   * {@code commitBatch}: commits of the events (id and claimToken each, as {@link #commit} takes), in order, in one
+   * request to one partition (group them with {@link #partitionOf}); 1..{@code maxBatch} events. Each is answered on
+   * its own: COMMITTED, or the failure a single commit of it would have failed with (409 if its claim's lease ran
+   * out, it is not claimed, or the token differs), while the others are committed. An invalid event fails the whole
+   * batch with a 400 naming {@code events[i].field} (or {@code events} if empty or over {@code maxBatch}) and nothing
+   * is recorded. The reply, like a single commit's, comes after the journal write of every commit of the batch.
+   *
+   * @param events the events to commit
+   * @return one result per event, in order; a failed future with {@link IllegalArgumentException} if the events
+   *     span partitions
+   */
+  Future<List<DedupCommitResult>> commitBatch(List<DedupEvent> events);
 }

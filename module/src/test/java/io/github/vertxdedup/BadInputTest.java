@@ -106,7 +106,21 @@ class BadInputTest extends ServiceTestSupport {
         bad("batch event with a misplaced field", "checkBatch", new JsonObject().put("events", new JsonArray()
             .add(id("a").put("claimToken", "t"))), 400, "events[0].claimToken is not allowed with action check"),
         bad("batch with an unknown field", "checkBatch", new JsonObject().put("event", new JsonArray()), 400,
-            "unknown field 'event'"));
+            "unknown field 'event'"),
+        bad("commitBatch empty", "commitBatch", new JsonObject().put("events", new JsonArray()), 400,
+            "events must hold 1..1000 commits (maxBatch) but was empty"),
+        bad("commitBatch over maxBatch", "commitBatch", new JsonObject().put("events", tooMany), 400,
+            "events must hold at most maxBatch=1000 events but held 1001"),
+        bad("commitBatch without events", "commitBatch", new JsonObject(), 400, "events is required"),
+        bad("commitBatch events not an array", "commitBatch", new JsonObject().put("events", id("a")), 400,
+            "events must be an array"),
+        bad("commitBatch event not an object", "commitBatch", new JsonObject().put("events", new JsonArray()
+            .add(id("kept-1").put("claimToken", "t")).add("a")), 400, "events[1] must be a JSON object but was String"),
+        bad("commitBatch event without claimToken", "commitBatch", new JsonObject().put("events", new JsonArray()
+            .add(id("kept-1").put("claimToken", "t")).add(id("a"))), 400, "events[1].claimToken is required"),
+        bad("commitBatch event with a misplaced field", "commitBatch", new JsonObject().put("events",
+            new JsonArray().add(id("a").put("claimToken", "t").put("payloadHash", "h"))), 400,
+            "events[0].payloadHash is not allowed with action commit"));
   }
 
   private static Arguments bad(String kind, String action, Object body, int code, String... fragments) {

@@ -161,6 +161,28 @@ class JournaledServiceTest {
   }
 
   @Test
+  void shouldJournalACommitBatchSoItsCommittedIdsAreDuplicatesAfterARestart() {
+    DedupOptions options = options().setPartitions(1);
+    deploy(options);
+    JsonArray events = new JsonArray();
+    for (int i = 0; i < 20; i++) {
+      events.add(id("c" + i).put("claimToken", claim("c" + i, 10_000)));
+    }
+    // A claim that is not held: its 409 must not stop the others, nor be remembered.
+    events.add(id("never").put("claimToken", "t"));
+    JsonArray results = ok("commitBatch", new JsonObject().put("events", events)).getJsonArray("results");
+    assertThat(results).hasSize(21);
+    assertThat(results.getJsonObject(20).getInteger("failureCode")).isEqualTo(DedupFailure.STATE_CONFLICT);
+    clock.advanceMs(1_000);
+    restart(options);
+    for (int i = 0; i < 20; i++) {
+      assertThat(results.getJsonObject(i).getString("verdict")).isEqualTo("COMMITTED");
+      assertThat(check("c" + i)).as("c" + i).isEqualTo("DUPLICATE");
+    }
+    assertThat(check("never")).isEqualTo("ACCEPTED");
+  }
+
+  @Test
   void shouldCarryOpenClaimsIntoNewCyclesAndDeleteExpiredCycleFiles() throws IOException {
     DedupOptions options = options().setPartitions(1);
     deploy(options);

@@ -28,6 +28,7 @@ public final class Codecs {
     register(bus, DedupResult.class);
     register(bus, DedupLookup.class);
     register(bus, BatchReply.class);
+    register(bus, CommitBatchReply.class);
   }
 
   private static <T> void register(EventBus bus, Class<T> type) {

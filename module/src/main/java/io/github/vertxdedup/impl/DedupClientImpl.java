@@ -5,6 +5,7 @@ import io.github.vertxdedup.DedupClient;
 import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupLookup;
 import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.DedupCommitResult;
 import io.github.vertxdedup.DedupResult;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -105,6 +106,58 @@ public final class DedupClientImpl implements DedupClient {
   @Override
   public Future<List<DedupResult>> claimBatch(List<DedupEvent> events) {
     return batch(DedupAction.CLAIM_BATCH, events);
+  }
+
+  @Override
+  public Future<List<DedupCommitResult>> commitBatch(List<DedupEvent> events) {
+    int p = batchPartition(events);
+    if (p < 0) {
+      return Future.failedFuture(new IllegalArgumentException(spanMessage(events)));
+    }
+    if (local) {
+      return bus.<CommitBatchReply>request(addresses[p], LocalRequest.batch(DedupAction.COMMIT_BATCH, events))
+          .map(m -> m.body().results());
+    }
+    JsonArray array = new JsonArray(new ArrayList<>(events.size()));
+    for (DedupEvent e : events) {
+      array.add(e.toJson());
+    }
+    return bus.<JsonObject>request(addresses[p], new JsonObject().put("events", array),
+            headers.get(DedupAction.COMMIT_BATCH))
+        .map(m -> {
+          JsonArray results = m.body().getJsonArray("results");
+          List<DedupCommitResult> out = new ArrayList<>(results.size());
+          for (int i = 0; i < results.size(); i++) {
+            out.add(DedupCommitResult.fromJson(results.getJsonObject(i)));
+          }
+          return out;
+        });
+  }
+
+  /** The partition of every event of a batch (0 for an empty one), or -1 if they span partitions. */
+  private int batchPartition(List<DedupEvent> events) {
+    if (routing.partitions() <= 1 || events.isEmpty()) {
+      return 0;
+    }
+    int p = partitionOf(events.get(0));
+    for (int i = 1; i < events.size(); i++) {
+      if (partitionOf(events.get(i)) != p) {
+        return -1;
+      }
+    }
+    return p;
+  }
+
+  private String spanMessage(List<DedupEvent> events) {
+    int p = partitionOf(events.get(0));
+    for (int i = 1; i < events.size(); i++) {
+      int q = partitionOf(events.get(i));
+      if (q != p) {
+        return "events[" + i + "] belongs to partition " + q + " but events[0] to partition " + p
+            + ": a batch goes to one partition (group by partitionOf)";
+      }
+    }
+    return "events span partitions";
   }
 
   private Future<DedupResult> single(DedupAction action, DedupEvent event) {

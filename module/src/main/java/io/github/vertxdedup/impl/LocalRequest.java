@@ -31,7 +31,8 @@ final class LocalRequest {
   }
 
   /**
-   * @param action {@link DedupAction#CHECK_BATCH} or {@link DedupAction#CLAIM_BATCH}
+   * @param action {@link DedupAction#CHECK_BATCH}, {@link DedupAction#CLAIM_BATCH} or
+   *     {@link DedupAction#COMMIT_BATCH}
    * @param events the events
    * @return a request
    */

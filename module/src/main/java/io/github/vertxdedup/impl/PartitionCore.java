@@ -2,6 +2,7 @@ package io.github.vertxdedup.impl;
 
 import io.github.vertxdedup.DedupLookup;
 import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.DedupCommitResult;
 import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.EntryState;
@@ -300,6 +301,26 @@ final class PartitionCore {
     commitCount++;
     lastWrite = journal.committed(c.idFp, c.keyFp, c.payloadHash, now, remember ? expiresAt(until, now) : now);
     return committed;
+  }
+
+  /**
+   * {@code commitBatch}: {@link #commit} of each event in order, each answered on its own: a 409 of one (its claim
+   * lapsed, is not held, or has another token) is that element's failure, and the others are committed. Each commit
+   * is journaled as a single commit is, so {@link #lastWrite} covers the whole batch. O(events).
+   *
+   * @param events the validated events (id and claimToken each)
+   * @return one result per event, in order
+   */
+  DedupCommitResult[] commitBatch(ParsedEvent[] events) {
+    DedupCommitResult[] out = new DedupCommitResult[events.length];
+    for (int i = 0; i < events.length; i++) {
+      try {
+        out[i] = DedupCommitResult.committed(commit(events[i]));
+      } catch (RequestFailure f) {
+        out[i] = DedupCommitResult.failed(f.code(), f.getMessage());
+      }
+    }
+    return out;
   }
 
   /**

@@ -3,6 +3,7 @@ package io.github.vertxdedup.impl;
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.DedupCommitResult;
 import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.journal.CommittedOffsets;
 import io.github.vertxdedup.journal.JournalLockedException;
@@ -453,6 +454,8 @@ public final class PartitionVerticle extends VerticleBase {
         case STATS -> stats();
         case CHECK_BATCH -> new BatchReply(core.batch(decoder.decodeBatch(r.events, DedupAction.CHECK, now), false));
         case CLAIM_BATCH -> new BatchReply(core.batch(decoder.decodeBatch(r.events, DedupAction.CLAIM, now), true));
+        case COMMIT_BATCH -> new CommitBatchReply(countConflicts(
+            core.commitBatch(decoder.decodeBatch(r.events, DedupAction.COMMIT, now))));
       };
     }
     DedupAction action = RequestDecoder.action(msg.headers().get(DedupAction.HEADER));
@@ -470,6 +473,8 @@ public final class PartitionVerticle extends VerticleBase {
       case LOOKUP -> core.lookup(decoder.decode(json, action, now, -1)).toJson();
       case CHECK_BATCH -> batchJson(core.batch(decoder.decodeBatch(json, DedupAction.CHECK, now), false));
       case CLAIM_BATCH -> batchJson(core.batch(decoder.decodeBatch(json, DedupAction.CLAIM, now), true));
+      case COMMIT_BATCH -> commitBatchJson(countConflicts(
+          core.commitBatch(decoder.decodeBatch(json, DedupAction.COMMIT, now))));
       case STATS -> throw new IllegalStateException("unreachable");
     };
   }
@@ -480,6 +485,28 @@ public final class PartitionVerticle extends VerticleBase {
       verdicts.add(r.toJson());
     }
     return new JsonObject().put("verdicts", verdicts);
+  }
+
+  /** Counts each failed element of a commitBatch as a single failed commit would be counted. */
+  private DedupCommitResult[] countConflicts(DedupCommitResult[] results) {
+    for (DedupCommitResult r : results) {
+      if (r.failureCode() == DedupFailure.STATE_CONFLICT) {
+        stateConflicts++;
+      } else if (r.failureCode() == DedupFailure.BAD_REQUEST) {
+        badRequests++;
+      } else if (r.failureCode() != 0) {
+        unavailable++;
+      }
+    }
+    return results;
+  }
+
+  private static JsonObject commitBatchJson(DedupCommitResult[] results) {
+    JsonArray array = new JsonArray(new java.util.ArrayList<>(results.length));
+    for (DedupCommitResult r : results) {
+      array.add(r.toJson());
+    }
+    return new JsonObject().put("results", array);
   }
 
   private JsonObject stats() {

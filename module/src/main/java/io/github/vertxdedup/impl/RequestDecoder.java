@@ -66,7 +66,7 @@ final class RequestDecoder {
   static DedupAction action(String header) {
     DedupAction a = DedupAction.fromWireName(header);
     if (a == null) {
-      String names = "check, claim, commit, release, lookup, stats, checkBatch, claimBatch";
+      String names = "check, claim, commit, release, lookup, stats, checkBatch, claimBatch, commitBatch";
       throw RequestFailure.badRequest(header == null
           ? "action header is required (one of " + names + ")"
           : "action must be one of " + names + " but was '" + abbreviate(header) + "'");
@@ -227,7 +227,8 @@ final class RequestDecoder {
    * event fails the whole batch.
    *
    * @param body the JSON body
-   * @param single the action applied to each event ({@link DedupAction#CHECK} or {@link DedupAction#CLAIM})
+   * @param single the action applied to each event ({@link DedupAction#CHECK}, {@link DedupAction#CLAIM} or
+   *     {@link DedupAction#COMMIT}, whose batch must not be empty)
    * @param nowMs the partition's current time
    * @return the events, in order
    * @throws RequestFailure 400 naming {@code events} or {@code events[i].field}
@@ -254,7 +255,7 @@ final class RequestDecoder {
     } else {
       throw RequestFailure.badRequest("events must be an array but was " + describe(events));
     }
-    requireBatchSize(list.size());
+    requireBatchSize(list.size(), single);
     ParsedEvent[] out = new ParsedEvent[list.size()];
     for (int i = 0; i < out.length; i++) {
       Object item = list.get(i);
@@ -286,7 +287,7 @@ final class RequestDecoder {
     if (events == null) {
       throw RequestFailure.badRequest("events is required (an array of at most " + maxBatch + " events)");
     }
-    requireBatchSize(events.size());
+    requireBatchSize(events.size(), single);
     ParsedEvent[] out = new ParsedEvent[events.size()];
     for (int i = 0; i < out.length; i++) {
       out[i] = decode(events.get(i), single, nowMs, i);
@@ -296,7 +297,10 @@ final class RequestDecoder {
 
   // ---------------------------------------------------------------------------------------------------------------
 
-  private void requireBatchSize(int size) {
+  private void requireBatchSize(int size, DedupAction single) {
+    if (size == 0 && single == DedupAction.COMMIT) {
+      throw RequestFailure.badRequest("events must hold 1.." + maxBatch + " commits (maxBatch) but was empty");
+    }
     if (size > maxBatch) {
       throw RequestFailure.badRequest("events must hold at most maxBatch=" + maxBatch + " events but held " + size);
     }

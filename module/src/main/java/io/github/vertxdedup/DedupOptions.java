@@ -463,7 +463,8 @@ public class DedupOptions {
   }
 
   /**
-   * Sets the largest number of events of a {@code checkBatch} or {@code claimBatch} request. Default 1000.
+   * Sets the largest number of events of a {@code checkBatch}, {@code claimBatch} or {@code commitBatch} request.
+   * Default 1000.
    *
    * @param maxBatch {@code 1 ..} {@value #MAX_BATCH_LIMIT}
    * @return this

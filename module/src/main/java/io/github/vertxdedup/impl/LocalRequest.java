@@ -54,4 +54,9 @@ final class LocalRequest {
   public DedupEvent event() {
     return event;
   }
+
+  /** @return the events of a batch request, else null */
+  public List<DedupEvent> events() {
+    return events;
+  }
 }

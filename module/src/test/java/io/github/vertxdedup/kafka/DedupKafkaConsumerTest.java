@@ -205,9 +205,10 @@ class DedupKafkaConsumerTest {
     int cap = 2;
     java.util.concurrent.atomic.AtomicInteger commitsDelivered = new java.util.concurrent.atomic.AtomicInteger();
     vertx.eventBus().addInboundInterceptor(ctx -> {
-      if (isCommit(ctx.message().body())) {
+      int n = commits(ctx.message().body());
+      if (n > 0) {
         vertx.setTimer(50, t -> {
-          commitsDelivered.incrementAndGet();
+          commitsDelivered.addAndGet(n);
           ctx.next();
         });
       } else {
@@ -238,19 +239,74 @@ class DedupKafkaConsumerTest {
     assertThat(aheadAtStart).as("the pipeline was used").contains(cap - 1);
   }
 
-  /** Whether an event-bus body is a local {@code commit} request (the local codec's request type is internal). */
-  private static boolean isCommit(Object body) {
+  /**
+   * A claim that lapses while its record is handled answers 409 inside the owner's {@code commitBatch}: the record
+   * is settled as for a single commit's 409 (its effect applied, the id not remembered, counted in
+   * {@code dedup.kafka.lapsed.claims}), and the other commits of the batch and the later records go on.
+   */
+  @Test
+  void shouldSettleARecordWhoseClaimLapsedInsideACommitBatchAndGoOn() throws Exception {
+    String topic = name("lapsed");
+    String group = name("g");
+    kafka.createTopic(topic, 1);
+    ManualClock clock = new ManualClock(System.currentTimeMillis());
+    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
+    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
+    DedupKafkaOptions options = options(AtomicityMode.EFFECT_FIRST).setDedup(new DedupOptions()
+        .setAddress("test.kafka").setWindow(Duration.ofMinutes(10)).setLeaseMs(5_000));
+    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx,
+            broker.consumerConfig(group), options, clock)
+        .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
+        .handler(r -> {
+          if (r.key().equals("slow")) {
+            clock.advanceMs(6_000); // the handler outlasts the lease
+          }
+          return ledger.credit(r.key());
+        })
+        .deadLetterHandler(d -> {
+          dead.add(d);
+          return Future.succeededFuture();
+        })
+        .meterRegistry(registry);
+    consumers.add(c);
+    c.subscribe(topic).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    broker.send(topic, "before", "v");
+    broker.send(topic, "slow", "v");
+    broker.send(topic, "after", "v");
+    broker.flush();
+    broker.awaitCommitted(group, topic, 3);
+    assertThat(count(registry, "dedup.kafka.lapsed.claims")).as("the slow record's claim at least").isPositive();
+    assertThat(ledger.credits).containsOnlyKeys("before", "slow", "after");
+    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
+    assertThat(dead).isEmpty();
+  }
+
+  /**
+   * The number of claim commits an event-bus body carries: 1 for a local {@code commit} request, its events for a
+   * local {@code commitBatch}, else 0 (the local codec's request type is internal).
+   */
+  private static int commits(Object body) {
     if (body == null || !body.getClass().getSimpleName().equals("LocalRequest")) {
-      return false;
+      return 0;
     }
     try {
       java.lang.reflect.Method action = body.getClass().getMethod("action");
       action.setAccessible(true);
-      return action.invoke(body) == io.github.vertxdedup.DedupAction.COMMIT;
+      Object a = action.invoke(body);
+      if (a == io.github.vertxdedup.DedupAction.COMMIT) {
+        return 1;
+      }
+      if (a == io.github.vertxdedup.DedupAction.COMMIT_BATCH) {
+        java.lang.reflect.Method events = body.getClass().getMethod("events");
+        events.setAccessible(true);
+        return ((List<?>) events.invoke(body)).size();
+      }
+      return 0;
     } catch (ReflectiveOperationException e) {
       throw new IllegalStateException(e);
     }
   }
+
 
   @Test
   void shouldCommitPastADuplicateAtTheNextOffsetWithoutErrorOrPause() throws Exception {

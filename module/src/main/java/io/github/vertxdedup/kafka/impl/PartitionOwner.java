@@ -1,6 +1,7 @@
 package io.github.vertxdedup.kafka.impl;
 
 import io.github.vertxdedup.DedupClient;
+import io.github.vertxdedup.DedupCommitResult;
 import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
@@ -46,8 +47,9 @@ import org.apache.kafka.common.TopicPartition;
  * recursing, so a long run of already-complete futures costs no stack.
  *
  * <h2>Effect-first commits are pipelined</h2>
- * Once a record's handler has succeeded its claim's {@code commit} is sent and the record leaves {@code queue} for
- * {@code committing}; the next record's handler runs without waiting for the reply. The record is settled (its
+ * Once a record's handler has succeeded the record leaves {@code queue} for {@code committing}, and its claim's commit
+ * is sent with the others that became ready in the same pump pass as one {@code commitBatch} (answered per id); the
+ * next record's handler runs without waiting for the reply. The record is settled (its
  * offset may be committed to Kafka) only when the reply comes, and settlement stays a prefix: {@link #settledNext}
  * never passes a record whose commit is unanswered. Waiting for each reply (one event-bus round trip, two thread
  * hops, per record) was the largest cost of effect-first mode. What a crash can repeat grows from one record to the
@@ -98,6 +100,8 @@ final class PartitionOwner<K, V> extends VerticleBase {
   private final ArrayDeque<Item<K, V>> queue = new ArrayDeque<>();
   /** Effect-first: records handled (or dead-lettered) whose claim's commit is unanswered, in offset order. */
   private final ArrayDeque<Item<K, V>> committing = new ArrayDeque<>();
+  /** Effect-first: the tail of {@code committing} whose commit is not sent yet; sent as one commitBatch per pass. */
+  private final List<Item<K, V>> toCommit = new ArrayList<>();
   /** The offset after the last record settled, whether or not an earlier one still waits in committing. */
   private long lastSettledNext = -1;
   private DedupClient client;
@@ -230,6 +234,7 @@ final class PartitionOwner<K, V> extends VerticleBase {
         again = false;
         advance();
       } while (again);
+      flushCommits();
     } finally {
       pumping = false;
     }
@@ -299,6 +304,9 @@ final class PartitionOwner<K, V> extends VerticleBase {
   }
 
   private void decide() {
+    // A record of an id handled earlier is decided after that record's commit was sent (same route): it then finds
+    // the id committed (a duplicate), not its claim (IN_FLIGHT, which would wait for a lease).
+    flushCommits();
     busy = true;
     List<Item<K, V>> run = new ArrayList<>();
     int limit = decideSingly > 0 ? 1 : maxBatch;
@@ -457,34 +465,73 @@ final class PartitionOwner<K, V> extends VerticleBase {
     }));
   }
 
-  /** Moves the head record, handled, to {@code committing} and sends its commit; the next record may start. */
+  /**
+   * Moves the head record, handled, to {@code committing}; its commit is sent at the end of this pump pass (or before
+   * the next decision) with the others that became ready in the pass. The next record may start.
+   */
   private void pipelineCommit(Item<K, V> it) {
     queue.poll();
     committing.add(it);
+    toCommit.add(it);
     busy = false;
-    commitClaim(it);
   }
 
-  private void commitClaim(Item<K, V> it) {
-    client.commit(claimEvent(it)).onComplete(ar -> onContext(() -> {
+  /** Sends the commits not sent yet as one {@code commitBatch} (chunks of {@code maxBatch}). */
+  private void flushCommits() {
+    while (!toCommit.isEmpty()) {
+      int n = Math.min(maxBatch, toCommit.size());
+      List<Item<K, V>> batch = new ArrayList<>(toCommit.subList(0, n));
+      toCommit.subList(0, n).clear();
+      commitClaims(batch);
+    }
+  }
+
+  /**
+   * Commits the claims of handled records in one request. A per-id 409 is a claim that lapsed before its commit, as
+   * for a single commit: the effect is applied but the id is not remembered; counted in
+   * {@code dedup.kafka.lapsed.claims}, and the record is settled. A failed request (503, a lost reply) or a per-id
+   * failure other than 409 is retried after a backoff for those records.
+   */
+  private void commitClaims(List<Item<K, V>> batch) {
+    List<DedupEvent> events = new ArrayList<>(batch.size());
+    for (Item<K, V> it : batch) {
+      events.add(claimEvent(it));
+    }
+    client.commitBatch(events).onComplete(ar -> onContext(() -> {
       if (stopped) {
         return;
       }
-      if (ar.succeeded()) {
-        committed(it);
-        return;
+      List<Item<K, V>> retry;
+      if (ar.failed()) {
+        retry = batch;
+      } else {
+        retry = null;
+        List<DedupCommitResult> results = ar.result();
+        for (int i = 0; i < batch.size(); i++) {
+          Item<K, V> it = batch.get(i);
+          DedupCommitResult r = results.get(i);
+          if (r.committed()) {
+            it.commitAnswered = true;
+          } else if (r.failureCode() == DedupFailure.STATE_CONFLICT) {
+            metrics.lapsedClaims.increment();
+            LOG.log(System.Logger.Level.WARNING, tp + ": the claim of offset " + it.record.offset() + " lapsed"
+                + " before its commit (leaseMs is shorter than the handler took): its effect is applied but the id"
+                + " is not remembered; " + r.message());
+            it.commitAnswered = true;
+          } else {
+            if (retry == null) {
+              retry = new ArrayList<>();
+            }
+            retry.add(it);
+          }
+        }
       }
-      int code = ar.cause() instanceof ReplyException re ? re.failureCode() : -1;
-      if (code == DedupFailure.STATE_CONFLICT) {
-        metrics.lapsedClaims.increment();
-        LOG.log(System.Logger.Level.WARNING, tp + ": the claim of offset " + it.record.offset() + " lapsed before"
-            + " its commit (leaseMs is shorter than the handler took): its effect is applied but the id is not"
-            + " remembered; " + ar.cause().getMessage());
-        committed(it);
-        return;
+      if (retry != null) {
+        metrics.unavailable.increment();
+        List<Item<K, V>> again = retry;
+        vertx.setTimer(backoff(++again.get(0).decisionRetries), t -> commitClaims(again));
       }
-      metrics.unavailable.increment();
-      vertx.setTimer(backoff(++it.decisionRetries), t -> commitClaim(it));
+      settleAnsweredCommits();
     }));
   }
 
@@ -540,9 +587,8 @@ final class PartitionOwner<K, V> extends VerticleBase {
     settled(it);
   }
 
-  /** A commit was answered: settles the run of answered commits at the head of {@code committing}. */
-  private void committed(Item<K, V> it) {
-    it.commitAnswered = true;
+  /** Commits were answered: settles the run of answered commits at the head of {@code committing}. */
+  private void settleAnsweredCommits() {
     Item<K, V> head;
     while ((head = committing.peek()) != null && head.commitAnswered) {
       committing.poll();

@@ -1,8 +1,8 @@
 package io.github.vertxdedup.impl;
 
+import io.github.vertxdedup.DedupCommitResult;
 import io.github.vertxdedup.DedupLookup;
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.DedupCommitResult;
 import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.EntryState;
@@ -17,7 +17,10 @@ import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import java.security.SecureRandom;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.List;
+import java.util.Objects;
 import java.util.PriorityQueue;
 import java.util.Queue;
 import java.util.SplittableRandom;
@@ -357,13 +360,12 @@ final class PartitionCore {
    * @return the number of claims released
    */
   int releaseClaimsOf(String claimer) {
-    java.util.Objects.requireNonNull(claimer, "claimer");
+    Objects.requireNonNull(claimer, "claimer");
     final long now = clock.nowMs();
-    committedById.values().removeIf(c -> c.expiredAt(now));
     if (claimsById.isEmpty()) {
       return 0;
     }
-    java.util.List<Claim> mine = new java.util.ArrayList<>();
+    List<Claim> mine = new ArrayList<>();
     for (Claim c : claimsById.values()) {
       if (claimer.equals(c.claimer)) {
         mine.add(c);

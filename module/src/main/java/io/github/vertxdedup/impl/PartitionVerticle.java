@@ -12,10 +12,14 @@ import io.github.vertxdedup.window.DedupClock;
 import io.github.vertxdedup.window.WindowFullException;
 import io.github.vertxdedup.window.WindowStats;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -371,6 +375,49 @@ public final class PartitionVerticle extends VerticleBase {
   // ---------------------------------------------------------------------------------------------------------------
 
   private void handle(Message<Object> msg) {
+    serve(msg.body(), msg.headers().get(DedupAction.HEADER), new BusReply(msg));
+  }
+
+  /**
+   * Answers a request of the local codec in this JVM without the event bus: the same decoding, decisions, journal
+   * writes, reply ordering and failures as a request sent to {@link #address()} with the local codec, minus the
+   * event bus's registration, timeout and codec lookup. The in-process shortcut of the Kafka integration
+   * ({@link #inProcessClient()}). Called on this partition's context the request is decided before this method
+   * returns, and its future is already complete unless its reply waits for a journal write; from another thread
+   * it is handed to the context first.
+   *
+   * @param request the request
+   * @return the reply body the local codec would carry ({@link DedupResult}, {@link BatchReply},
+   *     {@link CommitBatchReply}, {@code DedupLookup} or the stats {@link JsonObject}); fails with a
+   *     {@link ReplyException} of type {@link ReplyFailure#RECIPIENT_FAILURE} whose code is one of
+   *     {@link DedupFailure}, exactly when the event-bus request would
+   */
+  <T> Future<T> serveLocal(LocalRequest request) {
+    Promise<T> p = Promise.promise();
+    if (Vertx.currentContext() == context) {
+      serve(request, null, new PromiseReply<>(p));
+    } else {
+      context.runOnContext(v -> serve(request, null, new PromiseReply<>(p)));
+    }
+    return p.future();
+  }
+
+  /**
+   * A client of this partition alone that calls it in-process ({@link #serveLocal}): same contract as a
+   * {@link io.github.vertxdedup.DedupClient} with the local codec addressed to this partition, no event bus.
+   *
+   * @return the client; thread-safe
+   */
+  public io.github.vertxdedup.DedupClient inProcessClient() {
+    return new InProcessClient(this);
+  }
+
+  /** @return the context this partition runs on (set once deployed) */
+  public Context context() {
+    return context;
+  }
+
+  private void serve(Object body, String actionHeader, ReplySink msg) {
     State s = state;
     if (s != State.READY) {
       unavailable++;
@@ -385,7 +432,7 @@ public final class PartitionVerticle extends VerticleBase {
     }
     Object reply;
     try {
-      reply = dispatch(msg);
+      reply = dispatch(body, actionHeader);
     } catch (RequestFailure f) {
       if (f.code() == DedupFailure.BAD_REQUEST) {
         badRequests++;
@@ -431,18 +478,17 @@ public final class PartitionVerticle extends VerticleBase {
     }
   }
 
-  private Object dispatch(Message<Object> msg) {
+  private Object dispatch(Object body, String actionHeader) {
     // One clock reading for the whole request: validation and every decision of a batch see the same instant.
     clock.pin();
     try {
-      return dispatchPinned(msg);
+      return dispatchPinned(body, actionHeader);
     } finally {
       clock.unpin();
     }
   }
 
-  private Object dispatchPinned(Message<Object> msg) {
-    Object body = msg.body();
+  private Object dispatchPinned(Object body, String actionHeader) {
     if (body instanceof LocalRequest r) {
       long now = clock.nowMs();
       return switch (r.action) {
@@ -458,7 +504,7 @@ public final class PartitionVerticle extends VerticleBase {
             core.commitBatch(decoder.decodeBatch(r.events, DedupAction.COMMIT, now))));
       };
     }
-    DedupAction action = RequestDecoder.action(msg.headers().get(DedupAction.HEADER));
+    DedupAction action = RequestDecoder.action(actionHeader);
     if (action == DedupAction.STATS) {
       RequestDecoder.requireStatsBody(body);
       return stats();
@@ -608,7 +654,39 @@ public final class PartitionVerticle extends VerticleBase {
   }
 
   /** A decided request whose reply waits for a journal write. */
-  private record Pending(Message<Object> message, Object reply, Future<?> write) {}
+  private record Pending(ReplySink message, Object reply, Future<?> write) {}
+
+  /** Where a request's answer goes: its event-bus message, or the future of an in-process call. */
+  private interface ReplySink {
+    void reply(Object body);
+
+    void fail(int code, String message);
+  }
+
+  private record BusReply(Message<Object> message) implements ReplySink {
+    @Override
+    public void reply(Object body) {
+      message.reply(body);
+    }
+
+    @Override
+    public void fail(int code, String text) {
+      message.fail(code, text);
+    }
+  }
+
+  private record PromiseReply<T>(Promise<T> promise) implements ReplySink {
+    @Override
+    @SuppressWarnings("unchecked")
+    public void reply(Object body) {
+      promise.complete((T) body);
+    }
+
+    @Override
+    public void fail(int code, String text) {
+      promise.fail(new ReplyException(ReplyFailure.RECIPIENT_FAILURE, code, text));
+    }
+  }
 
   /** Recovery calls, on this partition's context, into the core being rebuilt. */
   private static final class Sink implements PartitionJournal.RecoverySink {

@@ -193,50 +193,35 @@ class DedupKafkaConsumerTest {
   }
 
   /**
-   * Effect-first pipelines its commits, but no further than {@code maxUnansweredCommits}: with the window's commits
-   * held back (50 ms each, by an event-bus interceptor), a handler starts only once all but one of the earlier
-   * records' commits have reached the window. Without the bound the handlers would run ahead of every commit.
+   * The consumer calls its windows in-process (the partition verticle's in-process client, on the window's own
+   * context): a run in either mode sends no event-bus message to a window, and the ledger is still credited once per
+   * id. (The bound on unanswered commits is tested on the owner alone, in {@code PartitionOwnerTest}.)
    */
-  @Test
-  void shouldRunNoHandlerWhileMaxUnansweredCommitsAreUnanswered() throws Exception {
-    String topic = name("unanswered");
+  @ParameterizedTest
+  @EnumSource(AtomicityMode.class)
+  void shouldDecideAndCommitInProcessWithoutEventBusMessages(AtomicityMode mode) throws Exception {
+    String topic = name("in-process");
     String group = name("g");
-    kafka.createTopic(topic, 1);
-    int cap = 2;
-    java.util.concurrent.atomic.AtomicInteger commitsDelivered = new java.util.concurrent.atomic.AtomicInteger();
+    kafka.createTopic(topic, 2);
+    AtomicInteger windowMessages = new AtomicInteger();
     vertx.eventBus().addInboundInterceptor(ctx -> {
-      int n = commits(ctx.message().body());
-      if (n > 0) {
-        vertx.setTimer(50, t -> {
-          commitsDelivered.addAndGet(n);
-          ctx.next();
-        });
-      } else {
-        ctx.next();
+      if (ctx.message().address().startsWith("test.kafka")) {
+        windowMessages.incrementAndGet();
       }
+      ctx.next();
     });
-    List<Integer> aheadAtStart = new CopyOnWriteArrayList<>();
-    java.util.concurrent.atomic.AtomicInteger started = new java.util.concurrent.atomic.AtomicInteger();
     KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx,
-            broker.consumerConfig(group), options(AtomicityMode.EFFECT_FIRST).setMaxUnansweredCommits(cap))
-        .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
-        .handler(r -> {
-          // Records handled before this one whose commit has not reached the window yet.
-          aheadAtStart.add(started.getAndIncrement() - commitsDelivered.get());
-          return ledger.credit(r.key());
-        })
-        .meterRegistry(registry);
-    consumers.add(c);
-    c.subscribe(topic).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    for (int i = 0; i < 20; i++) {
-      broker.send(topic, "u-" + i, "v");
+    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
+    start(group, topic, options(mode), ledger, dead);
+    for (int i = 0; i < 40; i++) {
+      broker.send(topic, "p-" + (i % 30), "v");
     }
     broker.flush();
-    broker.awaitCommitted(group, topic, 20);
-    assertThat(ledger.size()).isEqualTo(20);
-    assertThat(aheadAtStart).hasSize(20).allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(cap - 1));
-    assertThat(aheadAtStart).as("the pipeline was used").contains(cap - 1);
+    broker.awaitCommitted(group, topic, 40);
+    assertThat(ledger.size()).isEqualTo(30);
+    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
+    assertThat(dead).isEmpty();
+    assertThat(windowMessages.get()).isZero();
   }
 
   /**
@@ -280,33 +265,6 @@ class DedupKafkaConsumerTest {
     assertThat(ledger.creditedMoreThanOnce()).isEmpty();
     assertThat(dead).isEmpty();
   }
-
-  /**
-   * The number of claim commits an event-bus body carries: 1 for a local {@code commit} request, its events for a
-   * local {@code commitBatch}, else 0 (the local codec's request type is internal).
-   */
-  private static int commits(Object body) {
-    if (body == null || !body.getClass().getSimpleName().equals("LocalRequest")) {
-      return 0;
-    }
-    try {
-      java.lang.reflect.Method action = body.getClass().getMethod("action");
-      action.setAccessible(true);
-      Object a = action.invoke(body);
-      if (a == io.github.vertxdedup.DedupAction.COMMIT) {
-        return 1;
-      }
-      if (a == io.github.vertxdedup.DedupAction.COMMIT_BATCH) {
-        java.lang.reflect.Method events = body.getClass().getMethod("events");
-        events.setAccessible(true);
-        return ((List<?>) events.invoke(body)).size();
-      }
-      return 0;
-    } catch (ReflectiveOperationException e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
 
   @Test
   void shouldCommitPastADuplicateAtTheNextOffsetWithoutErrorOrPause() throws Exception {

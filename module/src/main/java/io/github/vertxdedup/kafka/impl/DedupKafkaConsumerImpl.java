@@ -448,9 +448,12 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
       meters.put(tp, metrics);
       starting.put(tp, windows.acquire(groupId, tp, instanceId).compose(lease -> {
         metrics.orphanedClaims.increment(lease.releasedClaims());
-        PartitionOwner<K, V> owner = new PartitionOwner<>(tp, options, lease.address(), identity, handler,
-            deadLetters, clock, metrics, wake::release, instanceId);
-        return vertx.deployVerticle(owner).map(id -> new Owned<>(owner, id, lease));
+        // The owner runs on its window's event loop and calls the window in-process: no event-bus round trip
+        // per decision or commit (docs/performance.md).
+        PartitionOwner<K, V> owner = new PartitionOwner<>(vertx, lease.window().context(),
+            lease.window().inProcessClient(), tp, options, identity, handler, deadLetters, clock, metrics,
+            wake::release, instanceId);
+        return Future.succeededFuture(new Owned<>(owner, lease));
       }));
     }
     Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(new HashSet<>(fresh));
@@ -507,7 +510,7 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
     for (TopicPartition tp : mine) {
       Owned<K, V> o = owners.remove(tp);
       paused.remove(tp);
-      stopping.add(vertx.undeploy(o.deploymentId).eventually(() -> windows.release(o.lease)));
+      stopping.add(o.owner.stop().eventually(() -> windows.release(o.lease)));
     }
     assignment = Set.copyOf(owners.keySet());
     try {
@@ -550,18 +553,16 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
     }
   }
 
-  /** An owner, its deployment, its window lease and the offset last committed for it. Poll thread only. */
+  /** An owner, its window lease and the offset last committed for it. Poll thread only. */
   private static final class Owned<K, V> {
     final PartitionOwner<K, V> owner;
-    final String deploymentId;
     final WindowStore.Lease lease;
     long committed = -1;
     /** The offset of the latest async commit sent, or -1. */
     long sent = -1;
 
-    Owned(PartitionOwner<K, V> owner, String deploymentId, WindowStore.Lease lease) {
+    Owned(PartitionOwner<K, V> owner, WindowStore.Lease lease) {
       this.owner = owner;
-      this.deploymentId = deploymentId;
       this.lease = lease;
     }
   }

@@ -55,8 +55,8 @@ final class MemoryWindowStore implements WindowStore {
     Promise<Lease> lease = Promise.promise();
     take(slot, ownerId, System.nanoTime() + acquireTimeoutMs * 1_000_000L, lease);
     return lease.future().compose(l -> slot.deployed(this)
-        .compose(verticle -> verticle.releaseClaimsOf(ownerId))
-        .map(released -> new Lease(l.address(), l.resumeOffset(), released, l.handle())));
+        .compose(verticle -> verticle.releaseClaimsOf(ownerId)
+            .map(released -> new Lease(l.address(), verticle, l.resumeOffset(), released, l.handle()))));
   }
 
   private void take(Slot slot, String ownerId, long deadlineNs, Promise<Lease> lease) {
@@ -67,7 +67,7 @@ final class MemoryWindowStore implements WindowStore {
               + ownerId);
         }
         slot.owner = ownerId;
-        lease.complete(new Lease(slot.address, slot.committed, 0, new Handle(slot, ownerId)));
+        lease.complete(new Lease(slot.address, null, slot.committed, 0, new Handle(slot, ownerId)));
         return;
       }
       if (System.nanoTime() - deadlineNs > 0) {

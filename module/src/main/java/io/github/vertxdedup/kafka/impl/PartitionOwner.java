@@ -4,7 +4,6 @@ import io.github.vertxdedup.DedupClient;
 import io.github.vertxdedup.DedupCommitResult;
 import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupFailure;
-import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.kafka.AtomicityMode;
@@ -15,9 +14,9 @@ import io.github.vertxdedup.kafka.IdentityExtractor;
 import io.github.vertxdedup.kafka.RecordHandler;
 import io.github.vertxdedup.kafka.RecordIdentity;
 import io.github.vertxdedup.window.DedupClock;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.ReplyException;
 import java.util.ArrayDeque;
@@ -34,10 +33,14 @@ import org.apache.kafka.common.TopicPartition;
  * decision (in batches), runs the handler one record at a time in offset order, retries, dead-letters, and
  * publishes the offset after the last settled record for the poll thread to commit.
  *
- * <h2>Threads</h2>
- * Everything but {@link #offer}, {@link #fence}, {@link #settledNext}, {@link #buffered} and {@link #wantsPause}
- * runs on this verticle's event loop. Those five are called by the poll thread; they only hand work to the event
- * loop or read volatile fields.
+ * <h2>Threads, and the in-process window</h2>
+ * The owner runs on the context of its window's partition verticle and calls the window in-process
+ * ({@code PartitionVerticle.inProcessClient()}): the same requests, decisions, journal writes and failure codes as
+ * the event-bus service, without an event-bus round trip (reply registration, timeout timer, two thread hops) per
+ * decision batch and per commit batch. A request is decided when it is made, and its future is already complete
+ * unless its reply waits for a journal write. Everything but {@link #offer}, {@link #fence}, {@link #stop},
+ * {@link #settledNext}, {@link #buffered} and {@link #wantsPause} runs on that context. Those six are called by the
+ * poll thread; they only hand work to the context or read volatile fields.
  *
  * <h2>A record's way</h2>
  * A record waits in {@code queue} until it is settled (its offset may then be committed). The head of the queue is
@@ -51,13 +54,13 @@ import org.apache.kafka.common.TopicPartition;
  * is sent with the others that became ready in the same pump pass as one {@code commitBatch} (answered per id); the
  * next record's handler runs without waiting for the reply. The record is settled (its
  * offset may be committed to Kafka) only when the reply comes, and settlement stays a prefix: {@link #settledNext}
- * never passes a record whose commit is unanswered. Waiting for each reply (one event-bus round trip, two thread
- * hops, per record) was the largest cost of effect-first mode. What a crash can repeat grows from one record to the
+ * never passes a record whose commit is unanswered. Without a journal the reply comes at once; with one, after the
+ * journal write, so the handler does not wait for the disk. What a crash can repeat grows from one record to the
  * records whose commit was unanswered, all of them handled and none of them committed to Kafka: still "a crash can
  * repeat an effect, never lose it". The pipeline is bounded: a handler waits while {@code maxUnansweredCommits}
  * commits are unanswered, so a kill repeats at most {@code maxUnansweredCommits + 1} records per partition.
- * Handlers still run one at a time in offset order. A later record of the same id
- * is decided by a request sent after the commit, on the same event-bus route, so the window sees the commit first.
+ * Handlers still run one at a time in offset order. A later record of the same id is decided by a request made
+ * after the commit was sent, on the same context, so the window sees the commit first.
  *
  * <h2>Claims name the consumer</h2>
  * Effect-first claims carry the consumer's instance id as their claimer, so that the consumer restarted after a kill
@@ -70,7 +73,7 @@ import org.apache.kafka.common.TopicPartition;
  * effect); in effect-first mode the claims not yet started are released, so the next owner can claim them at once.
  * The fence completes when no decided record is left; the poll thread bounds the wait.
  */
-final class PartitionOwner<K, V> extends VerticleBase {
+final class PartitionOwner<K, V> {
 
   private static final System.Logger LOG = System.getLogger(PartitionOwner.class.getName());
 
@@ -80,7 +83,6 @@ final class PartitionOwner<K, V> extends VerticleBase {
   private final long backoffInitialMs;
   private final long backoffMaxMs;
   private final int maxBatch;
-  private final String windowAddress;
   private final IdentityExtractor<K, V> identity;
   private final RecordHandler<K, V> handler;
   private final DeadLetterHandler<K, V> deadLetters;
@@ -104,7 +106,9 @@ final class PartitionOwner<K, V> extends VerticleBase {
   private final List<Item<K, V>> toCommit = new ArrayList<>();
   /** The offset after the last record settled, whether or not an earlier one still waits in committing. */
   private long lastSettledNext = -1;
-  private DedupClient client;
+  private final Vertx vertx;
+  private final Context context;
+  private final DedupClient client;
   private boolean busy;
   private boolean pumping;
   private boolean again;
@@ -115,16 +119,24 @@ final class PartitionOwner<K, V> extends VerticleBase {
   private boolean timerRedecides;
   private Promise<Void> drained;
 
-  PartitionOwner(TopicPartition tp, DedupKafkaOptions options, String windowAddress, IdentityExtractor<K, V> identity,
-      RecordHandler<K, V> handler, DeadLetterHandler<K, V> deadLetters, DedupClock clock, KafkaMetrics metrics,
-      Runnable wakePoll, String instanceId) {
+  /**
+   * @param vertx the Vert.x instance
+   * @param context where the owner runs: the context of its window's partition verticle
+   * @param client the window, called in-process (the partition verticle's
+   *     {@link io.github.vertxdedup.impl.PartitionVerticle#inProcessClient()})
+   */
+  PartitionOwner(Vertx vertx, Context context, DedupClient client, TopicPartition tp, DedupKafkaOptions options,
+      IdentityExtractor<K, V> identity, RecordHandler<K, V> handler, DeadLetterHandler<K, V> deadLetters,
+      DedupClock clock, KafkaMetrics metrics, Runnable wakePoll, String instanceId) {
+    this.vertx = vertx;
+    this.context = context;
+    this.client = client;
     this.tp = tp;
     this.effectFirst = options.getMode() == AtomicityMode.EFFECT_FIRST;
     this.maxAttempts = options.getMaxAttempts();
     this.backoffInitialMs = options.getBackoffInitialMs();
     this.backoffMaxMs = options.getBackoffMaxMs();
     this.maxBatch = options.getDedup().getMaxBatch();
-    this.windowAddress = windowAddress;
     this.identity = identity;
     this.handler = handler;
     this.deadLetters = deadLetters;
@@ -145,19 +157,22 @@ final class PartitionOwner<K, V> extends VerticleBase {
     return maxBuffered / 2;
   }
 
-  @Override
-  public Future<?> start() {
-    client = DedupClient.create(vertx, new DedupOptions().setAddress(windowAddress).setPartitions(1));
-    return Future.succeededFuture();
-  }
-
-  @Override
-  public Future<?> stop() {
-    stopped = true;
-    if (timerId != -1) {
-      vertx.cancelTimer(timerId);
-    }
-    return Future.succeededFuture();
+  /**
+   * Stops the owner: nothing more is decided, handled or settled, and its timer is cancelled. Any thread.
+   *
+   * @return completes once stopped, on the owner's context
+   */
+  Future<Void> stop() {
+    Promise<Void> p = Promise.promise();
+    context.runOnContext(v -> {
+      stopped = true;
+      if (timerId != -1) {
+        vertx.cancelTimer(timerId);
+        timerId = -1;
+      }
+      p.complete();
+    });
+    return p.future();
   }
 
   // --- called by the poll thread -----------------------------------------------------------------------------------
@@ -233,8 +248,9 @@ final class PartitionOwner<K, V> extends VerticleBase {
       do {
         again = false;
         advance();
+        // Commits answered at once (an in-process window without a journal write to wait for) pump again.
+        flushCommits();
       } while (again);
-      flushCommits();
     } finally {
       pumping = false;
     }
@@ -529,7 +545,11 @@ final class PartitionOwner<K, V> extends VerticleBase {
       if (retry != null) {
         metrics.unavailable.increment();
         List<Item<K, V>> again = retry;
-        vertx.setTimer(backoff(++again.get(0).decisionRetries), t -> commitClaims(again));
+        vertx.setTimer(backoff(++again.get(0).decisionRetries), t -> {
+          if (!stopped) {
+            commitClaims(again);
+          }
+        });
       }
       settleAnsweredCommits();
     }));
@@ -567,7 +587,11 @@ final class PartitionOwner<K, V> extends VerticleBase {
       if (ar.failed()) {
         LOG.log(System.Logger.Level.WARNING, tp + ": the dead-letter handler failed at offset "
             + it.record.offset() + ", retrying: " + ar.cause());
-        vertx.setTimer(backoff(it.deadLetterTries), t -> deadLetter(it, reason, detail, cause));
+        vertx.setTimer(backoff(it.deadLetterTries), t -> {
+          if (!stopped) {
+            deadLetter(it, reason, detail, cause);
+          }
+        });
         return;
       }
       if (effectFirst && reason == DeadLetter.Reason.HANDLER_FAILED) {

@@ -1,6 +1,7 @@
 package io.github.vertxdedup.kafka.impl;
 
 import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.impl.PartitionVerticle;
 import io.github.vertxdedup.window.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
@@ -71,9 +72,11 @@ interface WindowStore {
    * A window held by one owner.
    *
    * @param address the dedup address of the window (its partition verticle listens on {@code address + ".0"})
+   * @param window the partition verticle of the window, deployed and ready: the owner runs on its context and calls
+   *     it in-process ({@link PartitionVerticle#inProcessClient()})
    * @param resumeOffset the highest offset recorded as committed for this partition, or -1 if none
    * @param releasedClaims the orphaned claims of the taking owner's instance id released on acquisition
    * @param handle the store's own state of the lease
    */
-  record Lease(String address, long resumeOffset, int releasedClaims, Object handle) {}
+  record Lease(String address, PartitionVerticle window, long resumeOffset, int releasedClaims, Object handle) {}
 }

@@ -1,0 +1,99 @@
+package io.github.vertxdedup.impl;
+
+import io.github.vertxdedup.DedupAction;
+import io.github.vertxdedup.DedupClient;
+import io.github.vertxdedup.DedupCommitResult;
+import io.github.vertxdedup.DedupEvent;
+import io.github.vertxdedup.DedupLookup;
+import io.github.vertxdedup.DedupResult;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A {@link DedupClient} of one partition verticle in this JVM that calls it in-process
+ * ({@link PartitionVerticle#serveLocal}) instead of sending event-bus requests: the documented in-process shortcut
+ * of the Kafka integration. The requests are the local codec's ({@link LocalRequest}), decoded, decided, journaled
+ * and answered by the same code as event-bus requests, so verdicts, failures (a
+ * {@link io.vertx.core.eventbus.ReplyException} with a {@link io.github.vertxdedup.DedupFailure} code) and the
+ * ordering of replies after journal writes are the same. What it saves per request: the reply handler's
+ * registration, the timeout timer, the codec lookup, and the two thread hops when the caller runs on the
+ * partition's context.
+ *
+ * <p>Differences a caller may notice: there is no request timeout (the partition always answers: at once, after its
+ * journal write, or with a 503 when it stops), and a caller on the partition's context may see its future already
+ * complete when the call returns. Every event belongs to this one partition ({@link #partitionOf} is 0).
+ *
+ * <p>Thread-safe; from another thread a request is handed to the partition's context, and the future completes
+ * there.
+ */
+final class InProcessClient implements DedupClient {
+
+  private final PartitionVerticle partition;
+
+  InProcessClient(PartitionVerticle partition) {
+    this.partition = Objects.requireNonNull(partition, "partition");
+  }
+
+  @Override
+  public int partitionOf(DedupEvent event) {
+    return 0;
+  }
+
+  @Override
+  public Future<DedupResult> check(DedupEvent event) {
+    return partition.serveLocal(LocalRequest.single(DedupAction.CHECK, event));
+  }
+
+  @Override
+  public Future<DedupResult> claim(DedupEvent event) {
+    return partition.serveLocal(LocalRequest.single(DedupAction.CLAIM, event));
+  }
+
+  @Override
+  public Future<DedupResult> commit(DedupEvent event) {
+    return partition.serveLocal(LocalRequest.single(DedupAction.COMMIT, event));
+  }
+
+  @Override
+  public Future<DedupResult> release(DedupEvent event) {
+    return partition.serveLocal(LocalRequest.single(DedupAction.RELEASE, event));
+  }
+
+  @Override
+  public Future<DedupLookup> lookup(DedupEvent event) {
+    return partition.serveLocal(LocalRequest.single(DedupAction.LOOKUP, event));
+  }
+
+  /**
+   * @param p must be 0, the only partition this client reaches
+   * @return the partition's counters
+   */
+  @Override
+  public Future<JsonObject> stats(int p) {
+    if (p != 0) {
+      return Future.failedFuture(new IllegalArgumentException("partition must be 0 (an in-process client reaches"
+          + " one partition) but was " + p));
+    }
+    return partition.serveLocal(LocalRequest.stats());
+  }
+
+  @Override
+  public Future<List<DedupResult>> checkBatch(List<DedupEvent> events) {
+    return partition.<BatchReply>serveLocal(LocalRequest.batch(DedupAction.CHECK_BATCH, events))
+        .map(BatchReply::results);
+  }
+
+  @Override
+  public Future<List<DedupResult>> claimBatch(List<DedupEvent> events) {
+    return partition.<BatchReply>serveLocal(LocalRequest.batch(DedupAction.CLAIM_BATCH, events))
+        .map(BatchReply::results);
+  }
+
+  @Override
+  public Future<List<DedupCommitResult>> commitBatch(List<DedupEvent> events) {
+    return partition.<CommitBatchReply>serveLocal(LocalRequest.batch(DedupAction.COMMIT_BATCH, events))
+        .map(CommitBatchReply::results);
+  }
+}

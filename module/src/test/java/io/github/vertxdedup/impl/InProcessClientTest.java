@@ -1,0 +1,155 @@
+package io.github.vertxdedup.impl;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.github.vertxdedup.DedupClient;
+import io.github.vertxdedup.DedupCommitResult;
+import io.github.vertxdedup.DedupEvent;
+import io.github.vertxdedup.DedupFailure;
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.DedupResult;
+import io.github.vertxdedup.DedupVerdict;
+import io.github.vertxdedup.window.ManualClock;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.ReplyException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The in-process shortcut ({@link PartitionVerticle#inProcessClient()}) against the event-bus client of the same
+ * partition: the same verdicts on the same window, the same failure codes and messages, and no event-bus message.
+ */
+class InProcessClientTest {
+
+  private static final String ADDRESS = "test.inprocess";
+
+  private Vertx vertx;
+  private final ManualClock clock = new ManualClock(1_700_000_000_000L);
+  private PartitionVerticle partition;
+  private DedupClient inProcess;
+  private DedupClient bus;
+  private final AtomicInteger busMessages = new AtomicInteger();
+
+  @BeforeEach
+  void setUp() throws Exception {
+    vertx = Vertx.vertx();
+    DedupOptions o = new DedupOptions().setAddress(ADDRESS).setPartitions(1).setWindow(Duration.ofMinutes(10))
+        .setLease(Duration.ofSeconds(30)).setMaxBatch(4);
+    partition = new PartitionVerticle(o, 0, clock, MemoryJournal.INSTANCE, null);
+    get(vertx.deployVerticle(partition));
+    inProcess = partition.inProcessClient();
+    bus = DedupClient.create(vertx, o);
+    vertx.eventBus().addInboundInterceptor(ctx -> {
+      if (ctx.message().address().startsWith(ADDRESS)) {
+        busMessages.incrementAndGet();
+      }
+      ctx.next();
+    });
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    get(vertx.close());
+  }
+
+  private static <T> T get(Future<T> f) throws Exception {
+    return f.toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  /** Runs {@code call} on the partition's context and waits for the future it returns. */
+  private <T> T onPartition(java.util.function.Supplier<Future<T>> call) throws Exception {
+    Promise<T> p = Promise.promise();
+    partition.context().runOnContext(v -> call.get().onComplete(p));
+    return get(p.future());
+  }
+
+  @Test
+  void shouldShareTheWindowWithTheEventBusClientAndSendNoMessage() throws Exception {
+    assertThat(get(inProcess.check(new DedupEvent("a"))).verdict()).isEqualTo(DedupVerdict.ACCEPTED);
+    assertThat(get(bus.check(new DedupEvent("a"))).verdict()).isEqualTo(DedupVerdict.DUPLICATE);
+    int sent = busMessages.get();
+    assertThat(sent).as("the event-bus client's one request").isEqualTo(1);
+
+    assertThat(get(bus.check(new DedupEvent("b"))).verdict()).isEqualTo(DedupVerdict.ACCEPTED);
+    assertThat(get(inProcess.check(new DedupEvent("b"))).verdict()).isEqualTo(DedupVerdict.DUPLICATE);
+    List<DedupResult> batch = get(inProcess.checkBatch(List.of(new DedupEvent("a"), new DedupEvent("c"))));
+    assertThat(batch).extracting(DedupResult::verdict).containsExactly(DedupVerdict.DUPLICATE, DedupVerdict.ACCEPTED);
+    assertThat(get(inProcess.lookup(new DedupEvent("c"))).state()).isEqualTo(io.github.vertxdedup.EntryState.REMEMBERED);
+    assertThat(get(inProcess.stats(0)).getLong("accepted")).isEqualTo(3);
+    assertThat(busMessages.get()).as("only the event-bus client's requests").isEqualTo(2);
+  }
+
+  @Test
+  void shouldClaimCommitAndReleaseAsTheServiceDoes() throws Exception {
+    List<DedupResult> claims = onPartition(() -> inProcess.claimBatch(
+        List.of(new DedupEvent("x"), new DedupEvent("y"), new DedupEvent("z"))));
+    assertThat(claims).extracting(DedupResult::verdict).containsOnly(DedupVerdict.ACCEPTED);
+    assertThat(get(bus.claim(new DedupEvent("x"))).verdict()).isEqualTo(DedupVerdict.IN_FLIGHT);
+
+    List<DedupCommitResult> commits = onPartition(() -> inProcess.commitBatch(List.of(
+        new DedupEvent("x").setClaimToken(claims.get(0).claimToken()),
+        new DedupEvent("y").setClaimToken("not-the-token"))));
+    assertThat(commits.get(0).committed()).isTrue();
+    assertThat(commits.get(1).failureCode()).isEqualTo(DedupFailure.STATE_CONFLICT);
+    assertThat(get(inProcess.release(new DedupEvent("z").setClaimToken(claims.get(2).claimToken()))).verdict())
+        .isEqualTo(DedupVerdict.RELEASED);
+
+    assertThat(get(bus.check(new DedupEvent("x"))).verdict()).isEqualTo(DedupVerdict.DUPLICATE);
+    assertThat(get(bus.claim(new DedupEvent("y"))).verdict()).isEqualTo(DedupVerdict.IN_FLIGHT);
+    assertThat(get(bus.claim(new DedupEvent("z"))).verdict()).as("released").isEqualTo(DedupVerdict.ACCEPTED);
+  }
+
+  @Test
+  void shouldDecideOnTheCallersContextBeforeReturning() throws Exception {
+    Promise<Boolean> completeOnReturn = Promise.promise();
+    partition.context().runOnContext(v ->
+        completeOnReturn.complete(inProcess.check(new DedupEvent("now")).isComplete()));
+    assertThat(get(completeOnReturn.future())).isTrue();
+  }
+
+  @Test
+  void shouldFailBadInputWithTheSameCodeAndMessageAsTheEventBus() throws Exception {
+    List<DedupEvent> tooMany = List.of(new DedupEvent("1"), new DedupEvent("2"), new DedupEvent("3"),
+        new DedupEvent("4"), new DedupEvent("5"));
+    ReplyException viaBus = failure(bus.checkBatch(tooMany));
+    ReplyException inProc = failure(inProcess.checkBatch(tooMany));
+    assertThat(inProc.failureCode()).isEqualTo(DedupFailure.BAD_REQUEST).isEqualTo(viaBus.failureCode());
+    assertThat(inProc.getMessage()).isEqualTo(viaBus.getMessage()).contains("maxBatch");
+
+    ReplyException noId = failure(inProcess.check(new DedupEvent()));
+    assertThat(noId.failureCode()).isEqualTo(DedupFailure.BAD_REQUEST);
+    assertThat(noId.getMessage()).contains("id");
+    assertThat(get(inProcess.check(new DedupEvent("still-serving"))).verdict()).isEqualTo(DedupVerdict.ACCEPTED);
+
+    assertThatThrownBy(() -> get(inProcess.stats(1))).hasCauseInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("partition must be 0");
+  }
+
+  @Test
+  void shouldAnswer503OnceThePartitionIsStopped() throws Exception {
+    String id = vertx.deploymentIDs().iterator().next();
+    get(vertx.undeploy(id));
+    ReplyException e = failure(inProcess.check(new DedupEvent("late")));
+    assertThat(e.failureCode()).isEqualTo(DedupFailure.UNAVAILABLE);
+    assertThat(e.getMessage()).contains("stopping");
+  }
+
+  private static ReplyException failure(Future<?> f) throws Exception {
+    try {
+      get(f);
+    } catch (ExecutionException e) {
+      assertThat(e.getCause()).isInstanceOf(ReplyException.class);
+      return (ReplyException) e.getCause();
+    }
+    throw new AssertionError("the request succeeded");
+  }
+}

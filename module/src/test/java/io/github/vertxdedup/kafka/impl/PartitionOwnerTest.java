@@ -1,0 +1,165 @@
+package io.github.vertxdedup.kafka.impl;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.github.vertxdedup.DedupClient;
+import io.github.vertxdedup.DedupCommitResult;
+import io.github.vertxdedup.DedupEvent;
+import io.github.vertxdedup.DedupLookup;
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.DedupResult;
+import io.github.vertxdedup.impl.MemoryJournal;
+import io.github.vertxdedup.impl.PartitionVerticle;
+import io.github.vertxdedup.kafka.AtomicityMode;
+import io.github.vertxdedup.kafka.DedupKafkaOptions;
+import io.github.vertxdedup.kafka.IdentityExtractor;
+import io.github.vertxdedup.window.ManualClock;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The partition owner alone, on its window's context, with the window's commits slowed down by a wrapping client. */
+class PartitionOwnerTest {
+
+  private static final TopicPartition TP = new TopicPartition("orders", 0);
+
+  private Vertx vertx;
+  private final ManualClock clock = new ManualClock(1_700_000_000_000L);
+  private PartitionVerticle window;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    vertx = Vertx.vertx();
+    DedupOptions o = new DedupOptions().setAddress("test.owner").setPartitions(1).setWindow(Duration.ofMinutes(10));
+    window = new PartitionVerticle(o, 0, clock, MemoryJournal.INSTANCE, null);
+    vertx.deployVerticle(window).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  private static List<ConsumerRecord<String, String>> records(int n) {
+    List<ConsumerRecord<String, String>> out = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      out.add(new ConsumerRecord<>(TP.topic(), TP.partition(), i, "u-" + i, "v"));
+    }
+    return out;
+  }
+
+  /**
+   * Effect-first pipelines its commits, but no further than {@code maxUnansweredCommits}: with every commit batch
+   * answered 20 ms late, a handler starts only while fewer than {@code maxUnansweredCommits} earlier records wait for
+   * their commit's answer (so a kill repeats at most {@code maxUnansweredCommits + 1} records). Without the bound the handlers would run ahead of every commit.
+   */
+  @Test
+  void shouldRunNoHandlerWhileMaxUnansweredCommitsAreUnanswered() {
+    int cap = 2;
+    AtomicInteger commitsAnswered = new AtomicInteger();
+    DedupClient slowCommits = new SlowCommits(window.inProcessClient(), commitsAnswered);
+    List<Integer> aheadAtStart = new CopyOnWriteArrayList<>();
+    AtomicInteger started = new AtomicInteger();
+    Set<String> handled = ConcurrentHashMap.newKeySet();
+    DedupKafkaOptions options = new DedupKafkaOptions().setMode(AtomicityMode.EFFECT_FIRST)
+        .setMaxUnansweredCommits(cap);
+    PartitionOwner<String, String> owner = new PartitionOwner<>(vertx, window.context(), slowCommits, TP, options,
+        IdentityExtractor.recordKey(), r -> {
+          // Records handled before this one whose commit is not answered yet.
+          aheadAtStart.add(started.getAndIncrement() - commitsAnswered.get());
+          handled.add(r.key());
+          return Future.succeededFuture();
+        }, null, clock, new KafkaMetrics(new SimpleMeterRegistry(), "g", TP.topic(), TP.partition()), () -> { },
+        "instance-1");
+
+    owner.offer(records(20));
+
+    await().atMost(Duration.ofSeconds(30)).until(() -> owner.settledNext() == 20);
+    assertThat(handled).hasSize(20);
+    assertThat(owner.buffered()).isZero();
+    assertThat(aheadAtStart).hasSize(20).allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(cap - 1));
+    assertThat(aheadAtStart).as("the pipeline was used").contains(cap - 1);
+  }
+
+  /** Delegates to the window in-process, answering each commit batch 20 ms late. */
+  private final class SlowCommits implements DedupClient {
+    private final DedupClient window;
+    private final AtomicInteger answered;
+
+    SlowCommits(DedupClient window, AtomicInteger answered) {
+      this.window = window;
+      this.answered = answered;
+    }
+
+    @Override
+    public Future<List<DedupCommitResult>> commitBatch(List<DedupEvent> events) {
+      Promise<List<DedupCommitResult>> p = Promise.promise();
+      window.commitBatch(events).onComplete(ar -> vertx.setTimer(20, t -> {
+        answered.addAndGet(events.size());
+        p.handle(ar);
+      }));
+      return p.future();
+    }
+
+    @Override
+    public int partitionOf(DedupEvent event) {
+      return 0;
+    }
+
+    @Override
+    public Future<DedupResult> check(DedupEvent event) {
+      return window.check(event);
+    }
+
+    @Override
+    public Future<DedupResult> claim(DedupEvent event) {
+      return window.claim(event);
+    }
+
+    @Override
+    public Future<DedupResult> commit(DedupEvent event) {
+      return window.commit(event);
+    }
+
+    @Override
+    public Future<DedupResult> release(DedupEvent event) {
+      return window.release(event);
+    }
+
+    @Override
+    public Future<DedupLookup> lookup(DedupEvent event) {
+      return window.lookup(event);
+    }
+
+    @Override
+    public Future<JsonObject> stats(int partition) {
+      return window.stats(partition);
+    }
+
+    @Override
+    public Future<List<DedupResult>> checkBatch(List<DedupEvent> events) {
+      return window.checkBatch(events);
+    }
+
+    @Override
+    public Future<List<DedupResult>> claimBatch(List<DedupEvent> events) {
+      return window.claimBatch(events);
+    }
+  }
+}

@@ -329,13 +329,14 @@ final class PartitionOwner<K, V> {
     // In effect-first mode a run stops before a repeat of an id or key already in it: inside one claimBatch the
     // repeat would find the first copy's claim (IN_FLIGHT) and wait for a lease; decided after the first copy's
     // commit, it is a plain duplicate.
-    Set<String> seen = effectFirst ? new HashSet<>() : null;
+    Set<String> ids = effectFirst ? new HashSet<>() : null;
+    Set<String> keys = effectFirst ? new HashSet<>() : null;
     for (Item<K, V> it : queue) {
       if (run.size() == limit || it.decision != null || it.identity == null) {
         break;
       }
-      if (seen != null && (!seen.add("i:" + it.identity.id())
-          || (it.identity.key() != null && !seen.add("k:" + it.identity.key())))) {
+      if (ids != null && (!ids.add(it.identity.id())
+          || (it.identity.key() != null && !keys.add(it.identity.key())))) {
         break;
       }
       run.add(it);
@@ -353,7 +354,7 @@ final class PartitionOwner<K, V> {
         }
         busy = false;
         if (ar.succeeded()) {
-          decided(it, ar.result());
+          decided(it, ar.result(), clock.nowMs());
         } else {
           decisionFailed(it, ar.cause(), false);
         }
@@ -373,8 +374,9 @@ final class PartitionOwner<K, V> {
       busy = false;
       if (ar.succeeded()) {
         List<DedupResult> results = ar.result();
+        long now = clock.nowMs();
         for (int i = 0; i < run.size(); i++) {
-          decided(run.get(i), results.get(i));
+          decided(run.get(i), results.get(i), now);
         }
       } else {
         decisionFailed(run.get(0), ar.cause(), true);
@@ -386,12 +388,12 @@ final class PartitionOwner<K, V> {
     }));
   }
 
-  private void decided(Item<K, V> it, DedupResult result) {
+  private void decided(Item<K, V> it, DedupResult result, long nowMs) {
     it.decision = result;
     it.decisionRetries = 0;
     if (result.verdict() == DedupVerdict.ACCEPTED && !it.acceptedBefore) {
       it.acceptedBefore = true;
-      if (beyondWindow(it.record.timestamp(), clock.nowMs(), windowMs)) {
+      if (beyondWindow(it.record.timestamp(), nowMs, windowMs)) {
         metrics.redeliveriesBeyondWindow.increment();
       }
     }

@@ -22,6 +22,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -63,7 +65,10 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * ({@code benchmarks/kafka-streams-baseline}), {@code -Dbench.streamsStore} ({@code rocksdb} or {@code memory}),
  * {@code -Dbench.streamThreads} (1), {@code -Dbench.streamsJvmArgs} (extra flags of the child JVM, space-separated),
  * {@code -Dbench.expectedIdsPerPartition} (the dedup consumer's {@link DedupOptions#setExpectedIdsPerPartition}, ids
- * per window table sized up front; 0, the default, leaves the table to grow by doubling).
+ * per window table sized up front; 0, the default, leaves the table to grow by doubling),
+ * {@code -Dbench.handlerDigests} (SHA-256 digests of the record's value each handler computes besides its credit, the
+ * handler's own CPU work per record; 0 by default; the Kafka Streams child does not take it, so it needs
+ * {@code bench.scenarios} without {@code kafka-streams}).
  */
 public final class KafkaConsumerThroughput {
 
@@ -72,6 +77,18 @@ public final class KafkaConsumerThroughput {
   private static final Duration WINDOW = Duration.ofMinutes(10);
   /** The dedup consumer's {@code expectedIdsPerPartition}: 0 (not pre-sized) unless set. */
   private static final int EXPECTED_IDS = Integer.getInteger("bench.expectedIdsPerPartition", 0);
+  /** SHA-256 digests of the value per handler call, besides the credit: 0 unless set. */
+  private static final int HANDLER_DIGESTS = Integer.getInteger("bench.handlerDigests", 0);
+  /** One digest per handler thread (the plain consumer's event loop, or each owner's). */
+  private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
+    try {
+      return MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  });
+  /** Where the digests go, so the JIT cannot drop them. */
+  private static final LongAdder DIGEST_SINK = new LongAdder();
 
   private KafkaConsumerThroughput() {}
 
@@ -94,6 +111,13 @@ public final class KafkaConsumerThroughput {
         throw new IllegalArgumentException("bench.scenarios must name plain-vertx, dedup-record-first, "
             + "dedup-effect-first or kafka-streams but held " + s);
       }
+    }
+    if (HANDLER_DIGESTS < 0 || HANDLER_DIGESTS > 1000) {
+      throw new IllegalArgumentException("bench.handlerDigests must be in 0..1000 but was " + HANDLER_DIGESTS);
+    }
+    if (HANDLER_DIGESTS > 0 && scenarios.contains(KafkaResults.STREAMS)) {
+      throw new IllegalArgumentException("bench.handlerDigests=" + HANDLER_DIGESTS + " is not applied by the Kafka"
+          + " Streams child: leave kafka-streams out of bench.scenarios");
     }
     String resultsFile = System.getProperty("bench.results");
     String streamsStore = System.getProperty("bench.streamsStore", "rocksdb");
@@ -145,7 +169,7 @@ public final class KafkaConsumerThroughput {
       System.out.printf("load average at the end: %.2f%n", os.getSystemLoadAverage());
       if (resultsFile != null) {
         new KafkaResults(date, records, partitions, distinct, WINDOW.toMillis(), streamsStore, streamThreads,
-            Runtime.getRuntime().availableProcessors(), done).write(Path.of(resultsFile));
+            Runtime.getRuntime().availableProcessors(), done, HANDLER_DIGESTS).write(Path.of(resultsFile));
         System.out.println("wrote " + resultsFile);
       }
     }
@@ -217,6 +241,21 @@ public final class KafkaConsumerThroughput {
     return new ConcurrentHashMap<>(records);
   }
 
+  /** The handler's own work besides its credit: {@code bench.handlerDigests} SHA-256 digests of the value. */
+  private static void work(String value) {
+    if (HANDLER_DIGESTS == 0) {
+      return;
+    }
+    MessageDigest d = SHA256.get();
+    byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
+    long acc = 0;
+    for (int i = 0; i < HANDLER_DIGESTS; i++) {
+      d.update(bytes);
+      acc += d.digest()[0];
+    }
+    DIGEST_SINK.add(acc);
+  }
+
   private static Timing plain(Vertx vertx, String bootstrap, String topic, int records, String group)
       throws Exception {
     Map<String, Long> ledger = ledger(records);
@@ -230,6 +269,7 @@ public final class KafkaConsumerThroughput {
       if (first.get() == 0) {
         first.compareAndSet(0, System.nanoTime());
       }
+      work(r.value());
       ledger.merge(r.key(), 1L, Long::sum);
       seen.increment();
       if (seen.sum() == records) {
@@ -263,6 +303,7 @@ public final class KafkaConsumerThroughput {
           if (first.get() == 0) {
             first.compareAndSet(0, System.nanoTime());
           }
+          work(r.value());
           ledger.merge(r.key(), 1L, Long::sum);
           return Future.succeededFuture();
         })

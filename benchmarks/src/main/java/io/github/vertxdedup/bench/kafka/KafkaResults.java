@@ -18,9 +18,11 @@ import java.util.List;
  * @param streamThreads stream threads of the Kafka Streams instance
  * @param availableProcessors {@link Runtime#availableProcessors()} of the harness's JVM
  * @param rounds the rounds in order
+ * @param handlerDigests SHA-256 digests of the record's value each handler computes besides its ledger credit (its
+ *     CPU work per record); 0 in files written before the option existed
  */
 public record KafkaResults(String date, int records, int partitions, int distinct, long windowMs, String streamsStore,
-    int streamThreads, int availableProcessors, List<Round> rounds) {
+    int streamThreads, int availableProcessors, List<Round> rounds, int handlerDigests) {
 
   /** Scenario name of the plain Vert.x {@code KafkaConsumer}. */
   public static final String PLAIN = "plain-vertx";

@@ -21,10 +21,9 @@ import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.ReplyException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.agrona.collections.IntHashSet;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 
@@ -100,6 +99,8 @@ final class PartitionOwner<K, V> {
   private volatile boolean wantsPause;
 
   private final ArrayDeque<Item<K, V>> queue = new ArrayDeque<>();
+  /** Effect-first: hash codes of the ids (and complemented, of the keys) of the run being gathered by decide. */
+  private final IntHashSet runHashes = new IntHashSet();
   /** Effect-first: records handled (or dead-lettered) whose claim's commit is unanswered, in offset order. */
   private final ArrayDeque<Item<K, V>> committing = new ArrayDeque<>();
   /** Effect-first: the tail of {@code committing} whose commit is not sent yet; sent as one commitBatch per pass. */
@@ -328,15 +329,17 @@ final class PartitionOwner<K, V> {
     int limit = decideSingly > 0 ? 1 : maxBatch;
     // In effect-first mode a run stops before a repeat of an id or key already in it: inside one claimBatch the
     // repeat would find the first copy's claim (IN_FLIGHT) and wait for a lease; decided after the first copy's
-    // commit, it is a plain duplicate.
-    Set<String> ids = effectFirst ? new HashSet<>() : null;
-    Set<String> keys = effectFirst ? new HashSet<>() : null;
+    // commit, it is a plain duplicate. Tracked by String hash codes: two different ids that share one only end the
+    // run early, which is always safe.
+    if (effectFirst) {
+      runHashes.clear();
+    }
     for (Item<K, V> it : queue) {
       if (run.size() == limit || it.decision != null || it.identity == null) {
         break;
       }
-      if (ids != null && (!ids.add(it.identity.id())
-          || (it.identity.key() != null && !keys.add(it.identity.key())))) {
+      if (effectFirst && (!runHashes.add(it.identity.id().hashCode())
+          || (it.identity.key() != null && !runHashes.add(~it.identity.key().hashCode())))) {
         break;
       }
       run.add(it);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.kafka.testkit.LocalKafka;
 import io.github.vertxdedup.window.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
@@ -29,7 +30,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 /** The dedup consumer on a real broker: effects applied once per id, dead letters, offsets. */
 class DedupKafkaConsumerTest {
 
-  private static EmbeddedKafka kafka;
+  private static LocalKafka kafka;
   private static KafkaTestSupport broker;
   private static final AtomicInteger NAMES = new AtomicInteger();
 
@@ -39,7 +40,7 @@ class DedupKafkaConsumerTest {
 
   @BeforeAll
   static void startBroker() throws Exception {
-    kafka = EmbeddedKafka.start(1);
+    kafka = LocalKafka.start(1);
     broker = new KafkaTestSupport(kafka);
   }
 

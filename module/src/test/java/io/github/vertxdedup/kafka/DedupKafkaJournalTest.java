@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.kafka.testkit.LocalKafka;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -32,7 +33,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class DedupKafkaJournalTest {
 
-  private static EmbeddedKafka kafka;
+  private static LocalKafka kafka;
   private static KafkaTestSupport broker;
   private static final AtomicInteger NAMES = new AtomicInteger();
 
@@ -43,7 +44,7 @@ class DedupKafkaJournalTest {
 
   @BeforeAll
   static void startBroker() throws Exception {
-    kafka = EmbeddedKafka.start(1);
+    kafka = LocalKafka.start(1);
     broker = new KafkaTestSupport(kafka);
   }
 

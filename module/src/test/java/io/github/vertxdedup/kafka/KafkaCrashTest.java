@@ -2,6 +2,7 @@ package io.github.vertxdedup.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.vertxdedup.kafka.testkit.LocalKafka;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -49,7 +50,7 @@ class KafkaCrashTest {
 
   private static final int PARTITIONS = 2;
 
-  private static EmbeddedKafka kafka;
+  private static LocalKafka kafka;
   private static KafkaTestSupport broker;
 
   @TempDir
@@ -57,7 +58,7 @@ class KafkaCrashTest {
 
   @BeforeAll
   static void startBroker() throws Exception {
-    kafka = EmbeddedKafka.start(1);
+    kafka = LocalKafka.start(1);
     broker = new KafkaTestSupport(kafka);
   }
 

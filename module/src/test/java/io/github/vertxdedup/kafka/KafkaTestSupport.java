@@ -2,6 +2,7 @@ package io.github.vertxdedup.kafka;
 
 import static org.awaitility.Awaitility.await;
 
+import io.github.vertxdedup.kafka.testkit.LocalKafka;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import java.nio.charset.StandardCharsets;
@@ -26,11 +27,11 @@ final class KafkaTestSupport implements AutoCloseable {
 
   static final String MESSAGE_ID = "message-id";
 
-  private final EmbeddedKafka kafka;
+  private final LocalKafka kafka;
   private final KafkaProducer<String, String> producer;
   private final Admin admin;
 
-  KafkaTestSupport(EmbeddedKafka kafka) {
+  KafkaTestSupport(LocalKafka kafka) {
     this.kafka = kafka;
     Properties p = new Properties();
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());

@@ -1,11 +1,11 @@
 package io.github.vertxdedup.bench.kafka;
 
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.examples.LocalKafka;
 import io.github.vertxdedup.kafka.AtomicityMode;
 import io.github.vertxdedup.kafka.DedupKafkaConsumer;
 import io.github.vertxdedup.kafka.DedupKafkaOptions;
 import io.github.vertxdedup.kafka.IdentityExtractor;
+import io.github.vertxdedup.kafka.testkit.LocalKafka;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

@@ -1,8 +1,8 @@
 package io.github.vertxdedup.examples.demo;
 
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.examples.LocalKafka;
 import io.github.vertxdedup.kafka.AtomicityMode;
+import io.github.vertxdedup.kafka.testkit.LocalKafka;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -2,12 +2,12 @@ package io.github.vertxdedup.examples.kafka;
 
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.examples.Ledger;
-import io.github.vertxdedup.examples.LocalKafka;
 import io.github.vertxdedup.kafka.AtomicityMode;
 import io.github.vertxdedup.kafka.DeadLetter;
 import io.github.vertxdedup.kafka.DedupKafkaConsumer;
 import io.github.vertxdedup.kafka.DedupKafkaOptions;
 import io.github.vertxdedup.kafka.IdentityExtractor;
+import io.github.vertxdedup.kafka.testkit.LocalKafka;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;

@@ -1,6 +1,6 @@
 package io.github.vertxdedup.examples.kafka;
 
-import io.github.vertxdedup.examples.LocalKafka;
+import io.github.vertxdedup.kafka.testkit.LocalKafka;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -2,11 +2,11 @@ package io.github.vertxdedup.examples.kafka;
 
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.examples.Receipts;
-import io.github.vertxdedup.examples.LocalKafka;
 import io.github.vertxdedup.kafka.AtomicityMode;
 import io.github.vertxdedup.kafka.DedupKafkaConsumer;
 import io.github.vertxdedup.kafka.DedupKafkaOptions;
 import io.github.vertxdedup.kafka.IdentityExtractor;
+import io.github.vertxdedup.kafka.testkit.LocalKafka;
 import io.vertx.core.Vertx;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.github.vertxdedup.examples.Ledger;
 import io.github.vertxdedup.examples.Receipts;
-import io.github.vertxdedup.examples.LocalKafka;
 import io.github.vertxdedup.kafka.DeadLetter;
+import io.github.vertxdedup.kafka.testkit.LocalKafka;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;

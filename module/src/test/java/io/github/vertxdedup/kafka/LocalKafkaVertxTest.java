@@ -2,6 +2,7 @@ package io.github.vertxdedup.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.vertxdedup.kafka.testkit.LocalKafka;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.VertxExtension;
 import io.vertx.junit5.VertxTestContext;
@@ -17,15 +18,15 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** The test broker serves a Vert.x producer and consumer end to end. */
+/** The in-process broker ({@link LocalKafka}) serves a Vert.x producer and consumer end to end. */
 @ExtendWith(VertxExtension.class)
-class EmbeddedKafkaTest {
+class LocalKafkaVertxTest {
 
-  private static EmbeddedKafka kafka;
+  private static LocalKafka kafka;
 
   @BeforeAll
   static void startBroker() throws Exception {
-    kafka = EmbeddedKafka.start(1);
+    kafka = LocalKafka.start(1);
   }
 
   @AfterAll

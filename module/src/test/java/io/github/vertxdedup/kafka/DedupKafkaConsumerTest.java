@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.kafka.testkit.LocalKafka;
+import io.github.vertxdedup.window.DedupClock;
 import io.github.vertxdedup.window.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
@@ -79,20 +80,49 @@ class DedupKafkaConsumerTest {
         .setCommitIntervalMs(20);
   }
 
-  private DedupKafkaConsumer<String, String> start(String group, String topic, DedupKafkaOptions options,
-      KafkaTestSupport.Ledger ledger, List<DeadLetter<String, String>> deadLetters) throws Exception {
+  /**
+   * One test's broker side: a topic of its own (created with {@code partitions} partitions), a group of its own, the
+   * ledger the default handler credits and the dead letters the default dead-letter handler collects.
+   */
+  private record Fixture(String topic, String group, KafkaTestSupport.Ledger ledger,
+      List<DeadLetter<String, String>> dead) {
+  }
+
+  private static Fixture fixture(String topicPrefix, int partitions) throws Exception {
+    Fixture f = new Fixture(name(topicPrefix), name("g"), new KafkaTestSupport.Ledger(), new CopyOnWriteArrayList<>());
+    kafka.createTopic(f.topic(), partitions);
+    return f;
+  }
+
+  /**
+   * A consumer of the fixture's group, not subscribed yet and closed after the test: identity from the message-id
+   * header, a handler crediting the record key to the fixture's ledger, dead letters collected in the fixture,
+   * meters in this test's registry. A test replaces what it needs (they can be set again before {@link #subscribe}).
+   */
+  private DedupKafkaConsumer<String, String> consumer(Fixture f, DedupKafkaOptions options, DedupClock clock) {
     DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx,
-            broker.consumerConfig(group), options)
+            broker.consumerConfig(f.group()), options, clock)
         .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
-        .handler(r -> ledger.credit(r.key()))
+        .handler(r -> f.ledger().credit(r.key()))
         .deadLetterHandler(d -> {
-          deadLetters.add(d);
+          f.dead().add(d);
           return Future.succeededFuture();
         })
         .meterRegistry(registry);
     consumers.add(c);
-    c.subscribe(topic).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     return c;
+  }
+
+  /** Subscribes {@code c} to the fixture's topic and waits for it (30 s at most). */
+  private static DedupKafkaConsumer<String, String> subscribe(Fixture f, DedupKafkaConsumer<String, String> c)
+      throws Exception {
+    c.subscribe(f.topic()).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    return c;
+  }
+
+  /** The default {@link #consumer} on the system clock, subscribed. */
+  private DedupKafkaConsumer<String, String> start(Fixture f, DedupKafkaOptions options) throws Exception {
+    return subscribe(f, consumer(f, options, DedupClock.system()));
   }
 
   private static String header(ConsumerRecord<String, String> r) {
@@ -103,52 +133,44 @@ class DedupKafkaConsumerTest {
   @ParameterizedTest
   @EnumSource(AtomicityMode.class)
   void shouldCreditEachIdOnceWhenTheProducerPublishesItSeveralTimes(AtomicityMode mode) throws Exception {
-    String topic = name("producer-dups");
-    String group = name("g");
-    kafka.createTopic(topic, 3);
-    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
-    start(group, topic, options(mode), ledger, dead);
+    Fixture f = fixture("producer-dups", 3);
+    start(f, options(mode));
     for (int copy = 0; copy < 3; copy++) {
       for (int i = 0; i < 100; i++) {
-        broker.send(topic, "id-" + i, "v");
+        broker.send(f.topic(), "id-" + i, "v");
       }
     }
     broker.flush();
-    broker.awaitCommitted(group, topic, 300);
-    assertThat(ledger.size()).isEqualTo(100);
-    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
-    assertThat(dead).isEmpty();
+    broker.awaitCommitted(f.group(), f.topic(), 300);
+    assertThat(f.ledger().size()).isEqualTo(100);
+    assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
+    assertThat(f.dead()).isEmpty();
     assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(200);
   }
 
   @ParameterizedTest
   @EnumSource(AtomicityMode.class)
   void shouldSkipRedeliveriesAfterARestartAndARewindOfTheCommittedOffsets(AtomicityMode mode) throws Exception {
-    String topic = name("redeliveries");
-    String group = name("g");
-    kafka.createTopic(topic, 2);
-    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
-    DedupKafkaConsumer<String, String> first = start(group, topic, options(mode), ledger, dead);
+    Fixture f = fixture("redeliveries", 2);
+    DedupKafkaConsumer<String, String> first = start(f, options(mode));
     for (int i = 0; i < 50; i++) {
-      broker.send(topic, "id-" + i, "v");
+      broker.send(f.topic(), "id-" + i, "v");
     }
     broker.flush();
-    broker.awaitCommitted(group, topic, 50);
+    broker.awaitCommitted(f.group(), f.topic(), 50);
     first.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     // The broker redelivers everything: the group's offsets go back to the start, as after a crash before commit.
-    broker.rewind(group, topic, 2);
+    broker.rewind(f.group(), f.topic(), 2);
     for (int i = 50; i < 70; i++) {
-      broker.send(topic, "id-" + i, "v");
+      broker.send(f.topic(), "id-" + i, "v");
     }
     broker.flush();
-    start(group, topic, options(mode), ledger, dead);
-    broker.awaitCommitted(group, topic, 70);
-    assertThat(ledger.size()).isEqualTo(70);
-    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
+    start(f, options(mode));
+    broker.awaitCommitted(f.group(), f.topic(), 70);
+    assertThat(f.ledger().size()).isEqualTo(70);
+    assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
     assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(50);
-    assertThat(dead).isEmpty();
+    assertThat(f.dead()).isEmpty();
   }
 
   /**
@@ -159,36 +181,21 @@ class DedupKafkaConsumerTest {
   @EnumSource(AtomicityMode.class)
   void shouldCountAcceptedRecordsOlderThanTheWindowWithoutChangingTheirVerdict(AtomicityMode mode)
       throws Exception {
-    String topic = name("beyond-window");
-    String group = name("g");
-    kafka.createTopic(topic, 1);
+    Fixture f = fixture("beyond-window", 1);
     long now = System.currentTimeMillis();
-    ManualClock clock = new ManualClock(now);
     long w = Duration.ofMinutes(10).toMillis();
-    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
-    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx,
-            broker.consumerConfig(group), options(mode), clock)
-        .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
-        .handler(r -> ledger.credit(r.key()))
-        .deadLetterHandler(d -> {
-          dead.add(d);
-          return Future.succeededFuture();
-        })
-        .meterRegistry(registry);
-    consumers.add(c);
-    c.subscribe(topic).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    broker.sendAt(topic, "old", "v", now - w - 60_000);       // beyond the window: counted
-    broker.sendAt(topic, "old", "v", now - w - 60_000);       // its copy: a duplicate, not counted again
-    broker.sendAt(topic, "edge", "v", now - w);               // exactly W old: inside the window
-    broker.sendAt(topic, "fresh", "v", now - 60_000);         // inside the window
-    broker.sendAt(topic, "older", "v", now - 3 * w);          // beyond: counted
+    subscribe(f, consumer(f, options(mode), new ManualClock(now)));
+    broker.sendAt(f.topic(), "old", "v", now - w - 60_000);       // beyond the window: counted
+    broker.sendAt(f.topic(), "old", "v", now - w - 60_000);       // its copy: a duplicate, not counted again
+    broker.sendAt(f.topic(), "edge", "v", now - w);               // exactly W old: inside the window
+    broker.sendAt(f.topic(), "fresh", "v", now - 60_000);         // inside the window
+    broker.sendAt(f.topic(), "older", "v", now - 3 * w);          // beyond: counted
     broker.flush();
-    broker.awaitCommitted(group, topic, 5);
-    assertThat(ledger.credits).as("every id handled, once").containsOnlyKeys("old", "edge", "fresh", "older");
-    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
-    assertThat(dead).isEmpty();
-    assertThat(registry.get("dedup.kafka.redeliveries.beyond.window").tag("topic", topic).tag("partition", "0")
+    broker.awaitCommitted(f.group(), f.topic(), 5);
+    assertThat(f.ledger().credits).as("every id handled, once").containsOnlyKeys("old", "edge", "fresh", "older");
+    assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
+    assertThat(f.dead()).isEmpty();
+    assertThat(registry.get("dedup.kafka.redeliveries.beyond.window").tag("topic", f.topic()).tag("partition", "0")
         .counter().count()).isEqualTo(2);
     assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(1);
   }
@@ -201,9 +208,7 @@ class DedupKafkaConsumerTest {
   @ParameterizedTest
   @EnumSource(AtomicityMode.class)
   void shouldDecideAndCommitInProcessWithoutEventBusMessages(AtomicityMode mode) throws Exception {
-    String topic = name("in-process");
-    String group = name("g");
-    kafka.createTopic(topic, 2);
+    Fixture f = fixture("in-process", 2);
     AtomicInteger windowMessages = new AtomicInteger();
     vertx.eventBus().addInboundInterceptor(ctx -> {
       if (ctx.message().address().startsWith("test.kafka")) {
@@ -211,17 +216,15 @@ class DedupKafkaConsumerTest {
       }
       ctx.next();
     });
-    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
-    start(group, topic, options(mode), ledger, dead);
+    start(f, options(mode));
     for (int i = 0; i < 40; i++) {
-      broker.send(topic, "p-" + (i % 30), "v");
+      broker.send(f.topic(), "p-" + (i % 30), "v");
     }
     broker.flush();
-    broker.awaitCommitted(group, topic, 40);
-    assertThat(ledger.size()).isEqualTo(30);
-    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
-    assertThat(dead).isEmpty();
+    broker.awaitCommitted(f.group(), f.topic(), 40);
+    assertThat(f.ledger().size()).isEqualTo(30);
+    assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
+    assertThat(f.dead()).isEmpty();
     assertThat(windowMessages.get()).isZero();
   }
 
@@ -232,57 +235,40 @@ class DedupKafkaConsumerTest {
    */
   @Test
   void shouldSettleARecordWhoseClaimLapsedInsideACommitBatchAndGoOn() throws Exception {
-    String topic = name("lapsed");
-    String group = name("g");
-    kafka.createTopic(topic, 1);
+    Fixture f = fixture("lapsed", 1);
     ManualClock clock = new ManualClock(System.currentTimeMillis());
-    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
     DedupKafkaOptions options = options(AtomicityMode.EFFECT_FIRST).setDedup(new DedupOptions()
         .setAddress("test.kafka").setWindow(Duration.ofMinutes(10)).setLeaseMs(5_000));
-    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx,
-            broker.consumerConfig(group), options, clock)
-        .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
+    subscribe(f, consumer(f, options, clock)
         .handler(r -> {
           if (r.key().equals("slow")) {
             clock.advanceMs(6_000); // the handler outlasts the lease
           }
-          return ledger.credit(r.key());
-        })
-        .deadLetterHandler(d -> {
-          dead.add(d);
-          return Future.succeededFuture();
-        })
-        .meterRegistry(registry);
-    consumers.add(c);
-    c.subscribe(topic).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    broker.send(topic, "before", "v");
-    broker.send(topic, "slow", "v");
-    broker.send(topic, "after", "v");
+          return f.ledger().credit(r.key());
+        }));
+    broker.send(f.topic(), "before", "v");
+    broker.send(f.topic(), "slow", "v");
+    broker.send(f.topic(), "after", "v");
     broker.flush();
-    broker.awaitCommitted(group, topic, 3);
+    broker.awaitCommitted(f.group(), f.topic(), 3);
     assertThat(count(registry, "dedup.kafka.lapsed.claims")).as("the slow record's claim at least").isPositive();
-    assertThat(ledger.credits).containsOnlyKeys("before", "slow", "after");
-    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
-    assertThat(dead).isEmpty();
+    assertThat(f.ledger().credits).containsOnlyKeys("before", "slow", "after");
+    assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
+    assertThat(f.dead()).isEmpty();
   }
 
   @Test
   void shouldCommitPastADuplicateAtTheNextOffsetWithoutErrorOrPause() throws Exception {
-    String topic = name("next-offset");
-    String group = name("g");
-    kafka.createTopic(topic, 1);
-    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
-    start(group, topic, options(AtomicityMode.EFFECT_FIRST), ledger, dead);
-    broker.send(topic, "a", "v");
-    broker.send(topic, "a", "v");
-    broker.send(topic, "b", "v");
+    Fixture f = fixture("next-offset", 1);
+    start(f, options(AtomicityMode.EFFECT_FIRST));
+    broker.send(f.topic(), "a", "v");
+    broker.send(f.topic(), "a", "v");
+    broker.send(f.topic(), "b", "v");
     broker.flush();
-    broker.awaitCommitted(group, topic, 3);
-    assertThat(ledger.credits).containsOnlyKeys("a", "b");
-    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
-    assertThat(dead).isEmpty();
+    broker.awaitCommitted(f.group(), f.topic(), 3);
+    assertThat(f.ledger().credits).containsOnlyKeys("a", "b");
+    assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
+    assertThat(f.dead()).isEmpty();
     assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(1);
     assertThat(count(registry, "dedup.kafka.in.flight.waits")).isZero();
     assertThat(count(registry, "dedup.kafka.unavailable")).isZero();
@@ -292,15 +278,10 @@ class DedupKafkaConsumerTest {
   @EnumSource(AtomicityMode.class)
   void shouldRetryAFailingHandlerThenDeadLetterItKeepingOrderAndTheIdRemembered(AtomicityMode mode)
       throws Exception {
-    String topic = name("handler-fails");
-    String group = name("g");
-    kafka.createTopic(topic, 1);
+    Fixture f = fixture("handler-fails", 1);
     List<String> log = new CopyOnWriteArrayList<>();
     Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
-    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
-    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx,
-            broker.consumerConfig(group), options(mode))
-        .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
+    subscribe(f, consumer(f, options(mode), DedupClock.system())
         .handler(r -> {
           int n = calls.computeIfAbsent(r.key(), k -> new AtomicInteger()).incrementAndGet();
           if (r.key().equals("bad") || (r.key().equals("flaky") && n < 3)) {
@@ -310,20 +291,17 @@ class DedupKafkaConsumerTest {
           return Future.succeededFuture();
         })
         .deadLetterHandler(d -> {
-          dead.add(d);
+          f.dead().add(d);
           log.add("dead:" + d.record().key());
           return Future.succeededFuture();
-        })
-        .meterRegistry(registry);
-    consumers.add(c);
-    c.subscribe(topic).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        }));
     for (String id : List.of("ok-1", "bad", "flaky", "ok-2", "bad")) {
-      broker.send(topic, id, "v");
+      broker.send(f.topic(), id, "v");
     }
     broker.flush();
-    broker.awaitCommitted(group, topic, 5);
+    broker.awaitCommitted(f.group(), f.topic(), 5);
     assertThat(log).containsExactly("handled:ok-1", "dead:bad", "handled:flaky", "handled:ok-2");
-    assertThat(dead).singleElement().satisfies(d -> {
+    assertThat(f.dead()).singleElement().satisfies(d -> {
       assertThat(d.reason()).isEqualTo(DeadLetter.Reason.HANDLER_FAILED);
       assertThat(d.attempts()).isEqualTo(3);
       assertThat(d.cause()).hasMessage("boom 3");
@@ -337,18 +315,14 @@ class DedupKafkaConsumerTest {
 
   @Test
   void shouldDeadLetterARecordWithoutIdentityAndAdvanceItsOffset() throws Exception {
-    String topic = name("no-id");
-    String group = name("g");
-    kafka.createTopic(topic, 1);
-    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
-    start(group, topic, options(AtomicityMode.RECORD_FIRST), ledger, dead);
-    broker.sendWithoutId(topic, "anonymous", "v");
-    broker.send(topic, "x", "v");
+    Fixture f = fixture("no-id", 1);
+    start(f, options(AtomicityMode.RECORD_FIRST));
+    broker.sendWithoutId(f.topic(), "anonymous", "v");
+    broker.send(f.topic(), "x", "v");
     broker.flush();
-    broker.awaitCommitted(group, topic, 2);
-    assertThat(ledger.credits).containsOnlyKeys("x");
-    assertThat(dead).singleElement().satisfies(d -> {
+    broker.awaitCommitted(f.group(), f.topic(), 2);
+    assertThat(f.ledger().credits).containsOnlyKeys("x");
+    assertThat(f.dead()).singleElement().satisfies(d -> {
       assertThat(d.reason()).isEqualTo(DeadLetter.Reason.NO_IDENTITY);
       assertThat(d.record().key()).isEqualTo("anonymous");
       assertThat(d.record().offset()).isZero();
@@ -358,31 +332,19 @@ class DedupKafkaConsumerTest {
   @ParameterizedTest
   @EnumSource(AtomicityMode.class)
   void shouldDeadLetterAConflictingPayloadWithItsReason(AtomicityMode mode) throws Exception {
-    String topic = name("conflict");
-    String group = name("g");
-    kafka.createTopic(topic, 1);
-    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
-    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx,
-            broker.consumerConfig(group), options(mode))
+    Fixture f = fixture("conflict", 1);
+    subscribe(f, consumer(f, options(mode), DedupClock.system())
         .identity(IdentityExtractor.<String, String>header(KafkaTestSupport.MESSAGE_ID)
             .withPayloadHash(ConsumerRecord::value))
-        .handler(r -> ledger.credit(header(r)))
-        .deadLetterHandler(d -> {
-          dead.add(d);
-          return Future.succeededFuture();
-        })
-        .meterRegistry(registry);
-    consumers.add(c);
-    c.subscribe(topic).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    broker.send(topic, "c1", "amount=10");
-    broker.send(topic, "c1", "amount=99");
-    broker.send(topic, "c1", "amount=10");
+        .handler(r -> f.ledger().credit(header(r))));
+    broker.send(f.topic(), "c1", "amount=10");
+    broker.send(f.topic(), "c1", "amount=99");
+    broker.send(f.topic(), "c1", "amount=10");
     broker.flush();
-    broker.awaitCommitted(group, topic, 3);
-    assertThat(ledger.credits).containsOnlyKeys("c1");
-    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
-    assertThat(dead).singleElement().satisfies(d -> {
+    broker.awaitCommitted(f.group(), f.topic(), 3);
+    assertThat(f.ledger().credits).containsOnlyKeys("c1");
+    assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
+    assertThat(f.dead()).singleElement().satisfies(d -> {
       assertThat(d.reason()).isEqualTo(DeadLetter.Reason.CONFLICT);
       assertThat(d.record().value()).isEqualTo("amount=99");
       assertThat(d.detail()).contains("another payload hash");
@@ -393,28 +355,24 @@ class DedupKafkaConsumerTest {
   @ParameterizedTest
   @EnumSource(AtomicityMode.class)
   void shouldApplyNoIdTwiceWhilePartitionsMoveBetweenTwoConsumers(AtomicityMode mode) throws Exception {
-    String topic = name("rebalance");
-    String group = name("g");
-    kafka.createTopic(topic, 4);
-    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
-    DedupKafkaConsumer<String, String> a = start(group, topic, options(mode), ledger, dead);
+    Fixture f = fixture("rebalance", 4);
+    DedupKafkaConsumer<String, String> a = start(f, options(mode));
     DedupKafkaConsumer<String, String> b = null;
     int sent = 0;
     int ids = 0;
     // Five rounds of 200 new ids plus 20 copies of earlier ids (10 % duplicates); partitions move between rounds.
     for (int round = 0; round < 5; round++) {
       for (int i = 0; i < 200; i++) {
-        broker.send(topic, "id-" + ids++, "v");
+        broker.send(f.topic(), "id-" + ids++, "v");
         sent++;
         if (i % 10 == 0) {
-          broker.send(topic, "id-" + (ids * 7919 % ids), "v");
+          broker.send(f.topic(), "id-" + (ids * 7919 % ids), "v");
           sent++;
         }
       }
       broker.flush();
       if (round == 1) {
-        b = start(group, topic, options(mode), ledger, dead);
+        b = start(f, options(mode));
         DedupKafkaConsumer<String, String> joined = b;
         await().atMost(Duration.ofSeconds(60))
             .until(() -> a.assignment().size() == 2 && joined.assignment().size() == 2);
@@ -424,12 +382,12 @@ class DedupKafkaConsumerTest {
         await().atMost(Duration.ofSeconds(60)).until(() -> left.assignment().size() == 4);
       }
       int expected = ids;
-      await().atMost(Duration.ofSeconds(60)).until(() -> ledger.size() == expected);
+      await().atMost(Duration.ofSeconds(60)).until(() -> f.ledger().size() == expected);
     }
-    broker.awaitCommitted(group, topic, sent);
-    assertThat(ledger.size()).isEqualTo(ids);
-    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
-    assertThat(dead).isEmpty();
+    broker.awaitCommitted(f.group(), f.topic(), sent);
+    assertThat(f.ledger().size()).isEqualTo(ids);
+    assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
+    assertThat(f.dead()).isEmpty();
     assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(sent - ids);
   }
 }

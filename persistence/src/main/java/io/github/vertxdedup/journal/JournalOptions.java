@@ -40,7 +40,11 @@ public final class JournalOptions {
   /** Default clock: {@link System#currentTimeMillis()}. */
   public static final LongSupplier DEFAULT_CLOCK = System::currentTimeMillis;
 
-  /** Default progress listener: one {@code INFO} line per report on the {@code io.github.vertxdedup.journal} logger. */
+  /**
+   * Default progress listener: one {@code INFO} line per report on the {@code io.github.vertxdedup.journal} logger,
+   * e.g. {@code journal /data/p-0: replay read 1,048,576 entries from 16,384 records, 41.2% of the records,
+   * 2,301,220 entries/s, 455 ms}, and {@code replay done, ...} for the final report.
+   */
   public static final ReplayProgressListener DEFAULT_PROGRESS_LISTENER = JournalOptions::logProgress;
 
   /** Longest sync interval accepted: 1 hour. */
@@ -302,11 +306,17 @@ public final class JournalOptions {
     return this;
   }
 
+  /*
+   * Only what the replay knows while it reads: entries and records read, the share of the records, the rate and the
+   * time. Not ReplayProgress.liveIds: it counts unexpired accepts only (0 for a journal of claims and commits, as
+   * effect-first writes), so it is no count of the ids the window will hold; the owner logs that once recovery has
+   * restored them.
+   */
   private static void logProgress(Path journal, ReplayProgress p, boolean done) {
     LOG.log(System.Logger.Level.INFO, () -> String.format(
-        "journal %s: replay %s %,d entries (%,d live ids) from %,d records, %.1f%%, %,.0f entries/s, %d ms",
-        journal, done ? "done," : "read", p.entriesRead(), p.liveIds(), p.recordsRead(), p.percent(),
-        p.entriesPerSecond(), p.elapsed().toMillis()));
+        "journal %s: replay %s %,d entries from %,d records, %.1f%% of the records, %,.0f entries/s, %d ms",
+        journal, done ? "done," : "read", p.entriesRead(), p.recordsRead(), p.percent(), p.entriesPerSecond(),
+        p.elapsed().toMillis()));
   }
 
   @Override

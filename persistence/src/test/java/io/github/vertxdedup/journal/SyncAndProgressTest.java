@@ -9,6 +9,10 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -93,5 +97,48 @@ class SyncAndProgressTest {
     ReplayProgress middle = reports.get(1);
     assertThat(middle.recordsRead()).isEqualTo(512);
     assertThat(middle.percent()).isBetween(40.0, 60.0);
+  }
+
+  /**
+   * The default listener's line says what the replay knows (entries, records, share, rate, time) and no live-id count,
+   * which would be 0 here: the journal holds claims and commits, as effect-first writes, and no accept.
+   */
+  @Test
+  void shouldLogTheReplayWithoutALiveIdCount() {
+    try (Journal j = Journal.open(dir, new JournalOptions().setClock(clock).setSyncPolicy(SyncPolicy.NONE))) {
+      j.replay(new RecordingVisitor());
+      for (int i = 1; i <= 3; i++) {
+        j.appendClaim(ClaimEntry.of(i, 0, 0, i, t, t + 30_000, ClaimEntry.NOT_RECORDED, "worker"));
+        j.appendCommit(i, i, t + 60_000);
+      }
+    }
+    List<String> lines = new ArrayList<>();
+    Handler capture = new Handler() {
+      @Override
+      public void publish(LogRecord record) {
+        lines.add(record.getMessage());
+      }
+
+      @Override
+      public void flush() {
+      }
+
+      @Override
+      public void close() {
+      }
+    };
+    Logger logger = Logger.getLogger("io.github.vertxdedup.journal");
+    logger.addHandler(capture);
+    try (Journal j = Journal.open(dir, new JournalOptions().setClock(clock).setSyncPolicy(SyncPolicy.NONE)
+        .setProgressInterval(Duration.ofHours(1)))) {
+      ReplayResult r = j.replay(new RecordingVisitor());
+      assertThat(r.liveIds()).as("no accepts in this journal").isZero();
+    } finally {
+      logger.removeHandler(capture);
+    }
+    assertThat(lines).filteredOn(l -> l.contains("replay done"))
+        .singleElement(InstanceOfAssertFactories.STRING)
+        .matches("journal .+: replay done, 6 entries from \\d+ records, .+% of the records, .+ entries/s, \\d+ ms")
+        .doesNotContain("live");
   }
 }

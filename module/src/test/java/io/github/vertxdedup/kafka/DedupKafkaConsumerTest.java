@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.kafka.testkit.LocalKafka;
 import io.github.vertxdedup.window.DedupClock;
 import io.github.vertxdedup.window.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -20,36 +19,23 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /** The dedup consumer on a real broker: effects applied once per id, dead letters, offsets. */
 class DedupKafkaConsumerTest {
 
-  private static LocalKafka kafka;
-  private static KafkaTestSupport broker;
+  @RegisterExtension
+  static final KafkaTestSupport broker = new KafkaTestSupport();
   private static final AtomicInteger NAMES = new AtomicInteger();
 
   private Vertx vertx;
   private SimpleMeterRegistry registry;
   private final List<DedupKafkaConsumer<String, String>> consumers = new CopyOnWriteArrayList<>();
-
-  @BeforeAll
-  static void startBroker() throws Exception {
-    kafka = LocalKafka.start(1);
-    broker = new KafkaTestSupport(kafka);
-  }
-
-  @AfterAll
-  static void stopBroker() throws Exception {
-    broker.close();
-    kafka.close();
-  }
 
   @BeforeEach
   void setUp() {
@@ -90,7 +76,7 @@ class DedupKafkaConsumerTest {
 
   private static Fixture fixture(String topicPrefix, int partitions) throws Exception {
     Fixture f = new Fixture(name(topicPrefix), name("g"), new KafkaTestSupport.Ledger(), new CopyOnWriteArrayList<>());
-    kafka.createTopic(f.topic(), partitions);
+    broker.createTopic(f.topic(), partitions);
     return f;
   }
 

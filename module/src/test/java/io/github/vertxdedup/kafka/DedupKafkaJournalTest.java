@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.kafka.testkit.LocalKafka;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -18,10 +17,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -33,26 +31,14 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class DedupKafkaJournalTest {
 
-  private static LocalKafka kafka;
-  private static KafkaTestSupport broker;
+  @RegisterExtension
+  static final KafkaTestSupport broker = new KafkaTestSupport();
   private static final AtomicInteger NAMES = new AtomicInteger();
 
   @TempDir
   Path journalDir;
 
   private final List<Vertx> instances = new CopyOnWriteArrayList<>();
-
-  @BeforeAll
-  static void startBroker() throws Exception {
-    kafka = LocalKafka.start(1);
-    broker = new KafkaTestSupport(kafka);
-  }
-
-  @AfterAll
-  static void stopBroker() throws Exception {
-    broker.close();
-    kafka.close();
-  }
 
   @AfterEach
   void tearDown() throws Exception {
@@ -104,7 +90,7 @@ class DedupKafkaJournalTest {
   void shouldFindThePreviousIdsAfterARestartInANewVertxOnTheSameJournalDir(AtomicityMode mode) throws Exception {
     String topic = name("journal-restart");
     String group = name("g");
-    kafka.createTopic(topic, 2);
+    broker.createTopic(topic, 2);
     KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
     Running first = start(group, topic, mode, ledger);
     for (int i = 0; i < 50; i++) {
@@ -134,7 +120,7 @@ class DedupKafkaJournalTest {
   void shouldResumeAtTheJournalsOffsetWhenKafkaHasNone() throws Exception {
     String topic = name("journal-resume");
     String group = name("g");
-    kafka.createTopic(topic, 1);
+    broker.createTopic(topic, 1);
     KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
     Running first = start(group, topic, AtomicityMode.EFFECT_FIRST, ledger);
     for (int i = 0; i < 30; i++) {
@@ -165,7 +151,7 @@ class DedupKafkaJournalTest {
   void shouldStopLeaveTheGroupAndCallTheExceptionHandlerWhenAWindowCannotOpen() throws Exception {
     String topic = name("journal-unopenable");
     String group = name("g");
-    kafka.createTopic(topic, 2);
+    broker.createTopic(topic, 2);
     for (int i = 0; i < 20; i++) {
       broker.send(topic, "id-" + i, "v");
     }

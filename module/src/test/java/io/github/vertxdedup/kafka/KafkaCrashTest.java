@@ -2,7 +2,6 @@ package io.github.vertxdedup.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.vertxdedup.kafka.testkit.LocalKafka;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -20,9 +19,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -50,23 +48,11 @@ class KafkaCrashTest {
 
   private static final int PARTITIONS = 2;
 
-  private static LocalKafka kafka;
-  private static KafkaTestSupport broker;
+  @RegisterExtension
+  static final KafkaTestSupport broker = new KafkaTestSupport();
 
   @TempDir
   Path tmp;
-
-  @BeforeAll
-  static void startBroker() throws Exception {
-    kafka = LocalKafka.start(1);
-    broker = new KafkaTestSupport(kafka);
-  }
-
-  @AfterAll
-  static void stopBroker() throws Exception {
-    broker.close();
-    kafka.close();
-  }
 
   @ParameterizedTest
   @EnumSource(AtomicityMode.class)
@@ -76,7 +62,7 @@ class KafkaCrashTest {
     Random random = new Random(seed);
     String topic = "crash-" + mode.name().toLowerCase();
     String group = "crash-" + mode.name().toLowerCase();
-    kafka.createTopic(topic, PARTITIONS);
+    broker.createTopic(topic, PARTITIONS);
     Path journalDir = tmp.resolve("journal");
     Path ledger = tmp.resolve("ledger.txt");
     List<String> classpath = productionClasspath();
@@ -154,7 +140,7 @@ class KafkaCrashTest {
     String topic = "orphan";
     String group = "orphan";
     long leaseMs = 60_000;
-    kafka.createTopic(topic, 1);
+    broker.createTopic(topic, 1);
     Path journalDir = tmp.resolve("journal");
     Path ledger = tmp.resolve("ledger.txt");
     List<String> classpath = productionClasspath();
@@ -227,7 +213,7 @@ class KafkaCrashTest {
     cmd.add("-cp");
     cmd.add(String.join(java.io.File.pathSeparator, classpath));
     cmd.add(KafkaCrashChild.class.getName());
-    cmd.addAll(List.of(kafka.bootstrapServers(), topic, group, group.equals("orphan") ? "orphan-child"
+    cmd.addAll(List.of(broker.bootstrapServers(), topic, group, group.equals("orphan") ? "orphan-child"
         : "crash-child", journalDir.toString(), mode.name(), ledger.toString(), Long.toString(leaseMs)));
     if (holdId != null) {
       cmd.add(holdId);

@@ -3,6 +3,7 @@ package io.github.vertxdedup.kafka;
 import static org.awaitility.Awaitility.await;
 
 import io.github.vertxdedup.kafka.testkit.LocalKafka;
+import io.github.vertxdedup.kafka.testkit.LocalKafkaExtension;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import java.nio.charset.StandardCharsets;
@@ -21,18 +22,27 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
-/** A broker-side toolkit for the consumer tests: a producer with message-id headers, committed offsets, a ledger. */
-final class KafkaTestSupport implements AutoCloseable {
+/**
+ * A broker-side toolkit for the consumer tests: a {@link LocalKafka} broker, a producer with message-id headers,
+ * committed offsets, a ledger. A JUnit 5 extension: register it on a static field
+ * ({@code @RegisterExtension static final KafkaTestSupport broker = new KafkaTestSupport();}); it starts the broker,
+ * the producer and the admin client before the class's first test and closes them after its last.
+ */
+final class KafkaTestSupport implements BeforeAllCallback, AfterAllCallback {
 
   static final String MESSAGE_ID = "message-id";
 
-  private final LocalKafka kafka;
-  private final KafkaProducer<String, String> producer;
-  private final Admin admin;
+  private final LocalKafkaExtension kafka = new LocalKafkaExtension(1);
+  private KafkaProducer<String, String> producer;
+  private Admin admin;
 
-  KafkaTestSupport(LocalKafka kafka) {
-    this.kafka = kafka;
+  @Override
+  public void beforeAll(ExtensionContext context) throws Exception {
+    kafka.beforeAll(context);
     Properties p = new Properties();
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     p.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -41,10 +51,34 @@ final class KafkaTestSupport implements AutoCloseable {
     // changes: flush() then waited out the 120 s delivery timeout). A short request timeout resends it instead.
     p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "3000");
     p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "30000");
-    this.producer = new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
+    producer = new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
     Properties a = new Properties();
     a.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-    this.admin = Admin.create(a);
+    admin = Admin.create(a);
+  }
+
+  @Override
+  public void afterAll(ExtensionContext context) throws Exception {
+    try {
+      if (producer != null) {
+        producer.close(Duration.ofSeconds(5));
+      }
+      if (admin != null) {
+        admin.close(Duration.ofSeconds(5));
+      }
+    } finally {
+      kafka.afterAll(context); // the broker stops even if a client failed to start or to close
+    }
+  }
+
+  /** @return the broker's {@code bootstrap.servers} */
+  String bootstrapServers() {
+    return kafka.bootstrapServers();
+  }
+
+  /** Creates a topic on the broker, as {@link LocalKafka#createTopic(String, int)}. */
+  void createTopic(String topic, int partitions) throws Exception {
+    kafka.createTopic(topic, partitions);
   }
 
   /** Consumer config: earliest, short session (6 s, the broker's minimum), dynamic membership. */
@@ -127,12 +161,6 @@ final class KafkaTestSupport implements AutoCloseable {
 
   static double count(MeterRegistry registry, String name) {
     return registry.find(name).counters().stream().mapToDouble(c -> c.count()).sum();
-  }
-
-  @Override
-  public void close() {
-    producer.close(Duration.ofSeconds(5));
-    admin.close(Duration.ofSeconds(5));
   }
 
   /** What the handler applied: credits per id. */

@@ -3,6 +3,7 @@ package io.github.vertxdedup.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.vertxdedup.kafka.testkit.LocalKafka;
+import io.github.vertxdedup.kafka.testkit.LocalKafkaExtension;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.VertxExtension;
 import io.vertx.junit5.VertxTestContext;
@@ -13,26 +14,16 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The in-process broker ({@link LocalKafka}) serves a Vert.x producer and consumer end to end. */
 @ExtendWith(VertxExtension.class)
 class LocalKafkaVertxTest {
 
-  private static LocalKafka kafka;
-
-  @BeforeAll
-  static void startBroker() throws Exception {
-    kafka = LocalKafka.start(1);
-  }
-
-  @AfterAll
-  static void stopBroker() throws Exception {
-    kafka.close();
-  }
+  @RegisterExtension
+  static final LocalKafkaExtension kafka = new LocalKafkaExtension(1);
 
   @Test
   void shouldDeliverProducedRecordsToVertxConsumer(Vertx vertx, VertxTestContext ctx) throws Exception {

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.github.vertxdedup.examples.Ledger;
 import io.github.vertxdedup.examples.Receipts;
 import io.github.vertxdedup.kafka.DeadLetter;
-import io.github.vertxdedup.kafka.testkit.LocalKafka;
+import io.github.vertxdedup.kafka.testkit.LocalKafkaExtension;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -19,28 +19,18 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The two Kafka examples on a real in-process broker: each id's effect applied once, and still once after a rewind. */
 class KafkaExamplesTest {
 
-  private static LocalKafka kafka;
+  @RegisterExtension
+  static final LocalKafkaExtension kafka = new LocalKafkaExtension(3);
 
   @TempDir
   Path journalDir;
-
-  @BeforeAll
-  static void startBroker() throws Exception {
-    kafka = LocalKafka.start(3);
-  }
-
-  @AfterAll
-  static void stopBroker() throws Exception {
-    kafka.close();
-  }
 
   @Test
   void recordFirstShouldSendOneReceiptPerPaymentAndNoneAgainAfterARewind() throws Exception {

@@ -25,13 +25,17 @@ class LocalKafkaTest {
     try (LocalKafka kafka = LocalKafka.start(2)) {
       LocalKafka.createTopic(kafka.bootstrapServers(), "payments", 3);
       kafka.createTopic("payments", 3); // existing topic: no error
-      Properties p = new Properties();
-      p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-      try (Admin admin = Admin.create(p)) {
-        int partitions = admin.describeTopics(List.of("payments")).allTopicNames()
-            .get(30, TimeUnit.SECONDS).get("payments").partitions().size();
-        assertThat(partitions).isEqualTo(3);
-      }
+      assertThat(partitionCount(kafka.bootstrapServers(), "payments")).isEqualTo(3);
+    }
+  }
+
+  /** @return the partition count the broker at {@code bootstrapServers} reports for {@code topic} */
+  static int partitionCount(String bootstrapServers, String topic) throws Exception {
+    Properties p = new Properties();
+    p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    try (Admin admin = Admin.create(p)) {
+      return admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic)
+          .partitions().size();
     }
   }
 

@@ -15,7 +15,7 @@ import java.util.Set;
  *
  * <p>JSON form: {@code {"dedup": {...DedupOptions...}, "mode": "EFFECT_FIRST", "maxAttempts": 5,
  * "backoffInitialMs": 100, "backoffMaxMs": 10000, "pollTimeoutMs": 100, "commitIntervalMs": 200,
- * "maxBufferedPerPartition": 1000, "maxUnansweredCommits": 8, "revocationTimeoutMs": 10000, "assignmentTimeoutMs":
+ * "maxBufferedPerPartition": 4000, "maxUnansweredCommits": 8, "revocationTimeoutMs": 10000, "assignmentTimeoutMs":
  * 60000, "instanceId": null}}.
  */
 public class DedupKafkaOptions {
@@ -41,8 +41,13 @@ public class DedupKafkaOptions {
    * ({@code auto.commit.interval.ms}); a shorter interval keeps the redeliveries after a crash few.
    */
   public static final long DEFAULT_COMMIT_INTERVAL_MS = 200;
-  /** Default records held per topic-partition before it is paused: 1,000. */
-  public static final int DEFAULT_MAX_BUFFERED_PER_PARTITION = 1000;
+  /**
+   * Default records held per topic-partition before it is paused: 4,000, eight polls of Kafka's default
+   * {@code max.poll.records} (500), or four of the benchmark's 1,000. With 1,000 a partition was paused and resumed
+   * after about every poll, and the dedup consumer ran 28-38 % slower (docs/benchmarks-kafka.md, "In-process
+   * windows"). Records held cost memory: about their size times this per assigned partition.
+   */
+  public static final int DEFAULT_MAX_BUFFERED_PER_PARTITION = 4000;
   /** Largest {@code maxBufferedPerPartition}: 1,000,000. */
   public static final int MAX_BUFFERED_LIMIT = 1_000_000;
   /**

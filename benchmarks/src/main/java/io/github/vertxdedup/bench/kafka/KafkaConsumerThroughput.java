@@ -66,6 +66,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * {@code -Dbench.streamThreads} (1), {@code -Dbench.streamsJvmArgs} (extra flags of the child JVM, space-separated),
  * {@code -Dbench.expectedIdsPerPartition} (the dedup consumer's {@link DedupOptions#setExpectedIdsPerPartition}, ids
  * per window table sized up front; 0, the default, leaves the table to grow by doubling),
+ * {@code -Dbench.maxBufferedPerPartition} (the dedup consumer's, its default unless set),
  * {@code -Dbench.handlerDigests} (SHA-256 digests of the record's value each handler computes besides its credit, the
  * handler's own CPU work per record; 0 by default; the Kafka Streams child does not take it, so it needs
  * {@code bench.scenarios} without {@code kafka-streams}).
@@ -77,6 +78,9 @@ public final class KafkaConsumerThroughput {
   private static final Duration WINDOW = Duration.ofMinutes(10);
   /** The dedup consumer's {@code expectedIdsPerPartition}: 0 (not pre-sized) unless set. */
   private static final int EXPECTED_IDS = Integer.getInteger("bench.expectedIdsPerPartition", 0);
+  /** The dedup consumer's {@code maxBufferedPerPartition}: its default unless set. */
+  private static final int MAX_BUFFERED = Integer.getInteger("bench.maxBufferedPerPartition",
+      DedupKafkaOptions.DEFAULT_MAX_BUFFERED_PER_PARTITION);
   /** SHA-256 digests of the value per handler call, besides the credit: 0 unless set. */
   private static final int HANDLER_DIGESTS = Integer.getInteger("bench.handlerDigests", 0);
   /** One digest per handler thread (the plain consumer's event loop, or each owner's). */
@@ -294,7 +298,8 @@ public final class KafkaConsumerThroughput {
     DedupKafkaOptions options = new DedupKafkaOptions()
         .setDedup(new DedupOptions().setAddress("bench." + group).setWindow(WINDOW)
             .setPayloadHashes(false).setExpectedIdsPerPartition(EXPECTED_IDS))
-        .setMode(mode);
+        .setMode(mode)
+        .setMaxBufferedPerPartition(MAX_BUFFERED);
     DedupKafkaConsumer<String, String> consumer = DedupKafkaConsumer.<String, String>create(vertx,
             config(bootstrap, group), options)
         .identity(IdentityExtractor.header(ID))

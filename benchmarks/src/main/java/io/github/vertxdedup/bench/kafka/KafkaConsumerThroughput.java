@@ -1,6 +1,7 @@
 package io.github.vertxdedup.bench.kafka;
 
 import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.kafka.AtomicityMode;
 import io.github.vertxdedup.kafka.DedupKafkaConsumer;
 import io.github.vertxdedup.kafka.DedupKafkaOptions;
@@ -27,6 +28,7 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -66,7 +68,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * {@code -Dbench.streamThreads} (1), {@code -Dbench.streamsJvmArgs} (extra flags of the child JVM, space-separated),
  * {@code -Dbench.expectedIdsPerPartition} (the dedup consumer's {@link DedupOptions#setExpectedIdsPerPartition}, ids
  * per window table sized up front; 0, the default, leaves the table to grow by doubling),
- * {@code -Dbench.maxBufferedPerPartition} (the dedup consumer's, its default unless set),
+ * {@code -Dbench.maxBufferedPerPartition} (the dedup consumer's, its default unless set), {@code -Dbench.journal}
+ * ({@code none}, memory-only windows, by default; {@code ASYNC} or {@code SYNC}: a Chronicle journal per partition
+ * with that sync policy, in a temporary directory deleted after the scenario),
  * {@code -Dbench.handlerDigests} (SHA-256 digests of the record's value each handler computes besides its credit, the
  * handler's own CPU work per record; 0 by default; the Kafka Streams child does not take it, so it needs
  * {@code bench.scenarios} without {@code kafka-streams}).
@@ -81,6 +85,12 @@ public final class KafkaConsumerThroughput {
   /** The dedup consumer's {@code maxBufferedPerPartition}: its default unless set. */
   private static final int MAX_BUFFERED = Integer.getInteger("bench.maxBufferedPerPartition",
       DedupKafkaOptions.DEFAULT_MAX_BUFFERED_PER_PARTITION);
+  /**
+   * The dedup consumer's journal: {@code none} (memory-only windows, the default), or a {@link SyncPolicy} name
+   * ({@code ASYNC}, {@code SYNC}) for a Chronicle journal per partition under the temporary directory, deleted after
+   * the scenario.
+   */
+  private static final String JOURNAL = System.getProperty("bench.journal", "none");
   /** SHA-256 digests of the value per handler call, besides the credit: 0 unless set. */
   private static final int HANDLER_DIGESTS = Integer.getInteger("bench.handlerDigests", 0);
   /** One digest per handler thread (the plain consumer's event loop, or each owner's). */
@@ -122,6 +132,13 @@ public final class KafkaConsumerThroughput {
     if (HANDLER_DIGESTS > 0 && scenarios.contains(KafkaResults.STREAMS)) {
       throw new IllegalArgumentException("bench.handlerDigests=" + HANDLER_DIGESTS + " is not applied by the Kafka"
           + " Streams child: leave kafka-streams out of bench.scenarios");
+    }
+    if (!JOURNAL.equals("none")) {
+      try {
+        SyncPolicy.valueOf(JOURNAL);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("bench.journal must be none, ASYNC or SYNC but was " + JOURNAL);
+      }
     }
     String resultsFile = System.getProperty("bench.results");
     String streamsStore = System.getProperty("bench.streamsStore", "rocksdb");
@@ -173,7 +190,7 @@ public final class KafkaConsumerThroughput {
       System.out.printf("load average at the end: %.2f%n", os.getSystemLoadAverage());
       if (resultsFile != null) {
         new KafkaResults(date, records, partitions, distinct, WINDOW.toMillis(), streamsStore, streamThreads,
-            Runtime.getRuntime().availableProcessors(), done, HANDLER_DIGESTS).write(Path.of(resultsFile));
+            Runtime.getRuntime().availableProcessors(), done, HANDLER_DIGESTS, JOURNAL).write(Path.of(resultsFile));
         System.out.println("wrote " + resultsFile);
       }
     }
@@ -295,9 +312,15 @@ public final class KafkaConsumerThroughput {
     Map<String, Long> ledger = ledger(records);
     AtomicLong first = new AtomicLong();
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    DedupOptions dedup = new DedupOptions().setAddress("bench." + group).setWindow(WINDOW)
+        .setPayloadHashes(false).setExpectedIdsPerPartition(EXPECTED_IDS);
+    Path journalDir = null;
+    if (!JOURNAL.equals("none")) {
+      journalDir = Files.createTempDirectory("bench-journal-" + group + "-");
+      dedup.setJournalDir(journalDir.toString()).setJournalSync(SyncPolicy.valueOf(JOURNAL));
+    }
     DedupKafkaOptions options = new DedupKafkaOptions()
-        .setDedup(new DedupOptions().setAddress("bench." + group).setWindow(WINDOW)
-            .setPayloadHashes(false).setExpectedIdsPerPartition(EXPECTED_IDS))
+        .setDedup(dedup)
         .setMode(mode)
         .setMaxBufferedPerPartition(MAX_BUFFERED);
     DedupKafkaConsumer<String, String> consumer = DedupKafkaConsumer.<String, String>create(vertx,
@@ -324,11 +347,22 @@ public final class KafkaConsumerThroughput {
     }
     long ns = System.nanoTime() - start;
     consumer.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    if (journalDir != null) {
+      deleteTree(journalDir);
+    }
     if (ledger.size() != distinct || ledger.values().stream().anyMatch(v -> v != 1)) {
       throw new IllegalStateException(group + ": ledger holds " + ledger.size() + " ids, expected " + distinct
           + " each credited once");
     }
     return new Timing(ns, first.get() - start);
+  }
+
+  private static void deleteTree(Path dir) throws IOException {
+    try (var paths = Files.walk(dir)) {
+      for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+        Files.delete(p);
+      }
+    }
   }
 
   private static double settled(SimpleMeterRegistry registry) {

@@ -20,9 +20,11 @@ import java.util.List;
  * @param rounds the rounds in order
  * @param handlerDigests SHA-256 digests of the record's value each handler computes besides its ledger credit (its
  *     CPU work per record); 0 in files written before the option existed
+ * @param journal the dedup consumer's journal: {@code none} (memory-only windows), {@code ASYNC} or {@code SYNC};
+ *     {@code null} in files written before the option existed, which all ran memory-only
  */
 public record KafkaResults(String date, int records, int partitions, int distinct, long windowMs, String streamsStore,
-    int streamThreads, int availableProcessors, List<Round> rounds, int handlerDigests) {
+    int streamThreads, int availableProcessors, List<Round> rounds, int handlerDigests, String journal) {
 
   /** Scenario name of the plain Vert.x {@code KafkaConsumer}. */
   public static final String PLAIN = "plain-vertx";

@@ -70,7 +70,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * per window table sized up front; 0, the default, leaves the table to grow by doubling),
  * {@code -Dbench.maxBufferedPerPartition} (the dedup consumer's, its default unless set), {@code -Dbench.journal}
  * ({@code none}, memory-only windows, by default; {@code ASYNC} or {@code SYNC}: a Chronicle journal per partition
- * with that sync policy, in a temporary directory deleted after the scenario),
+ * with that sync policy, in a temporary directory deleted after the scenario), {@code -Dbench.identity}
+ * ({@code header}, the {@code message-id} header, by default, or {@code key}, the record key),
  * {@code -Dbench.handlerDigests} (SHA-256 digests of the record's value each handler computes besides its credit, the
  * handler's own CPU work per record; 0 by default; the Kafka Streams child does not take it, so it needs
  * {@code bench.scenarios} without {@code kafka-streams}).
@@ -91,6 +92,11 @@ public final class KafkaConsumerThroughput {
    * the scenario.
    */
   private static final String JOURNAL = System.getProperty("bench.journal", "none");
+  /**
+   * Where the dedup consumer reads each record's id: {@code header} (the {@code message-id} header, the default) or
+   * {@code key} (the record key, already deserialized; the same id in this topic).
+   */
+  private static final String IDENTITY = System.getProperty("bench.identity", "header");
   /** SHA-256 digests of the value per handler call, besides the credit: 0 unless set. */
   private static final int HANDLER_DIGESTS = Integer.getInteger("bench.handlerDigests", 0);
   /** One digest per handler thread (the plain consumer's event loop, or each owner's). */
@@ -139,6 +145,9 @@ public final class KafkaConsumerThroughput {
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException("bench.journal must be none, ASYNC or SYNC but was " + JOURNAL);
       }
+    }
+    if (!IDENTITY.equals("header") && !IDENTITY.equals("key")) {
+      throw new IllegalArgumentException("bench.identity must be header or key but was " + IDENTITY);
     }
     String resultsFile = System.getProperty("bench.results");
     String streamsStore = System.getProperty("bench.streamsStore", "rocksdb");
@@ -190,7 +199,7 @@ public final class KafkaConsumerThroughput {
       System.out.printf("load average at the end: %.2f%n", os.getSystemLoadAverage());
       if (resultsFile != null) {
         new KafkaResults(date, records, partitions, distinct, WINDOW.toMillis(), streamsStore, streamThreads,
-            Runtime.getRuntime().availableProcessors(), done, HANDLER_DIGESTS, JOURNAL).write(Path.of(resultsFile));
+            Runtime.getRuntime().availableProcessors(), done, HANDLER_DIGESTS, JOURNAL, IDENTITY).write(Path.of(resultsFile));
         System.out.println("wrote " + resultsFile);
       }
     }
@@ -325,7 +334,7 @@ public final class KafkaConsumerThroughput {
         .setMaxBufferedPerPartition(MAX_BUFFERED);
     DedupKafkaConsumer<String, String> consumer = DedupKafkaConsumer.<String, String>create(vertx,
             config(bootstrap, group), options)
-        .identity(IdentityExtractor.header(ID))
+        .identity(IDENTITY.equals("key") ? IdentityExtractor.recordKey() : IdentityExtractor.header(ID))
         .handler(r -> {
           // A read first: a compare-and-set per record would write one cache line from every event loop.
           if (first.get() == 0) {

@@ -214,10 +214,11 @@ public final class KafkaReport {
     JFreeChart rateChart = Plots.barChart("Records per second (higher is better)", "thousand records/s", rates,
         "#,##0");
     Plots.subtitle(rateChart, String.format(Locale.ROOT,
-        "%,d records (%,d distinct ids), %d partitions; handler: ledger credit%s; dedup journal: %s; Kafka"
-            + " Streams: %s store, %d thread(s)",
+        "%,d records (%,d distinct ids), %d partitions; handler: ledger credit%s; dedup id from the %s, journal:"
+            + " %s; Kafka Streams: %s store, %d thread(s)",
         results.records(), results.distinct(), results.partitions(),
         results.handlerDigests() == 0 ? "" : " + " + results.handlerDigests() + " SHA-256 of the value",
+        results.identity() == null ? "header" : results.identity(),
         results.journal() == null ? "none" : results.journal(), results.streamsStore(), results.streamThreads()));
     JFreeChart plainChart = Plots.barChart("Dedup consumer / plain Vert.x consumer", "ratio, same round", vsPlain,
         "0.00");

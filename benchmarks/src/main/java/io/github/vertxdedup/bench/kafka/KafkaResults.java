@@ -22,9 +22,12 @@ import java.util.List;
  *     CPU work per record); 0 in files written before the option existed
  * @param journal the dedup consumer's journal: {@code none} (memory-only windows), {@code ASYNC} or {@code SYNC};
  *     {@code null} in files written before the option existed, which all ran memory-only
+ * @param identity where the dedup consumer read the id: {@code header} ({@code message-id}) or {@code key};
+ *     {@code null} in files written before the option existed, which all read the header
  */
 public record KafkaResults(String date, int records, int partitions, int distinct, long windowMs, String streamsStore,
-    int streamThreads, int availableProcessors, List<Round> rounds, int handlerDigests, String journal) {
+    int streamThreads, int availableProcessors, List<Round> rounds, int handlerDigests, String journal,
+    String identity) {
 
   /** Scenario name of the plain Vert.x {@code KafkaConsumer}. */
   public static final String PLAIN = "plain-vertx";

@@ -23,7 +23,7 @@ class KafkaReportTest {
             scenario(KafkaResults.PLAIN, 200_000),
             scenario(KafkaResults.RECORD_FIRST, 100_000),
             scenario(KafkaResults.EFFECT_FIRST, 80_000),
-            scenario(KafkaResults.STREAMS, 40_000)))), 0, "none");
+            scenario(KafkaResults.STREAMS, 40_000)))), 0, "none", "header");
   }
 
   private static KafkaResults.Scenario scenario(String name, double perSec) {
@@ -62,7 +62,7 @@ class KafkaReportTest {
   void shouldReportAScenarioMissingFromARoundAsNotAvailable() {
     KafkaResults partial = new KafkaResults("2026-12-01T00:00:00Z", 1000, 4, 900, 600_000, "memory", 1, 2,
         List.of(new KafkaResults.Round(1, 1.0, List.of(
-            scenario(KafkaResults.PLAIN, 100_000), scenario(KafkaResults.RECORD_FIRST, 90_000)))), 0, null);
+            scenario(KafkaResults.PLAIN, 100_000), scenario(KafkaResults.RECORD_FIRST, 90_000)))), 0, null, null);
 
     assertThat(KafkaReport.table(partial)).contains("| 1 | 1.00 | 100,000 | 90,000 | 0.90x | n/a |");
     assertThat(KafkaReport.targets(partial)).doesNotContain("kafka-streams");

@@ -1,6 +1,7 @@
 package io.github.vertxdedup.impl;
 
 import io.github.vertxdedup.DedupAction;
+import io.github.vertxdedup.DedupClient;
 import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupCommitResult;
@@ -18,9 +19,9 @@ import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
-import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayDeque;
@@ -404,11 +405,11 @@ public final class PartitionVerticle extends VerticleBase {
 
   /**
    * A client of this partition alone that calls it in-process ({@link #serveLocal}): same contract as a
-   * {@link io.github.vertxdedup.DedupClient} with the local codec addressed to this partition, no event bus.
+   * {@link DedupClient} with the local codec addressed to this partition, no event bus.
    *
    * @return the client; thread-safe
    */
-  public io.github.vertxdedup.DedupClient inProcessClient() {
+  public DedupClient inProcessClient() {
     return new InProcessClient(this);
   }
 

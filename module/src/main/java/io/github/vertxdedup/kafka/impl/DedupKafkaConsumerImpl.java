@@ -449,7 +449,7 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
       starting.put(tp, windows.acquire(groupId, tp, instanceId).compose(lease -> {
         metrics.orphanedClaims.increment(lease.releasedClaims());
         // The owner runs on its window's event loop and calls the window in-process: no event-bus round trip
-        // per decision or commit (docs/performance.md).
+        // per decision or commit (docs/kafka.md, "The in-process shortcut").
         PartitionOwner<K, V> owner = new PartitionOwner<>(vertx, lease.window().context(),
             lease.window().inProcessClient(), tp, options, identity, handler, deadLetters, clock, metrics,
             wake::release, instanceId);

@@ -20,7 +20,7 @@ import java.util.List;
 import java.util.Map;
 
 /** The {@link DedupClient}. Immutable and thread-safe. */
-public final class DedupClientImpl implements DedupClient {
+public final class DedupClientImpl extends ActionClient {
 
   private final EventBus bus;
   private final Routing routing;
@@ -59,26 +59,6 @@ public final class DedupClientImpl implements DedupClient {
   }
 
   @Override
-  public Future<DedupResult> check(DedupEvent event) {
-    return single(DedupAction.CHECK, event);
-  }
-
-  @Override
-  public Future<DedupResult> claim(DedupEvent event) {
-    return single(DedupAction.CLAIM, event);
-  }
-
-  @Override
-  public Future<DedupResult> commit(DedupEvent event) {
-    return single(DedupAction.COMMIT, event);
-  }
-
-  @Override
-  public Future<DedupResult> release(DedupEvent event) {
-    return single(DedupAction.RELEASE, event);
-  }
-
-  @Override
   public Future<DedupLookup> lookup(DedupEvent event) {
     String to = addresses[partitionOf(event)];
     if (local) {
@@ -96,16 +76,6 @@ public final class DedupClientImpl implements DedupClient {
     }
     return bus.<JsonObject>request(addresses[partition], local ? LocalRequest.stats() : null,
         headers.get(DedupAction.STATS)).map(Message::body);
-  }
-
-  @Override
-  public Future<List<DedupResult>> checkBatch(List<DedupEvent> events) {
-    return batch(DedupAction.CHECK_BATCH, events);
-  }
-
-  @Override
-  public Future<List<DedupResult>> claimBatch(List<DedupEvent> events) {
-    return batch(DedupAction.CLAIM_BATCH, events);
   }
 
   @Override
@@ -160,7 +130,8 @@ public final class DedupClientImpl implements DedupClient {
     return "events span partitions";
   }
 
-  private Future<DedupResult> single(DedupAction action, DedupEvent event) {
+  @Override
+  Future<DedupResult> single(DedupAction action, DedupEvent event) {
     String to = addresses[partitionOf(event)];
     if (local) {
       return bus.<DedupResult>request(to, LocalRequest.single(action, event)).map(Message::body);
@@ -168,7 +139,8 @@ public final class DedupClientImpl implements DedupClient {
     return bus.<JsonObject>request(to, event.toJson(), headers.get(action)).map(m -> DedupResult.fromJson(m.body()));
   }
 
-  private Future<List<DedupResult>> batch(DedupAction action, List<DedupEvent> events) {
+  @Override
+  Future<List<DedupResult>> batch(DedupAction action, List<DedupEvent> events) {
     int p = 0;
     if (routing.partitions() > 1 && !events.isEmpty()) {
       p = partitionOf(events.get(0));

@@ -1,7 +1,6 @@
 package io.github.vertxdedup.impl;
 
 import io.github.vertxdedup.DedupAction;
-import io.github.vertxdedup.DedupClient;
 import io.github.vertxdedup.DedupCommitResult;
 import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupLookup;
@@ -12,7 +11,7 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * A {@link DedupClient} of one partition verticle in this JVM that calls it in-process
+ * A {@link io.github.vertxdedup.DedupClient} of one partition verticle in this JVM that calls it in-process
  * ({@link PartitionVerticle#serveLocal}) instead of sending event-bus requests: the documented in-process shortcut
  * of the Kafka integration. The requests are the local codec's ({@link LocalRequest}), decoded, decided, journaled
  * and answered by the same code as event-bus requests, so verdicts, failures (a
@@ -28,7 +27,7 @@ import java.util.Objects;
  * <p>Thread-safe; from another thread a request is handed to the partition's context, and the future completes
  * there.
  */
-final class InProcessClient implements DedupClient {
+final class InProcessClient extends ActionClient {
 
   private final PartitionVerticle partition;
 
@@ -42,23 +41,8 @@ final class InProcessClient implements DedupClient {
   }
 
   @Override
-  public Future<DedupResult> check(DedupEvent event) {
-    return partition.serveLocal(LocalRequest.single(DedupAction.CHECK, event));
-  }
-
-  @Override
-  public Future<DedupResult> claim(DedupEvent event) {
-    return partition.serveLocal(LocalRequest.single(DedupAction.CLAIM, event));
-  }
-
-  @Override
-  public Future<DedupResult> commit(DedupEvent event) {
-    return partition.serveLocal(LocalRequest.single(DedupAction.COMMIT, event));
-  }
-
-  @Override
-  public Future<DedupResult> release(DedupEvent event) {
-    return partition.serveLocal(LocalRequest.single(DedupAction.RELEASE, event));
+  Future<DedupResult> single(DedupAction action, DedupEvent event) {
+    return partition.serveLocal(LocalRequest.single(action, event));
   }
 
   @Override
@@ -80,15 +64,8 @@ final class InProcessClient implements DedupClient {
   }
 
   @Override
-  public Future<List<DedupResult>> checkBatch(List<DedupEvent> events) {
-    return partition.<BatchReply>serveLocal(LocalRequest.batch(DedupAction.CHECK_BATCH, events))
-        .map(BatchReply::results);
-  }
-
-  @Override
-  public Future<List<DedupResult>> claimBatch(List<DedupEvent> events) {
-    return partition.<BatchReply>serveLocal(LocalRequest.batch(DedupAction.CLAIM_BATCH, events))
-        .map(BatchReply::results);
+  Future<List<DedupResult>> batch(DedupAction action, List<DedupEvent> events) {
+    return partition.<BatchReply>serveLocal(LocalRequest.batch(action, events)).map(BatchReply::results);
   }
 
   @Override

@@ -14,6 +14,7 @@ import io.github.vertxdedup.kafka.IdentityExtractor;
 import io.github.vertxdedup.kafka.RecordHandler;
 import io.github.vertxdedup.kafka.RecordIdentity;
 import io.github.vertxdedup.window.DedupClock;
+import io.vertx.core.AsyncResult;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -434,24 +435,32 @@ final class PartitionOwner<K, V> {
     } catch (RuntimeException e) {
       f = Future.failedFuture(e);
     }
-    f.onComplete(ar -> onContext(() -> {
-      if (stopped) {
-        return;
-      }
-      if (ar.succeeded()) {
-        if (effectFirst) {
-          pipelineCommit(it);
-          pump();
-        } else {
-          busy = false;
-          settle(it);
-          pump();
-        }
+    if (f.isComplete()) {
+      // Most handlers that do no I/O return a completed future: no listener, no context lookup per record.
+      handled(it, f);
+    } else {
+      f.onComplete(ar -> onContext(() -> handled(it, ar)));
+    }
+  }
+
+  /** The handler's future of the head record completed. On the context. */
+  private void handled(Item<K, V> it, AsyncResult<Void> ar) {
+    if (stopped) {
+      return;
+    }
+    if (ar.succeeded()) {
+      if (effectFirst) {
+        pipelineCommit(it);
+        pump();
       } else {
-        metrics.handlerFailures.increment();
-        handlerFailed(it, ar.cause());
+        busy = false;
+        settle(it);
+        pump();
       }
-    }));
+    } else {
+      metrics.handlerFailures.increment();
+      handlerFailed(it, ar.cause());
+    }
   }
 
   private void handlerFailed(Item<K, V> it, Throwable cause) {

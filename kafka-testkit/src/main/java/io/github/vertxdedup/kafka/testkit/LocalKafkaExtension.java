@@ -14,7 +14,9 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * }</pre>
  *
  * <p>JUnit runs an extension's before-all callback before the class's own {@code @BeforeAll} methods and its
- * after-all callback after the class's {@code @AfterAll} methods, so those methods may use the broker.
+ * after-all callback after the class's {@code @AfterAll} methods, so those methods may use the broker. JUnit also
+ * runs both callbacks for each {@code @Nested} class of that class: a nested class shares the running broker, which
+ * stops only after the class that started it.
  *
  * <p>Thread-safe: {@link #broker()} may be called from any thread, e.g. a Vert.x event loop of a test (it does not
  * block; {@link #createTopic} does, as {@link LocalKafka#createTopic(String, int)}).
@@ -23,6 +25,8 @@ public final class LocalKafkaExtension implements BeforeAllCallback, AfterAllCal
 
   private final int defaultPartitions;
   private volatile LocalKafka broker;
+  /** The class context whose before-all callback started {@link #broker}; its after-all callback stops it. */
+  private volatile ExtensionContext startedBy;
 
   /**
    * @param defaultPartitions partitions of topics the broker creates on first use, at least 1 (see
@@ -37,32 +41,52 @@ public final class LocalKafkaExtension implements BeforeAllCallback, AfterAllCal
   }
 
   /**
-   * Starts the broker (one to two seconds).
+   * Starts the broker (one to two seconds), or, for a {@code @Nested} class of the class that started it, keeps it.
    *
-   * @throws IllegalStateException if this extension's broker is already running (registered twice)
+   * @param context the test class's context
+   * @throws IllegalStateException if this extension's broker is already running for a class that does not enclose
+   *     this one (registered twice)
    * @throws Exception if the broker cannot start
    */
   @Override
   public void beforeAll(ExtensionContext context) throws Exception {
     if (broker != null) {
+      if (encloses(startedBy, context)) {
+        return;
+      }
       throw new IllegalStateException("the LocalKafka of this extension is already running; register it once, on a "
           + "static field");
     }
     broker = LocalKafka.start(defaultPartitions);
+    startedBy = context;
   }
 
   /**
-   * Stops the broker and deletes its data; nothing happens if it was not started.
+   * Stops the broker and deletes its data, after the class that started it; nothing happens if it was not started,
+   * or after a {@code @Nested} class.
    *
+   * @param context the test class's context
    * @throws Exception if the broker fails to stop
    */
   @Override
   public void afterAll(ExtensionContext context) throws Exception {
     LocalKafka b = broker;
-    broker = null;
-    if (b != null) {
-      b.close();
+    if (b == null || (startedBy != null && context != startedBy)) {
+      return;
     }
+    broker = null;
+    startedBy = null;
+    b.close();
+  }
+
+  /** @return true if {@code inner} is {@code outer} or one of its descendants */
+  private static boolean encloses(ExtensionContext outer, ExtensionContext inner) {
+    for (ExtensionContext c = inner; c != null; c = c.getParent().orElse(null)) {
+      if (c == outer) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

@@ -3,7 +3,9 @@ package io.github.vertxdedup.kafka.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -16,6 +18,22 @@ class LocalKafkaExtensionTest {
   @BeforeAll
   static void createTopicBeforeTheTests() throws Exception {
     kafka.createTopic("made-in-before-all", 2);
+  }
+
+  /** Runs after the nested class's after-all callback: the broker still serves the class that started it. */
+  @AfterAll
+  static void shouldStillServeAfterTheNestedClass() throws Exception {
+    assertThat(LocalKafkaTest.partitionCount(kafka.bootstrapServers(), "made-in-before-all")).isEqualTo(2);
+  }
+
+  /** JUnit runs the extension's class callbacks for a nested class too: it shares the enclosing class's broker. */
+  @Nested
+  class WhenNested {
+
+    @Test
+    void shouldShareTheEnclosingClassesBroker() throws Exception {
+      assertThat(LocalKafkaTest.partitionCount(kafka.bootstrapServers(), "made-in-before-all")).isEqualTo(2);
+    }
   }
 
   @Test

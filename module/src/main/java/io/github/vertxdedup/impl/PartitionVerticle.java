@@ -391,11 +391,15 @@ public final class PartitionVerticle extends VerticleBase {
    * @return the reply body the local codec would carry ({@link DedupResult}, {@link BatchReply},
    *     {@link CommitBatchReply}, {@code DedupLookup} or the stats {@link JsonObject}); fails with a
    *     {@link ReplyException} of type {@link ReplyFailure#RECIPIENT_FAILURE} whose code is one of
-   *     {@link DedupFailure}, exactly when the event-bus request would
+   *     {@link DedupFailure}, exactly when the event-bus request would, and with {@link DedupFailure#UNAVAILABLE}
+   *     before this verticle is deployed (it has no context to answer on yet)
    */
   <T> Future<T> serveLocal(LocalRequest request) {
     Promise<T> p = Promise.promise();
-    if (Vertx.currentContext() == context) {
+    if (context == null) {
+      new PromiseReply<>(p).fail(DedupFailure.UNAVAILABLE, "partition " + partition + " is not deployed yet;"
+          + " nothing accepted, retry once it is");
+    } else if (Vertx.currentContext() == context) {
       serve(request, null, new PromiseReply<>(p));
     } else {
       context.runOnContext(v -> serve(request, null, new PromiseReply<>(p)));

@@ -143,6 +143,22 @@ class InProcessClientTest {
     assertThat(e.getMessage()).contains("stopping");
   }
 
+  /** A client of a partition not deployed yet: a 503, on a Vert.x thread or not, rather than an exception. */
+  @Test
+  void shouldAnswer503BeforeThePartitionIsDeployed() throws Exception {
+    PartitionVerticle notDeployed = new PartitionVerticle(new DedupOptions().setAddress("test.not-deployed")
+        .setPartitions(1), 0, clock, MemoryJournal.INSTANCE, null);
+    DedupClient client = notDeployed.inProcessClient();
+    ReplyException fromThisThread = failure(client.check(new DedupEvent("a")));
+    assertThat(fromThisThread.failureCode()).isEqualTo(DedupFailure.UNAVAILABLE);
+    assertThat(fromThisThread.getMessage()).contains("not deployed");
+    Promise<Future<DedupResult>> fromEventLoop = Promise.promise();
+    vertx.runOnContext(v -> fromEventLoop.complete(client.check(new DedupEvent("a"))));
+    ReplyException onLoop = failure(get(fromEventLoop.future()));
+    assertThat(onLoop.failureCode()).isEqualTo(DedupFailure.UNAVAILABLE);
+    assertThat(onLoop.getMessage()).isEqualTo(fromThisThread.getMessage());
+  }
+
   private static ReplyException failure(Future<?> f) throws Exception {
     try {
       get(f);

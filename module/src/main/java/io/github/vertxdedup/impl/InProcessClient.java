@@ -25,7 +25,8 @@ import java.util.Objects;
  * complete when the call returns. Every event belongs to this one partition ({@link #partitionOf} is 0).
  *
  * <p>Thread-safe; from another thread a request is handed to the partition's context, and the future completes
- * there.
+ * there. Unlike the event-bus client's, its futures are not tied to the caller's context: a handler set on one runs
+ * on the partition's event loop, or on the caller's thread if the future was already complete.
  */
 final class InProcessClient extends ActionClient {
 

@@ -31,8 +31,9 @@ import org.apache.kafka.common.TopicPartition;
  * the offset advances; the id stays remembered. The window unavailable (503): back off and decide again.
  *
  * <h2>Offsets</h2>
- * {@code enable.auto.commit} is forced off. The offset after each settled record is committed to Kafka with
- * {@code commitSync} on the poll thread after each poll and on revocation. On assignment the consumer resumes at
+ * {@code enable.auto.commit} is forced off. The offset after the last settled record of each partition is committed
+ * to Kafka by the poll thread: with {@code commitAsync} at most once per {@code commitIntervalMs}, and with
+ * {@code commitSync} on revocation and on close. On assignment the consumer resumes at
  * Kafka's committed offset (an operator's rewind is honoured), else at the last offset the partition's window
  * store recorded, else by {@code auto.offset.reset}; records the window holds come back as duplicates.
  *

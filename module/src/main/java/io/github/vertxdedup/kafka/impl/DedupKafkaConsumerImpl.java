@@ -44,7 +44,7 @@ import org.apache.kafka.common.errors.WakeupException;
  * In vertx-kafka-client 5.0.7 the partition assign and revoke handlers are scheduled on a context and return at
  * once, so they cannot hold a rebalance back. Here {@link KafkaConsumer#poll} runs on a dedicated thread and the
  * {@link ConsumerRebalanceListener} runs inside it, synchronously: {@code onPartitionsAssigned} blocks that thread
- * (never an event loop) until each new partition's window is ready and its owner deployed, then seeks;
+ * (never an event loop) until each new partition's window is ready and its owner created, then seeks;
  * {@code onPartitionsRevoked} fences the owners, waits (bounded) for the records they already decided, commits the
  * settled offsets and hands the windows back, all before the group moves the partitions. Every call on the
  * {@link KafkaConsumer} (poll, commit, seek, pause, resume, close) happens on this thread, which is what the

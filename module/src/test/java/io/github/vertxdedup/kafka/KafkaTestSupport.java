@@ -9,9 +9,11 @@ import io.vertx.core.Future;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.Admin;
@@ -20,6 +22,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.extension.AfterAllCallback;
@@ -38,6 +41,8 @@ final class KafkaTestSupport implements BeforeAllCallback, AfterAllCallback {
 
   private final LocalKafkaExtension kafka = new LocalKafkaExtension(1);
   private KafkaProducer<String, String> producer;
+  /** Sends the producer gave up on since the broker started. */
+  private final List<Exception> sendFailures = new CopyOnWriteArrayList<>();
   private Admin admin;
 
   @Override
@@ -101,23 +106,43 @@ final class KafkaTestSupport implements BeforeAllCallback, AfterAllCallback {
     if (id != null) {
       r.headers().add(MESSAGE_ID, id.getBytes(StandardCharsets.UTF_8));
     }
-    producer.send(r);
+    producer.send(r, this::sent);
   }
 
   /** As {@link #send}, with the record's timestamp (its create time) set to {@code timestampMs}. */
   void sendAt(String topic, String id, String value, long timestampMs) {
     ProducerRecord<String, String> r = new ProducerRecord<>(topic, null, timestampMs, id, value);
     r.headers().add(MESSAGE_ID, id.getBytes(StandardCharsets.UTF_8));
-    producer.send(r);
+    producer.send(r, this::sent);
   }
 
   /** Sends a record to a partition without any identity. */
   void sendWithoutId(String topic, String key, String value) {
-    producer.send(new ProducerRecord<>(topic, key, value));
+    producer.send(new ProducerRecord<>(topic, key, value), this::sent);
   }
 
+  /**
+   * Records a send the producer gave up on (its delivery timeout passed): a test that waits for records would
+   * otherwise wait out its own limit without saying why.
+   */
+  private void sent(RecordMetadata metadata, Exception failure) {
+    if (failure != null) {
+      sendFailures.add(failure);
+    }
+  }
+
+  /** Fails at once if a send failed so far. */
+  void requireNoFailedSend() {
+    if (!sendFailures.isEmpty()) {
+      throw new AssertionError(sendFailures.size() + " record(s) could not be sent to the test broker; first: "
+          + sendFailures.get(0), sendFailures.get(0));
+    }
+  }
+
+  /** Waits until every record sent so far is acknowledged (or failed), then fails if any send failed. */
   void flush() {
     producer.flush();
+    requireNoFailedSend();
   }
 
   /** @return the sum of the group's committed offsets over the topic's partitions */
@@ -136,7 +161,10 @@ final class KafkaTestSupport implements BeforeAllCallback, AfterAllCallback {
   /** Waits until the group's committed offsets over the topic add up to {@code total}. */
   void awaitCommitted(String group, String topic, long total) {
     await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
-        .until(() -> committed(group, topic) == total);
+        .until(() -> {
+          requireNoFailedSend();
+          return committed(group, topic) == total;
+        });
   }
 
   /** Moves the (empty) group's committed offsets of the topic back to 0. */

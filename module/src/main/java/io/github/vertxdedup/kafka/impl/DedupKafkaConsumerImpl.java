@@ -463,6 +463,8 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
         o = await(starting.get(tp), options.getAssignmentTimeoutMs(), "start the window of " + tp);
       } catch (RuntimeException e) {
         // Keep waiting for the others, so that every owner that did start is known and handed back on the way out.
+        // A window that opens after the wait gave up is handed back as soon as it does: nobody else would.
+        starting.get(tp).onSuccess(late -> late.owner.stop().eventually(() -> windows.release(late.lease)));
         meters.get(tp).windowOpenFailures.increment();
         LOG.log(System.Logger.Level.ERROR, "dedup consumer " + instanceId + ": " + e.getMessage()
             + "; the consumer stops and leaves the group", e.getCause());

@@ -490,6 +490,11 @@ final class PartitionOwner<K, V> {
       }
       it.decision = null;
       busy = false;
+      if (fenced) {
+        // Revoked meanwhile: the claim is given back and the next owner claims the record; no retry here.
+        pump();
+        return;
+      }
       retryAfter(backoff(it.attempts), true);
       pump();
     }));

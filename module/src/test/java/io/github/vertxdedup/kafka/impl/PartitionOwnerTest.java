@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.github.vertxdedup.DedupClient;
+import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.EntryState;
 import io.github.vertxdedup.impl.MemoryJournal;
 import io.github.vertxdedup.impl.PartitionVerticle;
 import io.github.vertxdedup.kafka.AtomicityMode;
@@ -91,6 +93,37 @@ class PartitionOwnerTest {
     assertThat(owner.buffered()).isZero();
     assertThat(aheadAtStart).hasSize(20).allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(cap - 1));
     assertThat(aheadAtStart).as("the pipeline was used").contains(cap - 1);
+  }
+
+  /**
+   * An effect-first handler that fails after its partition was fenced (revoked) gives its claim back and is not
+   * retried by this owner: the fence completes without waiting out a backoff (here a minute), the handler ran once,
+   * and the id is free for the next owner.
+   */
+  @Test
+  void shouldGiveBackAClaimWhoseHandlerFailsAfterTheFenceWithoutRetrying() throws Exception {
+    Promise<Void> running = Promise.promise();
+    AtomicInteger calls = new AtomicInteger();
+    DedupKafkaOptions options = new DedupKafkaOptions().setMode(AtomicityMode.EFFECT_FIRST)
+        .setBackoffInitialMs(60_000).setBackoffMaxMs(60_000);
+    PartitionOwner<String, String> owner = new PartitionOwner<>(vertx, window.context(), window.inProcessClient(),
+        TP, options, IdentityExtractor.recordKey(), r -> {
+          calls.incrementAndGet();
+          return running.future();
+        }, null, clock, new KafkaMetrics(new SimpleMeterRegistry(), "g", TP.topic(), TP.partition()), () -> { },
+        "instance-1");
+    owner.offer(records(1));
+    await().atMost(Duration.ofSeconds(30)).until(() -> calls.get() == 1);
+
+    Future<Void> fence = owner.fence();
+    window.context().runOnContext(v -> running.fail("the effect failed"));
+
+    fence.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertThat(calls.get()).isEqualTo(1);
+    assertThat(window.inProcessClient().lookup(new DedupEvent("u-0"))
+        .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).state())
+        .isEqualTo(EntryState.ABSENT);
+    assertThat(owner.settledNext()).as("nothing settled: the next owner reads the record again").isEqualTo(-1);
   }
 
   /**

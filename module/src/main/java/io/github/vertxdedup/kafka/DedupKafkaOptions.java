@@ -44,7 +44,7 @@ public class DedupKafkaOptions {
   /**
    * Default records held per topic-partition before it is paused: 4,000, eight polls of Kafka's default
    * {@code max.poll.records} (500), or four of the benchmark's 1,000. With 1,000 a partition was paused and resumed
-   * after about every poll, and the dedup consumer ran 28-38 % slower (docs/benchmarks-kafka.md, "In-process
+   * after about every poll, and the dedup consumer ran 22-28 % slower (docs/benchmarks-kafka.md, "In-process
    * windows"). Records held cost memory: about their size times this per assigned partition.
    */
   public static final int DEFAULT_MAX_BUFFERED_PER_PARTITION = 4000;

@@ -69,8 +69,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * {@code -Dbench.expectedIdsPerPartition} (the dedup consumer's {@link DedupOptions#setExpectedIdsPerPartition}, ids
  * per window table sized up front; 0, the default, leaves the table to grow by doubling),
  * {@code -Dbench.maxBufferedPerPartition} (the dedup consumer's, its default unless set), {@code -Dbench.journal}
- * ({@code none}, memory-only windows, by default; {@code ASYNC} or {@code SYNC}: a Chronicle journal per partition
- * with that sync policy, in a temporary directory deleted after the scenario), {@code -Dbench.identity}
+ * ({@code none}, memory-only windows, by default; {@code ASYNC}, {@code SYNC} or {@code NONE}: a Chronicle journal
+ * per partition with that sync policy, in a temporary directory deleted after the scenario), {@code -Dbench.identity}
  * ({@code header}, the {@code message-id} header, by default, or {@code key}, the record key),
  * {@code -Dbench.handlerDigests} (SHA-256 digests of the record's value each handler computes besides its credit, the
  * handler's own CPU work per record; 0 by default; the Kafka Streams child does not take it, so it needs
@@ -88,8 +88,8 @@ public final class KafkaConsumerThroughput {
       DedupKafkaOptions.DEFAULT_MAX_BUFFERED_PER_PARTITION);
   /**
    * The dedup consumer's journal: {@code none} (memory-only windows, the default), or a {@link SyncPolicy} name
-   * ({@code ASYNC}, {@code SYNC}) for a Chronicle journal per partition under the temporary directory, deleted after
-   * the scenario.
+   * ({@code ASYNC}, {@code SYNC}, or {@code NONE}: a journal never forced) for a Chronicle journal per partition under
+   * the temporary directory, deleted after the scenario.
    */
   private static final String JOURNAL = System.getProperty("bench.journal", "none");
   /**
@@ -143,7 +143,8 @@ public final class KafkaConsumerThroughput {
       try {
         SyncPolicy.valueOf(JOURNAL);
       } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException("bench.journal must be none, ASYNC or SYNC but was " + JOURNAL);
+        throw new IllegalArgumentException("bench.journal must be none (no journal), ASYNC, SYNC or NONE (a journal"
+            + " never forced) but was " + JOURNAL);
       }
     }
     if (!IDENTITY.equals("header") && !IDENTITY.equals("key")) {
@@ -199,7 +200,8 @@ public final class KafkaConsumerThroughput {
       System.out.printf("load average at the end: %.2f%n", os.getSystemLoadAverage());
       if (resultsFile != null) {
         new KafkaResults(date, records, partitions, distinct, WINDOW.toMillis(), streamsStore, streamThreads,
-            Runtime.getRuntime().availableProcessors(), done, HANDLER_DIGESTS, JOURNAL, IDENTITY).write(Path.of(resultsFile));
+            Runtime.getRuntime().availableProcessors(), done, HANDLER_DIGESTS, JOURNAL, IDENTITY)
+            .write(Path.of(resultsFile));
         System.out.println("wrote " + resultsFile);
       }
     }

@@ -18,6 +18,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -25,6 +27,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -158,13 +161,50 @@ final class KafkaTestSupport implements BeforeAllCallback, AfterAllCallback {
     return sum;
   }
 
-  /** Waits until the group's committed offsets over the topic add up to {@code total}. */
+  /**
+   * Waits until the group's committed offsets over the topic add up to {@code total}. On timeout the failure names,
+   * per partition, the group's committed offset and the topic's end offset, and the group's state: whether the
+   * records were missing from the broker, unread, or read but not committed.
+   */
   void awaitCommitted(String group, String topic, long total) {
-    await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
-        .until(() -> {
-          requireNoFailedSend();
-          return committed(group, topic) == total;
-        });
+    try {
+      await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+          .until(() -> {
+            requireNoFailedSend();
+            return committed(group, topic) == total;
+          });
+    } catch (ConditionTimeoutException e) {
+      throw new AssertionError("committed offsets of group " + group + " on " + topic + " did not reach " + total
+          + " within 60 s: " + offsetsReport(group, topic), e);
+    }
+  }
+
+  /** Committed and end offsets per partition of the topic, and the group's state, for a failure message. */
+  private String offsetsReport(String group, String topic) {
+    try {
+      Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(group)
+          .partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS);
+      int partitions = admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic)
+          .partitions().size();
+      Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+      for (int p = 0; p < partitions; p++) {
+        latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
+      }
+      Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> ends = admin.listOffsets(latest).all()
+          .get(10, TimeUnit.SECONDS);
+      StringBuilder b = new StringBuilder();
+      for (int p = 0; p < partitions; p++) {
+        TopicPartition tp = new TopicPartition(topic, p);
+        OffsetAndMetadata c = committed.get(tp);
+        b.append(tp).append(" committed ").append(c == null ? "none" : c.offset()).append(" end ")
+            .append(ends.get(tp).offset()).append("; ");
+      }
+      b.append("group state ").append(admin.describeConsumerGroups(List.of(group)).all().get(10, TimeUnit.SECONDS)
+          .get(group).state());
+      return b.toString();
+    } catch (Exception e) {
+      return "(offsets not available: " + e + ")";
+    }
   }
 
   /** Moves the (empty) group's committed offsets of the topic back to 0. */

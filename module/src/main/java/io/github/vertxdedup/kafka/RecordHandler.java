@@ -4,9 +4,10 @@ import io.vertx.core.Future;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
- * Applies the effect of a record that the dedup window accepted. Called on the partition's event loop, one record
- * at a time per topic-partition, in offset order: the next record of the partition waits for the returned future.
- * Must not block; blocking work belongs in {@code executeBlocking} or on a worker.
+ * Applies the effect of a record that the dedup window accepted. Called on the partition's event loop (the one its
+ * dedup window runs on), one record at a time per topic-partition, in offset order: the next record of the
+ * partition waits for the returned future. Must not block (it would hold up the window too); blocking work belongs
+ * in {@code executeBlocking} or on a worker.
  *
  * @param <K> the record key type
  * @param <V> the record value type

@@ -1,5 +1,6 @@
 package io.github.vertxdedup.bench.kafka;
 
+import io.github.vertxdedup.benchmarks.report.MarkdownTable;
 import io.github.vertxdedup.benchmarks.report.Plots;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -65,34 +66,32 @@ public final class KafkaReport {
    */
   static String table(KafkaResults results) {
     List<String> present = present(results);
-    StringBuilder sb = new StringBuilder("| round | load avg |");
-    StringBuilder rule = new StringBuilder("|---:|---:|");
+    MarkdownTable t = new MarkdownTable().column("round", true).column("load avg", true);
     for (String s : present) {
-      sb.append(' ').append(s).append(" (rec/s) |");
-      rule.append("---:|");
+      t.column(s + " (rec/s)", true);
     }
     for (String d : DEDUP) {
       if (present.contains(d)) {
-        sb.append(' ').append(d).append(" / plain | ").append(d).append(" / streams |");
-        rule.append("---:|---:|");
+        t.column(d + " / plain", true).column(d + " / streams", true);
       }
     }
-    sb.append('\n').append(rule).append('\n');
     for (KafkaResults.Round r : results.rounds()) {
-      sb.append(String.format(Locale.ROOT, "| %d | %.2f |", r.round(), r.loadAverage()));
+      List<String> row = new ArrayList<>();
+      row.add(Integer.toString(r.round()));
+      row.add(String.format(Locale.ROOT, "%.2f", r.loadAverage()));
       for (String s : present) {
         KafkaResults.Scenario m = r.scenario(s);
-        sb.append(m == null ? " n/a |" : String.format(Locale.ROOT, " %,.0f |", m.recordsPerSec()));
+        row.add(m == null ? "n/a" : String.format(Locale.ROOT, "%,.0f", m.recordsPerSec()));
       }
       for (String d : DEDUP) {
         if (present.contains(d)) {
-          sb.append(' ').append(ratioText(r, d, KafkaResults.PLAIN)).append(" | ")
-              .append(ratioText(r, d, KafkaResults.STREAMS)).append(" |");
+          row.add(ratioText(r, d, KafkaResults.PLAIN));
+          row.add(ratioText(r, d, KafkaResults.STREAMS));
         }
       }
-      sb.append('\n');
+      t.row(row);
     }
-    return sb.toString();
+    return t.toString();
   }
 
   /**
@@ -104,22 +103,20 @@ public final class KafkaReport {
    */
   static String startupTable(KafkaResults results) {
     List<String> present = present(results);
-    StringBuilder sb = new StringBuilder("| round |");
-    StringBuilder rule = new StringBuilder("|---:|");
+    MarkdownTable t = new MarkdownTable().column("round", true);
     for (String s : present) {
-      sb.append(' ').append(s).append(" (s) |");
-      rule.append("---:|");
+      t.column(s + " (s)", true);
     }
-    sb.append('\n').append(rule).append('\n');
     for (KafkaResults.Round r : results.rounds()) {
-      sb.append("| ").append(r.round()).append(" |");
+      List<String> row = new ArrayList<>();
+      row.add(Integer.toString(r.round()));
       for (String s : present) {
         KafkaResults.Scenario m = r.scenario(s);
-        sb.append(m == null ? " n/a |" : String.format(Locale.ROOT, " %.2f |", m.firstRecordNs() / 1e9));
+        row.add(m == null ? "n/a" : String.format(Locale.ROOT, "%.2f", m.firstRecordNs() / 1e9));
       }
-      sb.append('\n');
+      t.row(row);
     }
-    return sb.toString();
+    return t.toString();
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.github.vertxdedup.bench.service;
 
+import io.github.vertxdedup.benchmarks.report.MarkdownTable;
 import io.github.vertxdedup.benchmarks.report.Plots;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -51,31 +52,26 @@ public final class ServiceReport {
    * @return a Markdown table, lines ending in a newline
    */
   static String table(ServiceResults results) {
-    StringBuilder sb = new StringBuilder("| scenario |");
-    StringBuilder rule = new StringBuilder("|---|");
+    MarkdownTable t = new MarkdownTable().column("scenario", false);
     for (ServiceResults.Round r : results.rounds()) {
-      sb.append(String.format(Locale.ROOT, " round %d (load %.1f) |", r.round(), r.loadAverage()));
-      rule.append("---:|");
+      t.column(String.format(Locale.ROOT, "round %d (load %.1f)", r.round(), r.loadAverage()), true);
     }
-    sb.append('\n').append(rule).append('\n');
     for (String name : names(results)) {
-      sb.append("| ").append(name).append(" |");
+      List<String> row = new ArrayList<>();
+      row.add(name);
       for (ServiceResults.Round r : results.rounds()) {
         ServiceResults.Scenario s = r.scenario(name);
         if (s == null) {
-          sb.append(" n/a |");
+          row.add("n/a");
           continue;
         }
-        sb.append(' ').append(rate(s.decisionsPerSec()));
         double share = shareOfEcho(r, name);
-        if (!Double.isNaN(share)) {
-          sb.append(String.format(Locale.ROOT, " (%.0f %% of echo)", share * 100));
-        }
-        sb.append(" |");
+        row.add(rate(s.decisionsPerSec()) + (Double.isNaN(share) ? ""
+            : String.format(Locale.ROOT, " (%.0f %% of echo)", share * 100)));
       }
-      sb.append('\n');
+      t.row(row);
     }
-    return sb.toString();
+    return t.toString();
   }
 
   /**

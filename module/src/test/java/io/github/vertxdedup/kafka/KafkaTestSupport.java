@@ -8,12 +8,14 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.Admin;
@@ -44,8 +46,8 @@ final class KafkaTestSupport implements BeforeAllCallback, AfterAllCallback {
 
   private final LocalKafkaExtension kafka = new LocalKafkaExtension(1);
   private KafkaProducer<String, String> producer;
-  /** Sends the producer gave up on since the broker started. */
-  private final List<Exception> sendFailures = new CopyOnWriteArrayList<>();
+  /** Sends the producer gave up on and no check has reported yet. */
+  private final Queue<Exception> sendFailures = new ConcurrentLinkedQueue<>();
   private Admin admin;
 
   @Override
@@ -134,11 +136,20 @@ final class KafkaTestSupport implements BeforeAllCallback, AfterAllCallback {
     }
   }
 
-  /** Fails at once if a send failed so far. */
+  /**
+   * Fails at once if a send failed since the last check, and forgets those failures: each is reported once, by the
+   * test that flushed or waited for its records (each test uses topics of its own), so that a rerun of that test, or
+   * the next test, starts clean.
+   */
   void requireNoFailedSend() {
-    if (!sendFailures.isEmpty()) {
-      throw new AssertionError(sendFailures.size() + " record(s) could not be sent to the test broker; first: "
-          + sendFailures.get(0), sendFailures.get(0));
+    List<Exception> failed = new ArrayList<>();
+    Exception e;
+    while ((e = sendFailures.poll()) != null) {
+      failed.add(e);
+    }
+    if (!failed.isEmpty()) {
+      throw new AssertionError(failed.size() + " record(s) could not be sent to the test broker; first: "
+          + failed.get(0), failed.get(0));
     }
   }
 

@@ -14,7 +14,9 @@ import kafka.testkit.TestKitNodes;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
  * A real one-node Kafka cluster (KRaft, broker and controller combined in one node) running inside this JVM, built
@@ -117,8 +119,9 @@ public final class LocalKafka implements AutoCloseable {
   }
 
   /**
-   * Creates a topic with replication factor 1 if it does not exist yet, and waits for the broker's answer. Blocks: call
-   * it from a test, a {@code main} or a worker, never an event loop.
+   * Creates a topic with replication factor 1 if it does not exist yet, and waits for the broker's answer and until
+   * every partition has a leader (so the first records sent are not refused while the broker loads the new
+   * partitions). Blocks: call it from a test, a {@code main} or a worker, never an event loop.
    *
    * @param bootstrapServers the cluster to create it on (this broker's {@link #bootstrapServers()} or another)
    * @param topic the topic name
@@ -126,7 +129,7 @@ public final class LocalKafka implements AutoCloseable {
    * @throws IllegalArgumentException if {@code partitions} is below 1
    * @throws TimeoutException if no broker at {@code bootstrapServers} answered within {@link #ANSWER_TIMEOUT_SECONDS}
    *     s; its message names the servers, the topic and the time waited (the call returns then, it does not wait out
-   *     the client's own request timeout)
+   *     the client's own request timeout), or if a partition still has no leader after as long
    * @throws Exception if the broker refuses (an existing topic is not an error)
    */
   public static void createTopic(String bootstrapServers, String topic, int partitions) throws Exception {
@@ -142,6 +145,7 @@ public final class LocalKafka implements AutoCloseable {
       admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1).configs(Map.of())))
           .all().get(ANSWER_TIMEOUT_SECONDS, TimeUnit.SECONDS);
       answered = true;
+      awaitLeaders(admin, bootstrapServers, topic);
     } catch (ExecutionException e) {
       if (e.getCause() instanceof TopicExistsException) {
         answered = true;
@@ -155,6 +159,33 @@ public final class LocalKafka implements AutoCloseable {
     } finally {
       // Without an answer, closing would wait for the pending request's own timeout: do not.
       admin.close(answered ? Duration.ofSeconds(ANSWER_TIMEOUT_SECONDS) : Duration.ZERO);
+    }
+  }
+
+  /**
+   * Waits until every partition of a topic just created has a leader in the broker's metadata: the controller
+   * answers the creation before the broker serves the new partitions, and a producer that sends at once can see its
+   * first batches refused and retried until its delivery timeout on a loaded machine.
+   */
+  private static void awaitLeaders(Admin admin, String bootstrapServers, String topic) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(ANSWER_TIMEOUT_SECONDS);
+    while (true) {
+      try {
+        TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames()
+            .get(ANSWER_TIMEOUT_SECONDS, TimeUnit.SECONDS).get(topic);
+        if (d.partitions().stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty())) {
+          return;
+        }
+      } catch (ExecutionException e) {
+        if (!(e.getCause() instanceof UnknownTopicOrPartitionException)) {
+          throw e;
+        }
+      }
+      if (System.nanoTime() - deadline > 0) {
+        throw new TimeoutException("topic " + topic + " at " + bootstrapServers + " has partitions without a leader"
+            + " after " + ANSWER_TIMEOUT_SECONDS + " s");
+      }
+      Thread.sleep(10);
     }
   }
 

@@ -122,8 +122,7 @@ final class JournalWindowStore implements WindowStore {
               }
               LOG.log(System.Logger.Level.DEBUG, "window {0} of {1} acquired by {2}, journal offset {3}", dir, tp,
                   ownerId, offset);
-              return new Lease(address, verticle, offset, released,
-                  new Handle(verticle, deploymentId, tp, address, token));
+              return new Lease(verticle, offset, released, new Handle(verticle, deploymentId, tp, address, token));
             }))
             .recover(e -> vertx.undeploy(deploymentId).transform(u -> Future.<Lease>failedFuture(e)));
       }).onFailure(e -> slots().removeIfPresent(address, token));

@@ -52,14 +52,15 @@ final class MemoryWindowStore implements WindowStore {
     String name = groupId + "/" + tp.topic() + "-" + tp.partition();
     Slot slot = slots.computeIfAbsent(name, n -> new Slot(dedup.getAddress() + "." + groupId + "." + tp.topic()
         + "-" + tp.partition() + "#" + GENERATION.incrementAndGet()));
-    Promise<Lease> lease = Promise.promise();
-    take(slot, ownerId, System.nanoTime() + acquireTimeoutMs * 1_000_000L, lease);
-    return lease.future().compose(l -> slot.deployed(this)
+    Promise<Long> committed = Promise.promise();
+    take(slot, ownerId, System.nanoTime() + acquireTimeoutMs * 1_000_000L, committed);
+    return committed.future().compose(offset -> slot.deployed(this)
         .compose(verticle -> verticle.releaseClaimsOf(ownerId)
-            .map(released -> new Lease(l.address(), verticle, l.resumeOffset(), released, l.handle()))));
+            .map(released -> new Lease(verticle, offset, released, new Handle(slot, ownerId)))));
   }
 
-  private void take(Slot slot, String ownerId, long deadlineNs, Promise<Lease> lease) {
+  /** Takes the slot for {@code ownerId}, retrying until the deadline; completes with its last committed offset. */
+  private void take(Slot slot, String ownerId, long deadlineNs, Promise<Long> committed) {
     synchronized (slot) {
       if (slot.owner == null || slot.owner.equals(ownerId)) {
         if (slot.owner != null) {
@@ -67,16 +68,16 @@ final class MemoryWindowStore implements WindowStore {
               + ownerId);
         }
         slot.owner = ownerId;
-        lease.complete(new Lease(slot.address, null, slot.committed, 0, new Handle(slot, ownerId)));
+        committed.complete(slot.committed);
         return;
       }
       if (System.nanoTime() - deadlineNs > 0) {
-        lease.fail(new IllegalStateException("window " + slot.address + " is still held by " + slot.owner
+        committed.fail(new IllegalStateException("window " + slot.address + " is still held by " + slot.owner
             + " after " + acquireTimeoutMs + " ms"));
         return;
       }
     }
-    vertx.setTimer(RETRY_MS, id -> take(slot, ownerId, deadlineNs, lease));
+    vertx.setTimer(RETRY_MS, id -> take(slot, ownerId, deadlineNs, committed));
   }
 
   @Override

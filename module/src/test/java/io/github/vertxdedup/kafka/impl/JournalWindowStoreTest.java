@@ -68,7 +68,7 @@ class JournalWindowStoreTest {
     WindowStore.Lease second = get(store.acquire("billing", TP, "b"));
     assertThat(second.resumeOffset()).isEqualTo(42);
     // The address scopes the id fingerprints in the journal: every owner uses the same one.
-    assertThat(second.address()).isEqualTo(first.address());
+    assertThat(second.window().address()).isEqualTo(first.window().address());
     get(store.release(second));
   }
 
@@ -76,7 +76,9 @@ class JournalWindowStoreTest {
   void shouldReleaseTheTakersOwnOrphanedClaimsAndLeaveOtherClaimersToTheirLeases() throws Exception {
     JournalWindowStore store = store(5_000);
     WindowStore.Lease first = get(store.acquire("billing", TP, "consumer-a"));
-    DedupClient client = DedupClient.create(vertx, new DedupOptions().setAddress(first.address()).setPartitions(1));
+    // The window's address: <dedup.address>.<group.id>.<topic>-<partition>.
+    DedupClient client = DedupClient.create(vertx, new DedupOptions().setAddress("test.store.billing.orders-3")
+        .setPartitions(1));
     for (String id : new String[] {"x", "y"}) {
       assertThat(get(client.claim(new DedupEvent(id).setClaimer("consumer-a"))).verdict())
           .isEqualTo(DedupVerdict.ACCEPTED);

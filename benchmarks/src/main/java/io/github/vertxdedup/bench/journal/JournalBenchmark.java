@@ -13,12 +13,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Stream;
+import org.apache.commons.io.FileUtils;
 
 /**
  * Measures the journal: append cost per accepted id under each sync policy, and recovery (replay) rate and time.
@@ -235,19 +234,11 @@ public final class JournalBenchmark {
   }
 
   private static void deleteRecursively(Path dir) {
-    if (!Files.exists(dir)) {
-      return;
-    }
-    try (Stream<Path> s = Files.walk(dir)) {
-      s.sorted(Comparator.reverseOrder()).forEach(p -> {
-        try {
-          Files.delete(p);
-        } catch (IOException e) {
-          throw new UncheckedIOException(e);
-        }
-      });
+    try {
+      FileUtils.deleteDirectory(dir.toFile());
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
   }
+
 }

@@ -28,7 +28,6 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,6 +37,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import org.apache.commons.io.FileUtils;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -359,7 +359,7 @@ public final class KafkaConsumerThroughput {
     long ns = System.nanoTime() - start;
     consumer.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     if (journalDir != null) {
-      deleteTree(journalDir);
+      FileUtils.deleteDirectory(journalDir.toFile());
     }
     if (ledger.size() != distinct || ledger.values().stream().anyMatch(v -> v != 1)) {
       throw new IllegalStateException(group + ": ledger holds " + ledger.size() + " ids, expected " + distinct
@@ -368,13 +368,6 @@ public final class KafkaConsumerThroughput {
     return new Timing(ns, first.get() - start);
   }
 
-  private static void deleteTree(Path dir) throws IOException {
-    try (var paths = Files.walk(dir)) {
-      for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
-        Files.delete(p);
-      }
-    }
-  }
 
   private static double settled(SimpleMeterRegistry registry) {
     return registry.find("dedup.kafka.records").counters().stream().mapToDouble(c -> c.count()).sum();

@@ -24,6 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import org.apache.commons.io.FileUtils;
 
 /**
  * Time to first answer of a journaled partition that holds many live ids: in process (journal open to first
@@ -144,16 +145,7 @@ public final class RestartBenchmark {
       }
     } finally {
       vertx.close().await();
-      deleteTree(warm);
-    }
-  }
-
-  /** Deletes {@code root} and everything under it, deepest first. */
-  private static void deleteTree(Path root) throws java.io.IOException {
-    try (java.util.stream.Stream<Path> paths = Files.walk(root)) {
-      for (Path p : (Iterable<Path>) paths.sorted(java.util.Comparator.reverseOrder())::iterator) {
-        Files.delete(p);
-      }
+      FileUtils.deleteDirectory(warm.toFile());
     }
   }
 

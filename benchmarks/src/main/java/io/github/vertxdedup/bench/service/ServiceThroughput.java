@@ -7,8 +7,8 @@ import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerticle;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.MessageCodec;
@@ -19,6 +19,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import org.apache.commons.io.FileUtils;
 
 
 /**
@@ -145,9 +146,7 @@ public final class ServiceThroughput {
     System.out.printf(Locale.ROOT, "round %d  %-18s %,12.0f decisions/s   (errors %d)%n", round, name, rate,
         driver.errors);
     if (journal != null) {
-      try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.walk(journal)) {
-        files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
-      }
+      FileUtils.deleteQuietly(journal.toFile());
     }
     System.gc();
     return new ServiceResults.Scenario(name, rate, driver.errors);

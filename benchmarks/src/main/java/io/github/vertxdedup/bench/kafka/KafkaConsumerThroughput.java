@@ -10,6 +10,7 @@ import io.github.vertxdedup.kafka.testkit.LocalKafka;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
 import io.vertx.kafka.client.consumer.KafkaConsumer;
 import java.io.BufferedReader;
 import java.io.File;
@@ -74,7 +75,12 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * ({@code header}, the {@code message-id} header, by default, or {@code key}, the record key),
  * {@code -Dbench.handlerDigests} (SHA-256 digests of the record's value each handler computes besides its credit, the
  * handler's own CPU work per record; 0 by default; the Kafka Streams child does not take it, so it needs
- * {@code bench.scenarios} without {@code kafka-streams}).
+ * {@code bench.scenarios} without {@code kafka-streams}), {@code -Dbench.eventLoops} (event loops of each scenario's
+ * Vert.x instance; Vert.x's default, twice the cores, unless set).
+ *
+ * <p>Besides its wall time, each Vert.x scenario prints the CPU time this JVM's threads used meanwhile, per record
+ * and by kind of thread ({@link ThreadCpu}): the wall time of one round swings with whatever else the machine runs,
+ * the CPU per record much less.
  */
 public final class KafkaConsumerThroughput {
 
@@ -99,6 +105,9 @@ public final class KafkaConsumerThroughput {
   private static final String IDENTITY = System.getProperty("bench.identity", "header");
   /** SHA-256 digests of the value per handler call, besides the credit: 0 unless set. */
   private static final int HANDLER_DIGESTS = Integer.getInteger("bench.handlerDigests", 0);
+  /** Event loops of each scenario's Vert.x instance: Vert.x's default (twice the cores) unless set. */
+  private static final int EVENT_LOOPS = Integer.getInteger("bench.eventLoops",
+      VertxOptions.DEFAULT_EVENT_LOOP_POOL_SIZE);
   /** One digest per handler thread (the plain consumer's event loop, or each owner's). */
   private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
     try {
@@ -187,8 +196,12 @@ public final class KafkaConsumerThroughput {
                 });
             double perSec = records / (t.ns() / 1e9);
             measured.add(new KafkaResults.Scenario(scenario, t.ns(), t.firstRecordNs(), perSec));
-            System.out.printf("round %d %-20s %,12.0f records/s (%.2f s, first record after %.2f s)%n", round,
-                scenario, perSec, t.ns() / 1e9, t.firstRecordNs() / 1e9);
+            ThreadCpu.Split cpu = t.cpu();
+            System.out.printf("round %d %-20s %,12.0f records/s (%.2f s, first record after %.2f s)"
+                    + "; CPU µs/record: poll %.2f, event loops %.2f, consumer %.2f, harness %.2f, broker and"
+                    + " clients %.2f%n", round, scenario, perSec, t.ns() / 1e9, t.firstRecordNs() / 1e9,
+                cpu.pollNs() / 1e3 / records, cpu.eventLoopNs() / 1e3 / records, cpu.consumerNs() / 1e3 / records,
+                cpu.harnessNs() / 1e3 / records, cpu.brokerNs() / 1e3 / records);
           }
           done.add(new KafkaResults.Round(round, load, measured));
         }
@@ -219,7 +232,7 @@ public final class KafkaConsumerThroughput {
    * windows of earlier scenarios would keep their ids and their periodic lease sweeps, and tax every later scenario.
    */
   private static Timing inFreshVertx(VertxScenario scenario) throws Exception {
-    Vertx vertx = Vertx.vertx();
+    Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(EVENT_LOOPS));
     try {
       return scenario.run(vertx);
     } finally {
@@ -308,20 +321,27 @@ public final class KafkaConsumerThroughput {
         done.countDown();
       }
     });
+    ThreadCpu cpu = ThreadCpu.start();
     long start = System.nanoTime();
     consumer.subscribe(topic);
     if (!done.await(300, TimeUnit.SECONDS)) {
       throw new IllegalStateException("plain consumer saw " + seen.sum() + " of " + records);
     }
     long ns = System.nanoTime() - start;
+    ThreadCpu.Split used = cpu.stop();
     consumer.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    return new Timing(ns, first.get() - start);
+    return new Timing(ns, first.get() - start, used);
   }
 
   private static Timing dedup(Vertx vertx, String bootstrap, String topic, int records, int distinct, String group,
       AtomicityMode mode) throws Exception {
     Map<String, Long> ledger = ledger(records);
     AtomicLong first = new AtomicLong();
+    // Counted as the plain consumer counts what it sees, so that the harness's main thread waits on a latch until
+    // the last distinct id is credited instead of reading the meters every millisecond (which took CPU from the
+    // consumer on a machine with few cores); only the settling of the last duplicates is then polled for.
+    LongAdder handled = new LongAdder();
+    CountDownLatch credited = new CountDownLatch(1);
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     DedupOptions dedup = new DedupOptions().setAddress("bench." + group).setWindow(WINDOW)
         .setPayloadHashes(false).setExpectedIdsPerPartition(EXPECTED_IDS);
@@ -344,12 +364,20 @@ public final class KafkaConsumerThroughput {
           }
           work(r.value());
           ledger.merge(r.key(), 1L, Long::sum);
+          handled.increment();
+          if (handled.sum() == distinct) {
+            credited.countDown();
+          }
           return Future.succeededFuture();
         })
         .meterRegistry(registry);
+    ThreadCpu cpu = ThreadCpu.start();
     long start = System.nanoTime();
     consumer.subscribe(topic).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     long deadline = start + TimeUnit.SECONDS.toNanos(300);
+    if (!credited.await(300, TimeUnit.SECONDS)) {
+      throw new IllegalStateException(group + " credited " + handled.sum() + " of " + distinct + " ids");
+    }
     while (settled(registry) < records) {
       if (System.nanoTime() > deadline) {
         throw new IllegalStateException(group + " settled " + settled(registry) + " of " + records);
@@ -357,6 +385,7 @@ public final class KafkaConsumerThroughput {
       Thread.sleep(1);
     }
     long ns = System.nanoTime() - start;
+    ThreadCpu.Split used = cpu.stop();
     consumer.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     if (journalDir != null) {
       FileUtils.deleteDirectory(journalDir.toFile());
@@ -365,9 +394,8 @@ public final class KafkaConsumerThroughput {
       throw new IllegalStateException(group + ": ledger holds " + ledger.size() + " ids, expected " + distinct
           + " each credited once");
     }
-    return new Timing(ns, first.get() - start);
+    return new Timing(ns, first.get() - start, used);
   }
-
 
   private static double settled(SimpleMeterRegistry registry) {
     return registry.find("dedup.kafka.records").counters().stream().mapToDouble(c -> c.count()).sum();
@@ -378,8 +406,10 @@ public final class KafkaConsumerThroughput {
    *
    * @param ns from subscribe (or start) until every record was through
    * @param firstRecordNs from the same start until the first record reached the handler (or processor)
+   * @param cpu the CPU time used meanwhile, by kind of thread ({@link ThreadCpu.Split#NONE} for the Kafka Streams
+   *     child)
    */
-  record Timing(long ns, long firstRecordNs) {}
+  record Timing(long ns, long firstRecordNs, ThreadCpu.Split cpu) {}
 
   /**
    * The Kafka Streams baseline in its child JVM, driven over its standard input and output (protocol in
@@ -456,7 +486,7 @@ public final class KafkaConsumerThroughput {
         throw new IllegalStateException(applicationId + ": saw " + seen + " records (expected " + records
             + "), ledger holds " + ids + " ids (expected " + distinct + "), " + twice + " credited more than once");
       }
-      return new Timing(ns, first);
+      return new Timing(ns, first, ThreadCpu.Split.NONE);
     }
 
     @Override

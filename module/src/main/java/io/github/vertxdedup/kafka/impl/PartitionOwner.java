@@ -326,8 +326,8 @@ final class PartitionOwner<K, V> {
     // the id committed (a duplicate), not its claim (IN_FLIGHT, which would wait for a lease).
     flushCommits();
     busy = true;
-    List<Item<K, V>> run = new ArrayList<>();
     int limit = decideSingly > 0 ? 1 : maxBatch;
+    List<Item<K, V>> run = new ArrayList<>(Math.min(limit, queue.size()));
     // In effect-first mode a run stops before a repeat of an id or key already in it: inside one claimBatch the
     // repeat would find the first copy's claim (IN_FLIGHT) and wait for a lease; decided after the first copy's
     // commit, it is a plain duplicate. Tracked by String hash codes: two different ids that share one only end the

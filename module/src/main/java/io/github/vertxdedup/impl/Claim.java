@@ -11,18 +11,31 @@ final class Claim {
   /** Explicit expiry to apply on commit, or {@code DedupWindow.DEFAULT_REMEMBER_UNTIL}. */
   final long rememberUntilMs;
   final String token;
+  /** The token as a number (its 16 hex digits); see {@code PartitionCore#newToken}. */
+  final long tokenValue;
+  /** True if the token encodes this claim's lease end (see {@code PartitionCore#newToken}). */
+  final boolean tokenHasLeaseEnd;
   final long claimedAtMs;
   final long leaseEndMs;
   /** Who holds it (a consumer's instance id), or null if the request named nobody. */
   final String claimer;
+  /**
+   * True once the claim is in the lease-ordered queue and its token encodes its lease end: a repeated commit then
+   * finds it there by its token, with no map of committed claims.
+   */
+  boolean indexed;
+  /** True once committed. */
+  boolean committed;
 
-  Claim(long idFp, long keyFp, long payloadHash, long rememberUntilMs, String token, long claimedAtMs,
-      long leaseEndMs, String claimer) {
+  Claim(long idFp, long keyFp, long payloadHash, long rememberUntilMs, String token, long tokenValue,
+      boolean tokenHasLeaseEnd, long claimedAtMs, long leaseEndMs, String claimer) {
     this.idFp = idFp;
     this.keyFp = keyFp;
     this.payloadHash = payloadHash;
     this.rememberUntilMs = rememberUntilMs;
     this.token = token;
+    this.tokenValue = tokenValue;
+    this.tokenHasLeaseEnd = tokenHasLeaseEnd;
     this.claimedAtMs = claimedAtMs;
     this.leaseEndMs = leaseEndMs;
     this.claimer = claimer;

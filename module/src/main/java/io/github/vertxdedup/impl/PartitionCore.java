@@ -16,7 +16,6 @@ import io.github.vertxdedup.window.WindowStats;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import java.security.SecureRandom;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -46,6 +45,17 @@ import org.agrona.collections.Long2ObjectHashMap;
  * A claim keeps the claimer its request named (journaled with it); {@link #releaseClaimsOf} releases a restarted
  * claimer's orphaned claims at once.
  *
+ * <h2>Claim tokens</h2>
+ * A token is 64 bits written as 16 hex digits (the journal keeps it as a number): the top bit set (so the text
+ * always has 16 digits), then the claim's lease end as milliseconds after this core's creation ({@value
+ * #TOKEN_LEASE_BITS} bits, 139 years), then a sequence number ({@value #TOKEN_SEQUENCE_BITS} bits) that starts at a
+ * random value, so two claims of one id with the same lease end differ. Tokens are unique within a partition, not
+ * secret: they tell a claim's holder from a stale one, and the event bus is trusted. Because a token names its lease
+ * end, a repeated commit finds its committed claim by binary search in {@link #leaseOrder}, which keeps every claim
+ * until its lease ends anyway; no map of committed claims is kept (it cost a cache miss per commit and another per
+ * sweep on every claim). A claim whose token cannot locate it (restored from the journal, whose lease end did not
+ * fit, or which went to {@link #leaseOrderLate}) is kept in {@link #committedUnindexed} once committed.
+ *
  * <h2>Time</h2>
  * Every instant is the injected clock's. A claim's lease ends at {@code claim time + leaseMs}; an accepted id is
  * remembered until {@code rememberUntilMs} or {@code now + windowMs} (bucket precision, see {@link DedupWindow}).
@@ -55,6 +65,11 @@ import org.agrona.collections.Long2ObjectHashMap;
 final class PartitionCore {
 
   private static final Future<Void> DONE = Future.succeededFuture();
+  /** Bits of a claim token holding the lease end (milliseconds after {@link #tokenBaseMs}). */
+  static final int TOKEN_LEASE_BITS = 42;
+  /** Bits of a claim token holding its sequence number. */
+  static final int TOKEN_SEQUENCE_BITS = 63 - TOKEN_LEASE_BITS;
+  private static final long TOKEN_SEQUENCE_MASK = (1L << TOKEN_SEQUENCE_BITS) - 1;
 
   private final int partition;
   private final DedupClock clock;
@@ -66,24 +81,29 @@ final class PartitionCore {
   private final UnvouchedPolicy unvouchedPolicy;
   private final PartitionJournal journal;
   private final SplittableRandom tokens = new SplittableRandom(new SecureRandom().nextLong());
+  /** Clock milliseconds a token's lease end counts from: this core's creation. */
+  private final long tokenBaseMs;
+  /** The next token's sequence number (its low bits); starts at a random value. */
+  private long tokenSequence = tokens.nextLong();
   private final Long2ObjectHashMap<Claim> claimsById = new Long2ObjectHashMap<>();
   private final Long2ObjectHashMap<Claim> claimsByKey = new Long2ObjectHashMap<>();
   /**
-   * Claims committed while their lease still runs, by id: a repeated commit with the same token (a retry after a
-   * lost reply) is answered COMMITTED again; any other commit of a no-longer-claimed id is a 409. Forgotten at lease
-   * end (lazily, and by {@link #sweepExpiredLeases()}), and on restart.
+   * Claims committed while their lease still runs whose token cannot locate them in {@link #leaseOrder} (see Claim
+   * tokens above), by id. A repeated commit with the same token (a retry after a lost reply) is answered COMMITTED
+   * again; any other commit of a no-longer-claimed id is a 409. Forgotten at lease end (lazily, and by
+   * {@link #sweepExpiredLeases()}), and on restart.
    */
-  private final Long2ObjectHashMap<Claim> committedById = new Long2ObjectHashMap<>();
+  private final Long2ObjectHashMap<Claim> committedUnindexed = new Long2ObjectHashMap<>();
   /**
-   * Every claim made or restored, in the order of its lease end, for {@link #sweepExpiredLeases()}. A claim stays in
-   * it after it is committed (it then stands for its {@link #committedById} entry, which ends with the same lease),
-   * released or expired; the sweep skips such a stale entry by identity when its lease ends. Claims are appended in
+   * Every claim made or restored, in the order of its lease end, for {@link #sweepExpiredLeases()} and for finding a
+   * committed claim by its token. A claim stays in it after it is committed (a repeated commit finds it there until
+   * its lease ends), released or expired; the sweep skips such a stale entry when its lease ends. Claims are appended in
    * claim order, which is lease-end order while leases have one length (the default {@code leaseMs}, as the Kafka
    * consumer uses) and the clock does not go back; a claim whose lease ends before the last one appended (a shorter
    * per-request {@code leaseMs}) goes to {@link #leaseOrderLate}, a heap. So a sweep costs O(entries whose lease
    * ended), plus O(log n) per entry of the heap.
    */
-  private final ArrayDeque<Claim> leaseOrder = new ArrayDeque<>();
+  private final ClaimQueue leaseOrder = new ClaimQueue();
   /** Claims appended out of lease-end order, by lease end (see {@link #leaseOrder}). */
   private final PriorityQueue<Claim> leaseOrderLate =
       new PriorityQueue<>(Comparator.comparingLong((Claim c) -> c.leaseEndMs));
@@ -135,6 +155,7 @@ final class PartitionCore {
         .expectedIds(options.getExpectedIdsPerPartition())
         .build();
     this.memoryBeganMs = clock.nowMs();
+    this.tokenBaseMs = memoryBeganMs;
     this.accepted = DedupResult.of(DedupVerdict.ACCEPTED, partition);
     this.acceptedUnvouched = new DedupResult(DedupVerdict.ACCEPTED, partition, null, DedupResult.NO_TIME,
         DedupResult.NO_TIME, DedupResult.NO_TIME, true);
@@ -256,8 +277,10 @@ final class PartitionCore {
       unknownCount++;
       return unknown;
     }
-    Claim c = new Claim(e.idFp, e.keyFp, e.payloadHash, e.rememberUntilMs, newToken(), now,
-        now + (e.leaseMs != 0 ? e.leaseMs : defaultLeaseMs), e.claimer);
+    long leaseEndMs = now + (e.leaseMs != 0 ? e.leaseMs : defaultLeaseMs);
+    long token = newToken(leaseEndMs);
+    Claim c = new Claim(e.idFp, e.keyFp, e.payloadHash, e.rememberUntilMs, Long.toHexString(token), token,
+        tokenLeaseEndMs(token) == leaseEndMs, now, leaseEndMs, e.claimer);
     requireRoom(c.entries());
     claimsById.put(c.idFp, c);
     if (c.keyFp != 0) {
@@ -300,7 +323,10 @@ final class PartitionCore {
       }
     }
     remove(c);
-    committedById.put(c.idFp, c);
+    c.committed = true;
+    if (!c.indexed) {
+      committedUnindexed.put(c.idFp, c);
+    }
     commitCount++;
     lastWrite = journal.committed(c.idFp, c.keyFp, c.payloadHash, now, remember ? expiresAt(until, now) : now);
     return committed;
@@ -499,19 +525,33 @@ final class PartitionCore {
     return sweep(leaseOrder, now) + sweep(leaseOrderLate, now);
   }
 
+  private int sweep(ClaimQueue queue, long now) {
+    int n = 0;
+    for (Claim c = queue.peekFirst(); c != null && c.expiredAt(now); c = queue.peekFirst()) {
+      n += forgetAtLeaseEnd(queue.pollFirst());
+    }
+    return n;
+  }
+
   private int sweep(Queue<Claim> queue, long now) {
     int n = 0;
     for (Claim c = queue.peek(); c != null && c.expiredAt(now); c = queue.peek()) {
-      queue.poll();
-      if (claimsById.get(c.idFp) == c) {
-        remove(c);
-        expiredLeases++;
-        n++;
-      } else if (committedById.get(c.idFp) == c) {
-        committedById.remove(c.idFp);
-      }
+      n += forgetAtLeaseEnd(queue.poll());
     }
     return n;
+  }
+
+  /** @return 1 if {@code c} was still a live claim (now expired), else 0 */
+  private int forgetAtLeaseEnd(Claim c) {
+    if (claimsById.get(c.idFp) == c) {
+      remove(c);
+      expiredLeases++;
+      return 1;
+    }
+    if (c.committed && !c.indexed && committedUnindexed.get(c.idFp) == c) {
+      committedUnindexed.remove(c.idFp);
+    }
+    return 0;
   }
 
   /** Appends a new claim to the sweep's queue (see {@link #leaseOrder}). */
@@ -519,6 +559,7 @@ final class PartitionCore {
     Claim last = leaseOrder.peekLast();
     if (last == null || c.leaseEndMs >= last.leaseEndMs) {
       leaseOrder.addLast(c);
+      c.indexed = c.tokenHasLeaseEnd;
     } else {
       leaseOrderLate.add(c);
     }
@@ -587,7 +628,9 @@ final class PartitionCore {
     if (leaseEndMs <= clock.nowMs() || claimsById.containsKey(idFp)) {
       return;
     }
-    Claim c = new Claim(idFp, keyFp, payloadHash, rememberUntilMs, token, claimedAtMs, leaseEndMs, claimer);
+    // A token of an earlier run does not count its lease end from this core's creation: never indexed.
+    Claim c = new Claim(idFp, keyFp, payloadHash, rememberUntilMs, token, parseToken(token), false, claimedAtMs,
+        leaseEndMs, claimer);
     claimsById.put(idFp, c);
     if (keyFp != 0) {
       claimsByKey.put(keyFp, c);
@@ -627,12 +670,8 @@ final class PartitionCore {
           + now + "); cannot " + action + " it: claim it again");
     }
     if (c == null) {
-      Claim done = committedById.get(e.idFp);
-      if (done != null && done.expiredAt(now)) {
-        committedById.remove(e.idFp);
-        done = null;
-      }
-      if (done != null && done.token.equals(e.claimToken) && window.contains(e.idFp)) {
+      Claim done = committedClaim(e, now);
+      if (done != null && window.contains(e.idFp)) {
         return null; // the same commit again: harmless
       }
       throw RequestFailure.stateConflict("id is not claimed (never claimed, already released, committed with "
@@ -730,8 +769,58 @@ final class PartitionCore {
     return rememberUntilMs == DedupWindow.DEFAULT_REMEMBER_UNTIL ? now + windowMs : rememberUntilMs;
   }
 
-  private String newToken() {
-    // 16 hex digits (the top bit is forced so the text never loses a leading zero): 63 random bits.
-    return Long.toHexString(tokens.nextLong() | Long.MIN_VALUE);
+  /**
+   * The committed claim whose lease still runs that {@code e} names by id and token, or null: found by the lease end
+   * its token encodes in {@link #leaseOrder}, else in {@link #committedUnindexed}. O(log claims in lease).
+   */
+  private Claim committedClaim(ParsedEvent e, long now) {
+    Claim done = committedUnindexed.isEmpty() ? null : committedUnindexed.get(e.idFp);
+    if (done != null && done.expiredAt(now)) {
+      committedUnindexed.remove(e.idFp);
+      done = null;
+    }
+    if (done != null && done.token.equals(e.claimToken)) {
+      return done;
+    }
+    long token = parseToken(e.claimToken);
+    if (token == 0) {
+      return null;
+    }
+    long leaseEndMs = tokenLeaseEndMs(token);
+    if (leaseEndMs <= now) {
+      return null;
+    }
+    done = leaseOrder.find(leaseEndMs, e.idFp, token);
+    return done != null && done.committed && done.indexed && done.token.equals(e.claimToken) ? done : null;
+  }
+
+  /**
+   * A new claim token (see Claim tokens above): its lease end, or, if that does not fit in
+   * {@value #TOKEN_LEASE_BITS} bits after {@link #tokenBaseMs}, random bits.
+   */
+  private long newToken(long leaseEndMs) {
+    long offset = leaseEndMs - tokenBaseMs;
+    long sequence = tokenSequence++ & TOKEN_SEQUENCE_MASK;
+    if (offset >= 0 && offset < 1L << TOKEN_LEASE_BITS) {
+      return Long.MIN_VALUE | offset << TOKEN_SEQUENCE_BITS | sequence;
+    }
+    return Long.MIN_VALUE | tokens.nextLong();
+  }
+
+  /** @return the lease end a token of this core names (meaningless for a token it did not issue) */
+  private long tokenLeaseEndMs(long token) {
+    return tokenBaseMs + ((token & Long.MAX_VALUE) >>> TOKEN_SEQUENCE_BITS);
+  }
+
+  /** @return the token's value, or 0 if it is not 1..16 hex digits (no token this partition issued) */
+  private static long parseToken(String token) {
+    if (token == null || token.isEmpty() || token.length() > 16) {
+      return 0;
+    }
+    try {
+      return Long.parseUnsignedLong(token, 16);
+    } catch (NumberFormatException e) {
+      return 0;
+    }
   }
 }

@@ -1,0 +1,177 @@
+package io.github.vertxdedup.impl;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import io.github.vertxdedup.DedupAction;
+import io.github.vertxdedup.DedupFailure;
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.DedupResult;
+import io.github.vertxdedup.DedupVerdict;
+import io.github.vertxdedup.window.DedupWindow;
+import io.github.vertxdedup.window.ManualClock;
+import io.vertx.core.json.JsonObject;
+import java.util.HashSet;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Claim tokens name their lease end, so that a repeated commit finds its committed claim in the lease-ordered queue
+ * (see {@link PartitionCore}, "Claim tokens"): the cases that queue must get right, and the claims it cannot locate
+ * (restored from the journal, out of lease order), which keep the old map.
+ */
+class ClaimTokenTest {
+
+  private static final long T0 = 1_700_000_000_000L;
+  private static final DedupOptions OPTIONS = new DedupOptions().setWindowMs(3_600_000).setBucketMs(60_000)
+      .setLeaseMs(30_000).validate();
+
+  private final ManualClock clock = new ManualClock(T0);
+  private final PartitionCore core = new PartitionCore(OPTIONS, 0, clock, MemoryJournal.INSTANCE);
+  private final RequestDecoder decoder = new RequestDecoder(OPTIONS, 0);
+
+  @Test
+  void shouldIssueSixteenHexDigitTokensThatDifferForOneIdAndOneLeaseEnd() {
+    Set<String> seen = new HashSet<>();
+    // Claim and release one id 1,000 times in the same millisecond: every lease ends at the same instant.
+    for (int i = 0; i < 1_000; i++) {
+      String token = claim("a", 0).claimToken();
+      assertThat(token).hasSize(16).matches("[0-9a-f]{16}");
+      assertThat(seen.add(token)).as("token %s issued twice", token).isTrue();
+      release("a", token);
+    }
+    // The journal keeps a token as a number; the text is that number's hex digits.
+    String token = claim("b", 0).claimToken();
+    assertThat(ChronicleJournal.tokenText(ChronicleJournal.tokenValue(token))).isEqualTo(token);
+  }
+
+  @Test
+  void shouldAnswerARepeatedCommitFromTheLeaseQueueUntilTheLeaseEnds() {
+    String token = claim("a", 0).claimToken();
+    // Other claims with the same lease end and with later ones around it, so the search has neighbours to skip.
+    for (int i = 0; i < 50; i++) {
+      claim("same-" + i, 0);
+    }
+    clock.advanceMs(1);
+    for (int i = 0; i < 50; i++) {
+      claim("later-" + i, 0);
+    }
+    assertThat(commit("a", token).verdict()).isEqualTo(DedupVerdict.COMMITTED);
+    assertThat(commit("a", token).verdict()).as("repeated").isEqualTo(DedupVerdict.COMMITTED);
+    assertConflict(() -> commit("a", flipLastDigit(token)), "another token");
+    assertConflict(() -> commit("same-0", token), "the token of another id");
+    assertConflict(() -> commit("a", "not-a-token"), "not hex");
+    assertConflict(() -> release("a", token), "a committed id cannot be released");
+    clock.setMs(T0 + 30_000);
+    assertConflict(() -> commit("a", token), "the committed claim's lease has ended");
+  }
+
+  @Test
+  void shouldRefuseTheTokenOfAReleasedClaimAfterTheIdWasClaimedAgainAndCommitted() {
+    String first = claim("a", 0).claimToken();
+    release("a", first);
+    String second = claim("a", 0).claimToken();
+    assertThat(second).isNotEqualTo(first);
+    assertConflict(() -> commit("a", first), "released, and the id is claimed by another token");
+    assertThat(commit("a", second).verdict()).isEqualTo(DedupVerdict.COMMITTED);
+    assertConflict(() -> commit("a", first), "released, the id committed by another token");
+    assertThat(commit("a", second).verdict()).isEqualTo(DedupVerdict.COMMITTED);
+  }
+
+  @Test
+  void shouldRefuseTheTokenOfALapsedClaim() {
+    String token = claim("a", 0).claimToken();
+    clock.advanceMs(30_000);
+    assertConflict(() -> commit("a", token), "lease ended before the commit");
+    assertThat(core.sweepExpiredLeases()).as("noticed by the commit already").isZero();
+    assertConflict(() -> commit("a", token), "still");
+  }
+
+  @Test
+  void shouldAnswerARepeatedCommitOfAClaimOutOfLeaseOrder() {
+    claim("long", 0);
+    // A shorter per-request lease ends before the last claim's: the claim goes to the heap, not the queue.
+    String token = claim("short", 5_000).claimToken();
+    assertThat(commit("short", token).verdict()).isEqualTo(DedupVerdict.COMMITTED);
+    assertThat(commit("short", token).verdict()).as("repeated").isEqualTo(DedupVerdict.COMMITTED);
+    clock.advanceMs(5_000);
+    assertThat(core.sweepExpiredLeases()).as("a committed claim is not a lapsed one").isZero();
+    assertConflict(() -> commit("short", token), "its lease has ended");
+  }
+
+  @Test
+  void shouldAnswerARepeatedCommitOfARestoredClaim() {
+    // A claim of an earlier run, as the journal replays it: its token counts its lease end from another instant.
+    ParsedEvent e = decode(new JsonObject().put("id", "a"), DedupAction.CLAIM);
+    core.restoreClaim(e.idFp, 0, DedupWindow.NO_PAYLOAD_HASH, "8000000000000007", T0 - 1_000, T0 + 29_000,
+        DedupWindow.DEFAULT_REMEMBER_UNTIL, null);
+    assertThat(commit("a", "8000000000000007").verdict()).isEqualTo(DedupVerdict.COMMITTED);
+    assertThat(commit("a", "8000000000000007").verdict()).as("repeated").isEqualTo(DedupVerdict.COMMITTED);
+    clock.advanceMs(29_000);
+    assertThat(core.sweepExpiredLeases()).isZero();
+    assertConflict(() -> commit("a", "8000000000000007"), "its lease has ended");
+  }
+
+  @Test
+  void shouldFindClaimsAcrossTheQueueWrappingAndGrowing() {
+    ClaimQueue q = new ClaimQueue();
+    // Wrap the ring: fill, drain half, refill past its length so that it grows while wrapped.
+    long lease = 1_000;
+    for (int i = 0; i < 12; i++) {
+      q.addLast(claimAt(i, lease + i / 3));
+    }
+    for (int i = 0; i < 8; i++) {
+      assertThat(q.pollFirst().idFp).isEqualTo(i);
+    }
+    for (int i = 12; i < 40; i++) {
+      q.addLast(claimAt(i, lease + i / 3));
+    }
+    assertThat(q.size()).isEqualTo(32);
+    assertThat(q.peekFirst().idFp).isEqualTo(8);
+    assertThat(q.peekLast().idFp).isEqualTo(39);
+    for (int i = 8; i < 40; i++) {
+      Claim found = q.find(lease + i / 3, i, i * 31L);
+      assertThat(found).as("claim %s", i).isNotNull();
+      assertThat(found.idFp).isEqualTo(i);
+    }
+    assertThat(q.find(lease + 5, 7, 7 * 31L)).as("polled already").isNull();
+    assertThat(q.find(lease + 5, 16, 17L)).as("wrong token").isNull();
+    assertThat(q.find(lease + 100, 16, 16 * 31L)).as("no such lease end").isNull();
+  }
+
+  private static Claim claimAt(long idFp, long leaseEndMs) {
+    return new Claim(idFp, 0, 0, DedupWindow.DEFAULT_REMEMBER_UNTIL, "t" + idFp, idFp * 31L, true, 0, leaseEndMs,
+        null);
+  }
+
+  private DedupResult claim(String id, long leaseMs) {
+    JsonObject body = new JsonObject().put("id", id);
+    if (leaseMs != 0) {
+      body.put("leaseMs", leaseMs);
+    }
+    return core.claim(decode(body, DedupAction.CLAIM));
+  }
+
+  private DedupResult commit(String id, String token) {
+    return core.commit(decode(new JsonObject().put("id", id).put("claimToken", token), DedupAction.COMMIT));
+  }
+
+  private DedupResult release(String id, String token) {
+    return core.release(decode(new JsonObject().put("id", id).put("claimToken", token), DedupAction.RELEASE));
+  }
+
+  private ParsedEvent decode(JsonObject body, DedupAction action) {
+    return decoder.decode(body, action, clock.nowMs(), -1);
+  }
+
+  private static String flipLastDigit(String token) {
+    char last = token.charAt(token.length() - 1);
+    return token.substring(0, token.length() - 1) + (last == '0' ? '1' : '0');
+  }
+
+  private static void assertConflict(Runnable call, Object step) {
+    RequestFailure f = catchThrowableOfType(call::run, RequestFailure.class);
+    assertThat(f).as("%s", step).isNotNull();
+    assertThat(f.code()).as("%s", step).isEqualTo(DedupFailure.STATE_CONFLICT);
+  }
+}

@@ -55,6 +55,12 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * credit in a concurrent map; the plain consumer credits duplicates too (it cannot tell them apart). The dedup and
  * Kafka Streams scenarios check afterwards that every id was credited exactly once.
  *
+ * <p>Scenario order: round r runs the {@code bench.scenarios} list starting at index (r - 1) mod n, n scenarios,
+ * wrapping around ({@link #orderOf}), and prints that order. Over n rounds every scenario runs once at every
+ * position, first included, so no scenario always runs first (right after the topic was written or the previous
+ * round ended) or always last. A rotation keeps the cyclic neighbours: a scenario runs right after the same other
+ * one in every round except the one where it runs first.
+ *
  * <p>Kafka Streams runs in a child JVM ({@code StreamsDedupBaseline} of the {@code benchmarks/kafka-streams-baseline}
  * module): only Kafka Streams 4.x is available, and its kafka-clients 4.x cannot share a classpath with
  * vertx-kafka-client's 3.7.1. The child is started once, before the first round, and given one {@code run} command
@@ -181,9 +187,10 @@ public final class KafkaConsumerThroughput {
         int group = 0;
         for (int round = 1; round <= rounds; round++) {
           double load = os.getSystemLoadAverage();
-          System.out.printf("round %d, load average %.2f%n", round, load);
+          List<String> order = orderOf(scenarios, round);
+          System.out.printf("round %d, load average %.2f, order %s%n", round, load, String.join(", ", order));
           List<KafkaResults.Scenario> measured = new ArrayList<>();
-          for (String scenario : scenarios) {
+          for (String scenario : order) {
             String g = group++ + "";
             Timing t = scenario.equals(KafkaResults.STREAMS)
                 ? streams.run("streams-" + g, records, distinct)
@@ -218,6 +225,30 @@ public final class KafkaConsumerThroughput {
         System.out.println("wrote " + resultsFile);
       }
     }
+  }
+
+  /**
+   * The order of one round: the scenarios list rotated to start at index {@code (round - 1) mod n}, so round 1 runs
+   * it as given, round 2 from its second entry (the first one last), and so on. O(n).
+   *
+   * @param scenarios the scenarios as configured, at least one
+   * @param round 1-based
+   * @return a new list, the same scenarios in the round's order
+   * @throws IllegalArgumentException if {@code scenarios} is empty or {@code round < 1}
+   */
+  static List<String> orderOf(List<String> scenarios, int round) {
+    if (scenarios.isEmpty()) {
+      throw new IllegalArgumentException("scenarios must hold at least one scenario but was empty");
+    }
+    if (round < 1) {
+      throw new IllegalArgumentException("round must be >= 1 but was " + round);
+    }
+    int n = scenarios.size();
+    int from = (round - 1) % n;
+    List<String> order = new ArrayList<>(n);
+    order.addAll(scenarios.subList(from, n));
+    order.addAll(scenarios.subList(0, from));
+    return order;
   }
 
   /** A scenario run in a Vert.x instance of its own. */

@@ -31,6 +31,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
@@ -86,7 +87,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *
  * <p>Besides its wall time, each Vert.x scenario prints the CPU time this JVM's threads used meanwhile, per record
  * and by kind of thread ({@link ThreadCpu}): the wall time of one round swings with whatever else the machine runs,
- * the CPU per record much less.
+ * the CPU per record much less. The results file stores these figures ({@link KafkaResults.Cpu}, nanoseconds over the
+ * timed interval); the Kafka Streams child has none.
  */
 public final class KafkaConsumerThroughput {
 
@@ -202,13 +204,14 @@ public final class KafkaConsumerThroughput {
                       AtomicityMode.EFFECT_FIRST);
                 });
             double perSec = records / (t.ns() / 1e9);
-            measured.add(new KafkaResults.Scenario(scenario, t.ns(), t.firstRecordNs(), perSec));
-            ThreadCpu.Split cpu = t.cpu();
-            System.out.printf("round %d %-20s %,12.0f records/s (%.2f s, first record after %.2f s)"
-                    + "; CPU µs/record: poll %.2f, event loops %.2f, consumer %.2f, harness %.2f, broker and"
-                    + " clients %.2f%n", round, scenario, perSec, t.ns() / 1e9, t.firstRecordNs() / 1e9,
-                cpu.pollNs() / 1e3 / records, cpu.eventLoopNs() / 1e3 / records, cpu.consumerNs() / 1e3 / records,
-                cpu.harnessNs() / 1e3 / records, cpu.brokerNs() / 1e3 / records);
+            KafkaResults.Cpu cpu = t.cpu();
+            measured.add(new KafkaResults.Scenario(scenario, t.ns(), t.firstRecordNs(), perSec, cpu));
+            System.out.printf("round %d %-20s %,12.0f records/s (%.2f s, first record after %.2f s); %s%n", round,
+                scenario, perSec, t.ns() / 1e9, t.firstRecordNs() / 1e9, cpu == null ? "CPU not measured"
+                    : String.format(Locale.ROOT, "CPU µs/record: poll %.2f, event loops %.2f, consumer %.2f,"
+                        + " harness %.2f, broker and clients %.2f", cpu.pollNs() / 1e3 / records,
+                        cpu.eventLoopNs() / 1e3 / records, cpu.consumerNs() / 1e3 / records,
+                        cpu.harnessNs() / 1e3 / records, cpu.brokerNs() / 1e3 / records));
           }
           done.add(new KafkaResults.Round(round, load, measured));
         }
@@ -359,7 +362,7 @@ public final class KafkaConsumerThroughput {
       throw new IllegalStateException("plain consumer saw " + seen.sum() + " of " + records);
     }
     long ns = System.nanoTime() - start;
-    ThreadCpu.Split used = cpu.stop();
+    KafkaResults.Cpu used = cpu.stop();
     consumer.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     return new Timing(ns, first.get() - start, used);
   }
@@ -416,7 +419,7 @@ public final class KafkaConsumerThroughput {
       Thread.sleep(1);
     }
     long ns = System.nanoTime() - start;
-    ThreadCpu.Split used = cpu.stop();
+    KafkaResults.Cpu used = cpu.stop();
     consumer.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     if (journalDir != null) {
       FileUtils.deleteDirectory(journalDir.toFile());
@@ -437,10 +440,10 @@ public final class KafkaConsumerThroughput {
    *
    * @param ns from subscribe (or start) until every record was through
    * @param firstRecordNs from the same start until the first record reached the handler (or processor)
-   * @param cpu the CPU time used meanwhile, by kind of thread ({@link ThreadCpu.Split#NONE} for the Kafka Streams
-   *     child)
+   * @param cpu the CPU time this JVM used meanwhile, by kind of thread; {@code null} where not measured (the Kafka
+   *     Streams child, or a JVM without thread CPU time)
    */
-  record Timing(long ns, long firstRecordNs, ThreadCpu.Split cpu) {}
+  record Timing(long ns, long firstRecordNs, KafkaResults.Cpu cpu) {}
 
   /**
    * The Kafka Streams baseline in its child JVM, driven over its standard input and output (protocol in
@@ -517,7 +520,7 @@ public final class KafkaConsumerThroughput {
         throw new IllegalStateException(applicationId + ": saw " + seen + " records (expected " + records
             + "), ledger holds " + ids + " ids (expected " + distinct + "), " + twice + " credited more than once");
       }
-      return new Timing(ns, first, ThreadCpu.Split.NONE);
+      return new Timing(ns, first, null);
     }
 
     @Override

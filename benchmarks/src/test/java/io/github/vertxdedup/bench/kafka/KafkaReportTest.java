@@ -1,6 +1,7 @@
 package io.github.vertxdedup.bench.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -114,6 +115,66 @@ class KafkaReportTest {
   }
 
   @Test
+  void shouldGiveCpuPerRecordByThreadKindAndADashWhereNotMeasured() {
+    String table = KafkaReport.cpuTable(withCpu());
+
+    assertThat(table)
+        .contains("| 1 | plain-vertx | 2.00 | 8.00 | 10.00 | 1.00 | 3.00 |")
+        .contains("| 1 | dedup-effect-first | 10.00 | 30.00 | 40.00 | 1.00 | 3.00 |")
+        .contains("| 1 | kafka-streams | - | - | - | - | - |")
+        .contains("| 3 | plain-vertx | 1.00 | 8.00 | 9.00 | 1.00 | 3.00 |");
+    // Rows in the order the scenarios ran.
+    assertThat(table.indexOf("| 2 | dedup-record-first")).isLessThan(table.indexOf("| 2 | plain-vertx"));
+  }
+
+  @Test
+  void shouldTakeWallAndCpuRatiosToPlainWithinEachRound() {
+    String table = KafkaReport.ratioTable(withCpu());
+
+    assertThat(table)
+        .contains("| round | dedup-record-first wall | dedup-record-first consumer CPU | dedup-effect-first wall |"
+            + " dedup-effect-first consumer CPU |")
+        .contains("| 1 | 0.50x | 0.50x | 0.25x | 0.25x |")
+        .contains("| 2 | 0.80x | 1.00x | 0.40x | 0.50x |")
+        .contains("| 3 | 1.00x | 0.90x | 0.50x | 0.30x |")
+        .contains("| 4 | 1.25x | 0.80x | 0.20x | 0.40x |");
+  }
+
+  @Test
+  void shouldSummarizeRoundsAfterTheWarmUpRound() {
+    String summary = KafkaReport.ratioSummary(withCpu());
+
+    assertThat(summary)
+        .contains("over rounds 2..4 (round 1 is warm-up")
+        .contains("| dedup-record-first | wall time | 3 | 1.00x | 0.80x - 1.25x | 2 of 3 |")
+        .contains("| dedup-record-first | consumer CPU per record | 3 | 0.90x | 0.80x - 1.00x | 2 of 3 |")
+        .contains("| dedup-effect-first | wall time | 3 | 0.40x | 0.20x - 0.50x | 0 of 3 |")
+        .contains("| dedup-effect-first | consumer CPU per record | 3 | 0.40x | 0.30x - 0.50x | 0 of 3 |");
+  }
+
+  @Test
+  void spread_takesTheMiddleOfAnOddCountAndTheMeanOfTheTwoMiddlesOfAnEvenOne() {
+    KafkaReport.Spread odd = KafkaReport.Spread.of(List.of(0.5, 0.9, 0.7), 0.9);
+    KafkaReport.Spread even = KafkaReport.Spread.of(List.of(1.2, Double.NaN, 0.8, 0.95, 1.0), 0.9);
+
+    assertThat(odd).isEqualTo(new KafkaReport.Spread(3, 0.7, 0.5, 0.9, 1));
+    assertThat(even.rounds()).isEqualTo(4);
+    assertThat(even.median()).isCloseTo(0.975, within(1e-12));
+    assertThat(even.min()).isEqualTo(0.8);
+    assertThat(even.max()).isEqualTo(1.2);
+    assertThat(even.reached()).isEqualTo(3);
+  }
+
+  @Test
+  void spread_ofNoRatiosHasNoFigures() {
+    KafkaReport.Spread none = KafkaReport.Spread.of(List.of(Double.NaN), 0.9);
+
+    assertThat(none.rounds()).isZero();
+    assertThat(none.median()).isNaN();
+    assertThat(none.reached()).isZero();
+  }
+
+  @Test
   void shouldRoundTripCpuFiguresThroughTheResultsFile(@TempDir Path dir) throws Exception {
     Path json = dir.resolve("kafka.json");
     withCpu().write(json);
@@ -137,6 +198,26 @@ class KafkaReportTest {
     assertThat(old.rounds()).flatExtracting(KafkaResults.Round::scenarios)
         .extracting(KafkaResults.Scenario::cpu).containsOnlyNulls();
     assertThat(KafkaReport.table(old)).contains("| 2 | 3.00 | 100,000 | 80,000 | 0.80x | n/a |");
+    assertThat(KafkaReport.cpuTable(old)).contains("| 2 | dedup-record-first | - | - | - | - | - |");
+    assertThat(KafkaReport.ratioTable(old)).contains("| 2 | 0.80x | - |");
+    assertThat(KafkaReport.ratioSummary(old))
+        .contains("| dedup-record-first | wall time | 1 | 0.80x | 0.80x - 0.80x | 0 of 1 |")
+        .contains("| dedup-record-first | consumer CPU per record | 0 | - | - | - |");
+  }
+
+  @Test
+  void shouldStillReportACommittedResultsFile(@TempDir Path dir) throws Exception {
+    // Surefire runs in the benchmarks module; the committed results are under the repository's docs/.
+    Path committed = Path.of("..", "docs", "results", "kafka-throughput-run10.json");
+    assertThat(committed).isRegularFile();
+
+    KafkaResults run10 = KafkaResults.read(committed);
+    KafkaReport.main(new String[] {committed.toString(), dir.resolve("run10.png").toString()});
+
+    assertThat(run10.rounds()).flatExtracting(KafkaResults.Round::scenarios)
+        .extracting(KafkaResults.Scenario::cpu).containsOnlyNulls();
+    assertThat(KafkaReport.cpuTable(run10)).contains("| 1 | plain-vertx | - | - | - | - | - |");
+    assertThat(dir.resolve("run10.png")).isNotEmptyFile();
   }
 
   @Test

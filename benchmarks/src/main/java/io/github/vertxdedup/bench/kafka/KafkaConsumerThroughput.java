@@ -31,6 +31,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
@@ -54,6 +55,12 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * is timed from subscribe until every record is through (handled or dropped as a duplicate). The handler work is a
  * credit in a concurrent map; the plain consumer credits duplicates too (it cannot tell them apart). The dedup and
  * Kafka Streams scenarios check afterwards that every id was credited exactly once.
+ *
+ * <p>Scenario order: round r runs the {@code bench.scenarios} list starting at index (r - 1) mod n, n scenarios,
+ * wrapping around ({@link #orderOf}), and prints that order. Over n rounds every scenario runs once at every
+ * position, first included, so no scenario always runs first (right after the topic was written or the previous
+ * round ended) or always last. A rotation keeps the cyclic neighbours: a scenario runs right after the same other
+ * one in every round except the one where it runs first.
  *
  * <p>Kafka Streams runs in a child JVM ({@code StreamsDedupBaseline} of the {@code benchmarks/kafka-streams-baseline}
  * module): only Kafka Streams 4.x is available, and its kafka-clients 4.x cannot share a classpath with
@@ -80,7 +87,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *
  * <p>Besides its wall time, each Vert.x scenario prints the CPU time this JVM's threads used meanwhile, per record
  * and by kind of thread ({@link ThreadCpu}): the wall time of one round swings with whatever else the machine runs,
- * the CPU per record much less.
+ * the CPU per record much less. The results file stores these figures ({@link KafkaResults.Cpu}, nanoseconds over the
+ * timed interval); the Kafka Streams child has none.
  */
 public final class KafkaConsumerThroughput {
 
@@ -181,9 +189,10 @@ public final class KafkaConsumerThroughput {
         int group = 0;
         for (int round = 1; round <= rounds; round++) {
           double load = os.getSystemLoadAverage();
-          System.out.printf("round %d, load average %.2f%n", round, load);
+          List<String> order = orderOf(scenarios, round);
+          System.out.printf("round %d, load average %.2f, order %s%n", round, load, String.join(", ", order));
           List<KafkaResults.Scenario> measured = new ArrayList<>();
-          for (String scenario : scenarios) {
+          for (String scenario : order) {
             String g = group++ + "";
             Timing t = scenario.equals(KafkaResults.STREAMS)
                 ? streams.run("streams-" + g, records, distinct)
@@ -195,13 +204,14 @@ public final class KafkaConsumerThroughput {
                       AtomicityMode.EFFECT_FIRST);
                 });
             double perSec = records / (t.ns() / 1e9);
-            measured.add(new KafkaResults.Scenario(scenario, t.ns(), t.firstRecordNs(), perSec));
-            ThreadCpu.Split cpu = t.cpu();
-            System.out.printf("round %d %-20s %,12.0f records/s (%.2f s, first record after %.2f s)"
-                    + "; CPU µs/record: poll %.2f, event loops %.2f, consumer %.2f, harness %.2f, broker and"
-                    + " clients %.2f%n", round, scenario, perSec, t.ns() / 1e9, t.firstRecordNs() / 1e9,
-                cpu.pollNs() / 1e3 / records, cpu.eventLoopNs() / 1e3 / records, cpu.consumerNs() / 1e3 / records,
-                cpu.harnessNs() / 1e3 / records, cpu.brokerNs() / 1e3 / records);
+            KafkaResults.Cpu cpu = t.cpu();
+            measured.add(new KafkaResults.Scenario(scenario, t.ns(), t.firstRecordNs(), perSec, cpu));
+            System.out.printf("round %d %-20s %,12.0f records/s (%.2f s, first record after %.2f s); %s%n", round,
+                scenario, perSec, t.ns() / 1e9, t.firstRecordNs() / 1e9, cpu == null ? "CPU not measured"
+                    : String.format(Locale.ROOT, "CPU µs/record: poll %.2f, event loops %.2f, consumer %.2f,"
+                        + " harness %.2f, broker and clients %.2f", cpu.pollNs() / 1e3 / records,
+                        cpu.eventLoopNs() / 1e3 / records, cpu.consumerNs() / 1e3 / records,
+                        cpu.harnessNs() / 1e3 / records, cpu.brokerNs() / 1e3 / records));
           }
           done.add(new KafkaResults.Round(round, load, measured));
         }
@@ -218,6 +228,30 @@ public final class KafkaConsumerThroughput {
         System.out.println("wrote " + resultsFile);
       }
     }
+  }
+
+  /**
+   * The order of one round: the scenarios list rotated to start at index {@code (round - 1) mod n}, so round 1 runs
+   * it as given, round 2 from its second entry (the first one last), and so on. O(n).
+   *
+   * @param scenarios the scenarios as configured, at least one
+   * @param round 1-based
+   * @return a new list, the same scenarios in the round's order
+   * @throws IllegalArgumentException if {@code scenarios} is empty or {@code round < 1}
+   */
+  static List<String> orderOf(List<String> scenarios, int round) {
+    if (scenarios.isEmpty()) {
+      throw new IllegalArgumentException("scenarios must hold at least one scenario but was empty");
+    }
+    if (round < 1) {
+      throw new IllegalArgumentException("round must be >= 1 but was " + round);
+    }
+    int n = scenarios.size();
+    int from = (round - 1) % n;
+    List<String> order = new ArrayList<>(n);
+    order.addAll(scenarios.subList(from, n));
+    order.addAll(scenarios.subList(0, from));
+    return order;
   }
 
   /** A scenario run in a Vert.x instance of its own. */
@@ -328,7 +362,7 @@ public final class KafkaConsumerThroughput {
       throw new IllegalStateException("plain consumer saw " + seen.sum() + " of " + records);
     }
     long ns = System.nanoTime() - start;
-    ThreadCpu.Split used = cpu.stop();
+    KafkaResults.Cpu used = cpu.stop();
     consumer.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     return new Timing(ns, first.get() - start, used);
   }
@@ -385,7 +419,7 @@ public final class KafkaConsumerThroughput {
       Thread.sleep(1);
     }
     long ns = System.nanoTime() - start;
-    ThreadCpu.Split used = cpu.stop();
+    KafkaResults.Cpu used = cpu.stop();
     consumer.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     if (journalDir != null) {
       FileUtils.deleteDirectory(journalDir.toFile());
@@ -406,10 +440,10 @@ public final class KafkaConsumerThroughput {
    *
    * @param ns from subscribe (or start) until every record was through
    * @param firstRecordNs from the same start until the first record reached the handler (or processor)
-   * @param cpu the CPU time used meanwhile, by kind of thread ({@link ThreadCpu.Split#NONE} for the Kafka Streams
-   *     child)
+   * @param cpu the CPU time this JVM used meanwhile, by kind of thread; {@code null} where not measured (the Kafka
+   *     Streams child, or a JVM without thread CPU time)
    */
-  record Timing(long ns, long firstRecordNs, ThreadCpu.Split cpu) {}
+  record Timing(long ns, long firstRecordNs, KafkaResults.Cpu cpu) {}
 
   /**
    * The Kafka Streams baseline in its child JVM, driven over its standard input and output (protocol in
@@ -486,7 +520,7 @@ public final class KafkaConsumerThroughput {
         throw new IllegalStateException(applicationId + ": saw " + seen + " records (expected " + records
             + "), ledger holds " + ids + " ids (expected " + distinct + "), " + twice + " credited more than once");
       }
-      return new Timing(ns, first, ThreadCpu.Split.NONE);
+      return new Timing(ns, first, null);
     }
 
     @Override

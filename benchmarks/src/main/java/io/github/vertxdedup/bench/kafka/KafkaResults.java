@@ -66,8 +66,35 @@ public record KafkaResults(String date, int records, int partitions, int distinc
    * @param firstRecordNs nanoseconds from the same start until the first record reached the consumer's code (the
    *     group join and first fetch)
    * @param recordsPerSec records over {@code ns}
+   * @param cpu the CPU time the harness's JVM used over {@code ns}, by kind of thread; {@code null} where it was not
+   *     measured: the Kafka Streams child (another JVM), a JVM without thread CPU time, and files written before the
+   *     harness stored it
    */
-  public record Scenario(String name, long ns, long firstRecordNs, double recordsPerSec) {}
+  public record Scenario(String name, long ns, long firstRecordNs, double recordsPerSec, Cpu cpu) {}
+
+  /**
+   * CPU time of the harness's JVM by kind of thread over one scenario's timed interval (from subscribe until every
+   * record was through), in nanoseconds summed over the threads of each kind; divide by {@link #records()} for the
+   * figure per record. Kinds by thread name, as {@link ThreadCpu} sorts them. A thread that ended inside the
+   * interval is not counted.
+   *
+   * @param pollNs the threads that call {@code KafkaConsumer.poll} ({@code vert.x-kafka-consumer-thread-*},
+   *     {@code dedup-kafka-poll-*}), ns
+   * @param eventLoopNs the Vert.x event loops ({@code vert.x-eventloop-thread-*}), ns
+   * @param harnessNs the harness's {@code main} thread, ns
+   * @param brokerNs every other thread: the in-process broker and the clients' background threads, ns
+   */
+  public record Cpu(long pollNs, long eventLoopNs, long harnessNs, long brokerNs) {
+
+    /**
+     * The consumer's CPU: its poll threads and the event loops, which run the consumer's code and the handler.
+     *
+     * @return {@code pollNs + eventLoopNs}, ns
+     */
+    public long consumerNs() {
+      return pollNs + eventLoopNs;
+    }
+  }
 
   /**
    * Writes the results as indented JSON, creating parent directories.

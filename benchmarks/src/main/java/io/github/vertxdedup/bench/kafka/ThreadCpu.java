@@ -17,33 +17,12 @@ import java.util.Map;
  * there) and {@code broker} (everything else: the in-process broker and the clients' background threads). A thread
  * that ends between the snapshots is not counted, so take the second snapshot before closing the consumer.
  *
- * <p>Uses {@link ThreadMXBean#getThreadCpuTime}; if the JVM does not measure thread CPU time every figure is 0.
- * Not thread-safe: one scenario at a time.
+ * <p>Uses {@link ThreadMXBean#getThreadCpuTime}; if the JVM does not measure thread CPU time there are no figures
+ * ({@link #stop} returns {@code null}), never zeros. Not thread-safe: one scenario at a time.
  */
 final class ThreadCpu {
 
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
-
-  /**
-   * CPU nanoseconds by thread kind between two snapshots.
-   *
-   * @param pollNs the poll threads'
-   * @param eventLoopNs the event loops'
-   * @param harnessNs the main thread's
-   * @param brokerNs every other thread's
-   */
-  record Split(long pollNs, long eventLoopNs, long harnessNs, long brokerNs) {
-
-    /** A split with no figures (the Kafka Streams child runs in another JVM). */
-    static final Split NONE = new Split(0, 0, 0, 0);
-
-    /**
-     * @return the consumer's CPU: its poll thread and the event loops, in nanoseconds
-     */
-    long consumerNs() {
-      return pollNs + eventLoopNs;
-    }
-  }
 
   private final Map<Long, Long> startNs;
 
@@ -68,11 +47,12 @@ final class ThreadCpu {
   }
 
   /**
-   * @return the CPU time used since {@link #start} by the threads live now, by kind
+   * @return the CPU time used since {@link #start} by the threads live now, by kind, in nanoseconds; {@code null} if
+   *     the JVM does not measure thread CPU time
    */
-  Split stop() {
+  KafkaResults.Cpu stop() {
     if (!THREADS.isThreadCpuTimeSupported() || !THREADS.isThreadCpuTimeEnabled()) {
-      return Split.NONE;
+      return null;
     }
     long poll = 0;
     long loops = 0;
@@ -97,6 +77,6 @@ final class ThreadCpu {
         broker += used;
       }
     }
-    return new Split(poll, loops, harness, broker);
+    return new KafkaResults.Cpu(poll, loops, harness, broker);
   }
 }

@@ -220,7 +220,7 @@ class DedupServiceTest extends ServiceTestSupport {
   void shouldRefuseReleaseOfACommittedId() {
     String token = ok("claim", id("a")).getString("claimToken");
     ok("commit", id("a").put("claimToken", token));
-    assertFailure(failure("release", id("a").put("claimToken", token)), 409, "remembered");
+    assertFailure(failure("release", id("a").put("claimToken", token)), 409, "was committed");
     assertThat(check("a")).isEqualTo("DUPLICATE");
   }
 

@@ -46,15 +46,20 @@ import org.agrona.collections.Long2ObjectHashMap;
  * claimer's orphaned claims at once.
  *
  * <h2>Claim tokens</h2>
- * A token is 64 bits written as 16 hex digits (the journal keeps it as a number): the top bit set (so the text
- * always has 16 digits), then the claim's lease end as milliseconds after this core's creation ({@value
- * #TOKEN_LEASE_BITS} bits, 139 years), then a sequence number ({@value #TOKEN_SEQUENCE_BITS} bits) that starts at a
- * random value, so two claims of one id with the same lease end differ. Tokens are unique within a partition, not
- * secret: they tell a claim's holder from a stale one, and the event bus is trusted. Because a token names its lease
- * end, a repeated commit finds its committed claim by binary search in {@link #leaseOrder}, which keeps every claim
- * until its lease ends anyway; no map of committed claims is kept (it cost a cache miss per commit and another per
- * sweep on every claim). A claim whose token cannot locate it (restored from the journal, whose lease end did not
- * fit, or which went to {@link #leaseOrderLate}) is kept in {@link #committedUnindexed} once committed.
+ * A token is 64 bits written as 16 hex digits (the journal keeps it as a number), the top bit always set (so the
+ * text always has 16 digits). A claim with the partition's default lease (every claim of the Kafka consumer) gets the
+ * claim's lease end in epoch milliseconds ({@value #TOKEN_LEASE_BITS} bits, up to the year 2109), then a sequence
+ * number ({@value #TOKEN_SEQUENCE_BITS} bits) that starts at a random value. Two such claims share a lease end only if
+ * they were made in the same millisecond, so within a run their tokens differ, and across a restart too unless the
+ * default lease changed meanwhile (then one chance in 2^21 per pair). Any other claim (a per-request lease, or a clock
+ * outside 0..2^42 ms) gets 63 random bits, as every claim did before. Tokens are not secret: they tell a claim's holder
+ * from a stale one, and the event bus is trusted.
+ *
+ * <p>Because such a token names its lease end, a repeated commit finds its committed claim by binary search in
+ * {@link #leaseOrder}, which keeps every claim until its lease ends anyway; no map of committed claims is kept for
+ * them (it cost a cache miss per commit and another per sweep on every claim). A claim whose token cannot locate it
+ * (a random token, a claim restored from the journal, or one that went to {@link #leaseOrderLate}) is kept in
+ * {@link #committedUnindexed} once committed.
  *
  * <h2>Time</h2>
  * Every instant is the injected clock's. A claim's lease ends at {@code claim time + leaseMs}; an accepted id is
@@ -65,7 +70,7 @@ import org.agrona.collections.Long2ObjectHashMap;
 final class PartitionCore {
 
   private static final Future<Void> DONE = Future.succeededFuture();
-  /** Bits of a claim token holding the lease end (milliseconds after {@link #tokenBaseMs}). */
+  /** Bits of a claim token holding the lease end (epoch milliseconds). */
   static final int TOKEN_LEASE_BITS = 42;
   /** Bits of a claim token holding its sequence number. */
   static final int TOKEN_SEQUENCE_BITS = 63 - TOKEN_LEASE_BITS;
@@ -81,8 +86,6 @@ final class PartitionCore {
   private final UnvouchedPolicy unvouchedPolicy;
   private final PartitionJournal journal;
   private final SplittableRandom tokens = new SplittableRandom(new SecureRandom().nextLong());
-  /** Clock milliseconds a token's lease end counts from: this core's creation. */
-  private final long tokenBaseMs;
   /** The next token's sequence number (its low bits); starts at a random value. */
   private long tokenSequence = tokens.nextLong();
   private final Long2ObjectHashMap<Claim> claimsById = new Long2ObjectHashMap<>();
@@ -155,7 +158,6 @@ final class PartitionCore {
         .expectedIds(options.getExpectedIdsPerPartition())
         .build();
     this.memoryBeganMs = clock.nowMs();
-    this.tokenBaseMs = memoryBeganMs;
     this.accepted = DedupResult.of(DedupVerdict.ACCEPTED, partition);
     this.acceptedUnvouched = new DedupResult(DedupVerdict.ACCEPTED, partition, null, DedupResult.NO_TIME,
         DedupResult.NO_TIME, DedupResult.NO_TIME, true);
@@ -277,8 +279,9 @@ final class PartitionCore {
       unknownCount++;
       return unknown;
     }
-    long leaseEndMs = now + (e.leaseMs != 0 ? e.leaseMs : defaultLeaseMs);
-    long token = newToken(leaseEndMs);
+    long leaseMs = e.leaseMs != 0 ? e.leaseMs : defaultLeaseMs;
+    long leaseEndMs = now + leaseMs;
+    long token = leaseMs == defaultLeaseMs ? newToken(leaseEndMs) : randomToken();
     Claim c = new Claim(e.idFp, e.keyFp, e.payloadHash, e.rememberUntilMs, Long.toHexString(token), token,
         tokenLeaseEndMs(token) == leaseEndMs, now, leaseEndMs, e.claimer);
     requireRoom(c.entries());
@@ -300,8 +303,9 @@ final class PartitionCore {
   }
 
   /**
-   * {@code commit}: the claimed id (and key) enters the window. Repeating a commit is harmless: an id that is no
-   * longer claimed but is remembered answers COMMITTED again.
+   * {@code commit}: the claimed id (and key) enters the window. Repeating a commit is harmless: the same commit (id
+   * and token) repeated while the claim's lease runs answers COMMITTED again, also once the id is no longer remembered
+   * (a {@code rememberUntilMs} before the lease end, or early eviction), since that commit took effect.
    *
    * @param e the validated event (id and claimToken)
    * @return COMMITTED
@@ -363,8 +367,8 @@ final class PartitionCore {
     final long now = clock.nowMs();
     Claim c = claimFor(e, now, "release");
     if (c == null) {
-      throw RequestFailure.stateConflict("id is not claimed but remembered (committed or checked): a remembered id"
-          + " cannot be released");
+      throw RequestFailure.stateConflict("the claim this claimToken names was committed: a committed claim cannot be"
+          + " released");
     }
     remove(c);
     releaseCount++;
@@ -670,9 +674,10 @@ final class PartitionCore {
           + now + "); cannot " + action + " it: claim it again");
     }
     if (c == null) {
-      Claim done = committedClaim(e, now);
-      if (done != null && window.contains(e.idFp)) {
-        return null; // the same commit again: harmless
+      if (committedClaim(e, now) != null) {
+        // The same commit again: answered as the first one was, whether or not the id is still remembered (its
+        // remember-until may have passed, or the window evicted it early): that commit took effect.
+        return null;
       }
       throw RequestFailure.stateConflict("id is not claimed (never claimed, already released, committed with "
           + "another token, or its lease ran out); cannot " + action + " it");
@@ -795,21 +800,24 @@ final class PartitionCore {
   }
 
   /**
-   * A new claim token (see Claim tokens above): its lease end, or, if that does not fit in
-   * {@value #TOKEN_LEASE_BITS} bits after {@link #tokenBaseMs}, random bits.
+   * A new token of a claim with the default lease (see Claim tokens above): its lease end and the next sequence
+   * number, or, if the lease end does not fit in {@value #TOKEN_LEASE_BITS} bits, a {@link #randomToken}.
    */
   private long newToken(long leaseEndMs) {
-    long offset = leaseEndMs - tokenBaseMs;
-    long sequence = tokenSequence++ & TOKEN_SEQUENCE_MASK;
-    if (offset >= 0 && offset < 1L << TOKEN_LEASE_BITS) {
-      return Long.MIN_VALUE | offset << TOKEN_SEQUENCE_BITS | sequence;
+    if (leaseEndMs < 0 || leaseEndMs >= 1L << TOKEN_LEASE_BITS) {
+      return randomToken();
     }
+    return Long.MIN_VALUE | leaseEndMs << TOKEN_SEQUENCE_BITS | (tokenSequence++ & TOKEN_SEQUENCE_MASK);
+  }
+
+  /** @return a token of 63 random bits (and the top bit), which names no lease end */
+  private long randomToken() {
     return Long.MIN_VALUE | tokens.nextLong();
   }
 
-  /** @return the lease end a token of this core names (meaningless for a token it did not issue) */
+  /** @return the lease end a token names (meaningless for a random token) */
   private long tokenLeaseEndMs(long token) {
-    return tokenBaseMs + ((token & Long.MAX_VALUE) >>> TOKEN_SEQUENCE_BITS);
+    return (token & Long.MAX_VALUE) >>> TOKEN_SEQUENCE_BITS;
   }
 
   /** @return the token's value, or 0 if it is not 1..16 hex digits (no token this partition issued) */

@@ -61,7 +61,7 @@ class ClaimTokenTest {
     assertConflict(() -> commit("a", flipLastDigit(token)), "another token");
     assertConflict(() -> commit("same-0", token), "the token of another id");
     assertConflict(() -> commit("a", "not-a-token"), "not hex");
-    assertConflict(() -> release("a", token), "a committed id cannot be released");
+    assertConflict(() -> release("a", token), "a committed claim cannot be released");
     clock.setMs(T0 + 30_000);
     assertConflict(() -> commit("a", token), "the committed claim's lease has ended");
   }
@@ -76,6 +76,41 @@ class ClaimTokenTest {
     assertThat(commit("a", second).verdict()).isEqualTo(DedupVerdict.COMMITTED);
     assertConflict(() -> commit("a", first), "released, the id committed by another token");
     assertThat(commit("a", second).verdict()).isEqualTo(DedupVerdict.COMMITTED);
+  }
+
+  @Test
+  void shouldNeverGiveAReleasedClaimsTokenToANewClaimOfTheSameIdWithTheSameLeaseEnd() {
+    // A per-request lease ending where an earlier claim's did, after more claims than the sequence number has values:
+    // a token made of lease end and sequence would repeat here, so such claims get random tokens.
+    String stale = claim("x", 20_000).claimToken();
+    release("x", stale);
+    for (int i = 0; i < 1 << PartitionCore.TOKEN_SEQUENCE_BITS; i++) {
+      if (i % 1_000 == 999) {
+        clock.advanceMs(1);
+      }
+      release("f", claim("f", 1).claimToken());
+    }
+    clock.setMs(T0 + 10_000);
+    String fresh = claim("x", 10_000).claimToken();
+    assertThat(fresh).isNotEqualTo(stale);
+    assertConflict(() -> release("x", stale), "the stale holder cannot release the new claim");
+    assertConflict(() -> commit("x", stale), "nor commit it");
+    assertThat(commit("x", fresh).verdict()).isEqualTo(DedupVerdict.COMMITTED);
+  }
+
+  @Test
+  void shouldAnswerARepeatedCommitAfterTheIdsRememberUntilHasPassed() {
+    // Remembered until T0 + 5 s, while the lease runs to T0 + 30 s.
+    String token = core.claim(decode(new JsonObject().put("id", "a").put("rememberUntilMs", T0 + 5_000),
+        DedupAction.CLAIM)).claimToken();
+    assertThat(commit("a", token).verdict()).isEqualTo(DedupVerdict.COMMITTED);
+    clock.advanceMs(10_000);
+    assertThat(core.lookup(decode(new JsonObject().put("id", "a"), DedupAction.LOOKUP)).state())
+        .as("forgotten").isEqualTo(io.github.vertxdedup.EntryState.ABSENT);
+    assertThat(commit("a", token).verdict()).as("the commit took effect").isEqualTo(DedupVerdict.COMMITTED);
+    assertConflict(() -> commit("a", flipLastDigit(token)), "another token");
+    clock.advanceMs(20_000);
+    assertConflict(() -> commit("a", token), "the lease has ended");
   }
 
   @Test

@@ -4,11 +4,14 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.SplittableRandom;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
@@ -20,6 +23,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringSerializer;
 
@@ -56,6 +60,8 @@ public final class Payments {
    * @param seed the seed of the random choice of copies (same seed, same records)
    * @return the records and distinct ids sent
    * @throws IllegalArgumentException if {@code count} or {@code duplicateRate} is out of range
+   * @throws IllegalStateException if the broker did not acknowledge a record (the message counts them and gives the
+   *     first failure): what the caller then reads from the topic is not what this method says it sent
    */
   public static Published publish(String bootstrapServers, String topic, int count, double duplicateRate, long seed) {
     if (count < 1) {
@@ -66,18 +72,20 @@ public final class Payments {
     }
     SplittableRandom random = new SplittableRandom(seed);
     int records = 0;
+    List<Future<RecordMetadata>> sends = new ArrayList<>();
     try (KafkaProducer<String, String> producer = producer(bootstrapServers)) {
       for (int i = 0; i < count; i++) {
         String id = "pay-" + i;
         String value = "{\"paymentId\":\"" + id + "\",\"amountCents\":" + (100 + i % 9_900) + "}";
         int copies = random.nextDouble() < duplicateRate ? 2 : 1;
         for (int c = 0; c < copies; c++) {
-          producer.send(record(topic, id, value));
+          sends.add(producer.send(record(topic, id, value)));
           records++;
         }
       }
       producer.flush();
     }
+    requireAcknowledged(sends, topic);
     return new Published(records, count);
   }
 
@@ -89,11 +97,36 @@ public final class Payments {
    * @param topic the topic
    * @param id the reused id
    * @param amountCents the new amount
+   * @throws IllegalStateException if the broker did not acknowledge the record
    */
   public static void publishConflict(String bootstrapServers, String topic, String id, long amountCents) {
+    Future<RecordMetadata> send;
     try (KafkaProducer<String, String> producer = producer(bootstrapServers)) {
-      producer.send(record(topic, id, "{\"paymentId\":\"" + id + "\",\"amountCents\":" + amountCents + "}"));
+      send = producer.send(record(topic, id, "{\"paymentId\":\"" + id + "\",\"amountCents\":" + amountCents
+          + "}"));
       producer.flush();
+    }
+    requireAcknowledged(List.of(send), topic);
+  }
+
+  /** Fails with the count of unacknowledged records and the first cause; the sends are complete (flushed). */
+  private static void requireAcknowledged(List<Future<RecordMetadata>> sends, String topic) {
+    int failed = 0;
+    Throwable first = null;
+    for (Future<RecordMetadata> send : sends) {
+      try {
+        send.get();
+      } catch (ExecutionException e) {
+        failed++;
+        first = first == null ? e.getCause() : first;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while checking the sends to " + topic, e);
+      }
+    }
+    if (failed > 0) {
+      throw new IllegalStateException(failed + " of " + sends.size() + " records were not acknowledged by the broker"
+          + " (topic " + topic + "); first: " + first, first);
     }
   }
 

@@ -3,20 +3,26 @@ package io.github.vertxdedup.kafka.testkit;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import kafka.cluster.Partition;
+import kafka.server.BrokerServer;
 import kafka.testkit.KafkaClusterTestKit;
 import kafka.testkit.TestKitNodes;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.TopicExistsException;
-import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
  * A real one-node Kafka cluster (KRaft, broker and controller combined in one node) running inside this JVM, built
@@ -120,16 +126,28 @@ public final class LocalKafka implements AutoCloseable {
 
   /**
    * Creates a topic with replication factor 1 if it does not exist yet, and waits for the broker's answer and until
-   * every partition has a leader (so the first records sent are not refused while the broker loads the new
-   * partitions). Blocks: call it from a test, a {@code main} or a worker, never an event loop.
+   * the leader of every partition serves it: it answers a {@code ListOffsets} request for the partition, which it
+   * does only once it has created the partition's log and taken its leadership (the check a produce request meets).
+   *
+   * <p>Why a leader in the metadata is not enough: a KRaft broker publishes a new topic's leaders in its metadata
+   * cache first and then creates the partitions' logs one by one (on a loaded machine the last one tens of
+   * milliseconds later). A produce request in between is refused with {@code NOT_LEADER_OR_FOLLOWER}. An idempotent
+   * producer (the default since Kafka 3.0) keeps up to five requests per connection in flight; when the refused one
+   * held a partition's first batch (sequence 0) and a later one of the same partition arrives after the log exists,
+   * the broker, which knows no state for that producer yet, takes the later batch's sequence as the start. The
+   * retried first batch is then refused with {@code OUT_OF_ORDER_SEQUENCE_NUMBER} on every try until the producer's
+   * delivery timeout expires it, and its records are never written.
+   *
+   * <p>Blocks: call it from a test, a {@code main} or a worker, never an event loop.
    *
    * @param bootstrapServers the cluster to create it on (this broker's {@link #bootstrapServers()} or another)
    * @param topic the topic name
-   * @param partitions its partition count, at least 1
+   * @param partitions its partition count, at least 1 (an existing topic keeps its own count, and is waited for)
    * @throws IllegalArgumentException if {@code partitions} is below 1
    * @throws TimeoutException if no broker at {@code bootstrapServers} answered within {@link #ANSWER_TIMEOUT_SECONDS}
    *     s; its message names the servers, the topic and the time waited (the call returns then, it does not wait out
-   *     the client's own request timeout), or if a partition still has no leader after as long
+   *     the client's own request timeout); or if, within as long after the answer, a partition still has no leader or
+   *     its leader does not serve it yet (the message names the last refusal, if any)
    * @throws Exception if the broker refuses (an existing topic is not an error)
    */
   public static void createTopic(String bootstrapServers, String topic, int partitions) throws Exception {
@@ -142,20 +160,21 @@ public final class LocalKafka implements AutoCloseable {
     Admin admin = Admin.create(p);
     boolean answered = false;
     try {
-      admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1).configs(Map.of())))
-          .all().get(ANSWER_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-      answered = true;
-      awaitLeaders(admin, bootstrapServers, topic);
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof TopicExistsException) {
-        answered = true;
-      } else if (e.getCause() instanceof org.apache.kafka.common.errors.TimeoutException) {
+      try {
+        admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1).configs(Map.of())))
+            .all().get(ANSWER_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+      } catch (ExecutionException e) {
+        if (e.getCause() instanceof org.apache.kafka.common.errors.TimeoutException) {
+          throw noAnswer(bootstrapServers, topic);
+        }
+        if (!(e.getCause() instanceof TopicExistsException)) {
+          throw e;
+        }
+      } catch (TimeoutException e) {
         throw noAnswer(bootstrapServers, topic);
-      } else {
-        throw e;
       }
-    } catch (TimeoutException e) {
-      throw noAnswer(bootstrapServers, topic);
+      answered = true;
+      awaitServed(admin, bootstrapServers, topic);
     } finally {
       // Without an answer, closing would wait for the pending request's own timeout: do not.
       admin.close(answered ? Duration.ofSeconds(ANSWER_TIMEOUT_SECONDS) : Duration.ZERO);
@@ -163,27 +182,42 @@ public final class LocalKafka implements AutoCloseable {
   }
 
   /**
-   * Waits until every partition of a topic just created has a leader in the broker's metadata: the controller
-   * answers the creation before the broker serves the new partitions, and a producer that sends at once can see its
-   * first batches refused and retried until its delivery timeout on a loaded machine.
+   * Waits, {@link #ANSWER_TIMEOUT_SECONDS} s at most, until every partition of a topic has a leader in the broker's
+   * metadata and that leader answers a {@code ListOffsets} request for it (see {@link #createTopic(String, String,
+   * int)} for why the first is not enough). Polls every 10 ms; a refusal the client may retry (no leader yet, not the
+   * leader yet, unknown partition yet) is retried, any other error is thrown.
    */
-  private static void awaitLeaders(Admin admin, String bootstrapServers, String topic) throws Exception {
+  private static void awaitServed(Admin admin, String bootstrapServers, String topic) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(ANSWER_TIMEOUT_SECONDS);
+    Exception last = null;
     while (true) {
+      long leftMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
       try {
         TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames()
-            .get(ANSWER_TIMEOUT_SECONDS, TimeUnit.SECONDS).get(topic);
+            .get(leftMs, TimeUnit.MILLISECONDS).get(topic);
         if (d.partitions().stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty())) {
+          Map<TopicPartition, OffsetSpec> ends = new HashMap<>();
+          d.partitions().forEach(p -> ends.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest()));
+          admin.listOffsets(ends, new ListOffsetsOptions().timeoutMs((int) Math.min(leftMs, Integer.MAX_VALUE)))
+              .all().get(leftMs, TimeUnit.MILLISECONDS);
           return;
         }
+        last = null;
       } catch (ExecutionException e) {
-        if (!(e.getCause() instanceof UnknownTopicOrPartitionException)) {
+        if (!(e.getCause() instanceof RetriableException)) {
           throw e;
         }
+        last = e;
+      } catch (TimeoutException e) {
+        last = e;
       }
       if (System.nanoTime() - deadline > 0) {
-        throw new TimeoutException("topic " + topic + " at " + bootstrapServers + " has partitions without a leader"
-            + " after " + ANSWER_TIMEOUT_SECONDS + " s");
+        TimeoutException t = new TimeoutException("topic " + topic + " at " + bootstrapServers + " still has a "
+            + "partition without a leader, or one its leader does not serve yet, after " + ANSWER_TIMEOUT_SECONDS
+            + " s" + (last == null ? "" : "; last refusal: "
+                + (last instanceof ExecutionException ? last.getCause() : last)));
+        t.initCause(last);
+        throw t;
       }
       Thread.sleep(10);
     }
@@ -192,6 +226,24 @@ public final class LocalKafka implements AutoCloseable {
   private static TimeoutException noAnswer(String bootstrapServers, String topic) {
     return new TimeoutException("no Kafka broker at " + bootstrapServers + " answered within "
         + ANSWER_TIMEOUT_SECONDS + " s (creating topic " + topic + "); is it running and reachable?");
+  }
+
+  /**
+   * Whether this broker would append a produce request for a partition now: its replica manager holds the partition
+   * online, as its leader, with a local log. This is the broker's own state, which a new topic's partitions reach
+   * after its metadata cache names their leader. For this package's tests.
+   *
+   * @param partition the topic partition
+   * @return true if the broker leads the partition and has its log
+   */
+  boolean leadsWithLog(TopicPartition partition) {
+    for (BrokerServer b : cluster.brokers().values()) {
+      scala.Option<Partition> p = b.replicaManager().onlinePartition(partition);
+      if (p.isDefined() && p.get().leaderLogIfLocal().isDefined()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Stops the broker and deletes its log and metadata directories. Blocks until the broker has stopped. */

@@ -29,6 +29,24 @@ class LocalKafkaTest {
     }
   }
 
+  /**
+   * A new topic is handed over only once its leader serves every partition, not as soon as the metadata names the
+   * leaders: the broker creates the partitions' logs one by one after publishing their leaders, and a produce request
+   * in between is refused (see {@link LocalKafka#createTopic(String, String, int)}). Many partitions widen that gap.
+   */
+  @Test
+  void createsATopicWhoseLeaderServesEveryPartitionOnReturn() throws Exception {
+    try (LocalKafka kafka = LocalKafka.start(1)) {
+      for (int t = 0; t < 3; t++) {
+        String topic = "wide-" + t;
+        kafka.createTopic(topic, 32);
+        for (int p = 0; p < 32; p++) {
+          assertThat(kafka.leadsWithLog(new TopicPartition(topic, p))).as("%s-%d served", topic, p).isTrue();
+        }
+      }
+    }
+  }
+
   /** @return the partition count the broker at {@code bootstrapServers} reports for {@code topic} */
   static int partitionCount(String bootstrapServers, String topic) throws Exception {
     Properties p = new Properties();

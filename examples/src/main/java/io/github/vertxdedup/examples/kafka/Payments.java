@@ -219,8 +219,9 @@ public final class Payments {
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     p.put(ProducerConfig.ACKS_CONFIG, "all");
     p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
-    // A record the broker cannot take fails after 30 s instead of the default two minutes (publish then says so).
-    p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "30000");
+    // A record the broker cannot take fails after 35 s instead of the default two minutes (publish then says so);
+    // the client requires at least linger.ms + request.timeout.ms (5 + 30,000).
+    p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "35000");
     return new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
   }
 

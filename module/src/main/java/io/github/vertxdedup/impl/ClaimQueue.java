@@ -13,11 +13,6 @@ final class ClaimQueue {
   private int head;
   private int size;
 
-  /** @return true if no claim is queued */
-  boolean isEmpty() {
-    return size == 0;
-  }
-
   /** @return the claims queued */
   int size() {
     return size;

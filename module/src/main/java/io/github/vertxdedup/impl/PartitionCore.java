@@ -632,7 +632,7 @@ final class PartitionCore {
     if (leaseEndMs <= clock.nowMs() || claimsById.containsKey(idFp)) {
       return;
     }
-    // A token of an earlier run does not count its lease end from this core's creation: never indexed.
+    // Found through the map once committed: a token written by an earlier run may name another lease length.
     Claim c = new Claim(idFp, keyFp, payloadHash, rememberUntilMs, token, parseToken(token), false, claimedAtMs,
         leaseEndMs, claimer);
     claimsById.put(idFp, c);
@@ -816,7 +816,7 @@ final class PartitionCore {
   }
 
   /** @return the lease end a token names (meaningless for a random token) */
-  private long tokenLeaseEndMs(long token) {
+  private static long tokenLeaseEndMs(long token) {
     return (token & Long.MAX_VALUE) >>> TOKEN_SEQUENCE_BITS;
   }
 

@@ -86,8 +86,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * Vert.x instance; Vert.x's default, twice the cores, unless set).
  *
  * <p>Besides its wall time, each Vert.x scenario prints the CPU time this JVM's threads used meanwhile, per record
- * and by kind of thread ({@link ThreadCpu}): the wall time of one round swings with whatever else the machine runs,
- * the CPU per record much less. The results file stores these figures ({@link KafkaResults.Cpu}, nanoseconds over the
+ * and by kind of thread ({@link ThreadCpu}), which shows where each consumer's work is done; it swings with whatever
+ * else the machine runs too, if less than the wall time does. The results file stores these figures ({@link KafkaResults.Cpu}, nanoseconds over the
  * timed interval); the Kafka Streams child has none.
  */
 public final class KafkaConsumerThroughput {

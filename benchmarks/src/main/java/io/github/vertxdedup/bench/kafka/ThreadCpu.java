@@ -7,14 +7,14 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * CPU time of the harness's JVM by kind of thread, between two snapshots: on a shared machine a scenario's wall time
- * depends on what else runs, its CPU time much less, and the split by thread kind shows which stage of the consumer
- * pipeline does the work.
+ * CPU time of the harness's JVM by kind of thread, between two snapshots: the split by thread kind shows which stage
+ * of the consumer pipeline does the work. (On a shared machine it swings from round to round too, if less than wall
+ * time for the dedup consumer.)
  *
  * <p>Kinds, by thread name: {@code poll} (the thread that calls {@code KafkaConsumer.poll}: vertx-kafka-client's
  * {@code vert.x-kafka-consumer-thread-N}, or the dedup consumer's {@code dedup-kafka-poll-*}), {@code eventLoops}
- * ({@code vert.x-eventloop-thread-N}), {@code harness} ({@code main}: the dedup scenarios poll their settled counter
- * there) and {@code broker} (everything else: the in-process broker and the clients' background threads). A thread
+ * ({@code vert.x-eventloop-thread-N}), {@code harness} ({@code main}: it waits for the scenario's end, and the dedup
+ * scenarios poll their settled counter there for the last duplicates) and {@code broker} (everything else: the in-process broker and the clients' background threads). A thread
  * that ends between the snapshots is not counted, so take the second snapshot before closing the consumer.
  *
  * <p>Uses {@link ThreadMXBean#getThreadCpuTime}; if the JVM does not measure thread CPU time there are no figures

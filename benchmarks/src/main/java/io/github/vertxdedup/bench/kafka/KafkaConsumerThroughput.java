@@ -34,7 +34,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -53,7 +52,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * headed ({@code message-id}) by their id; every tenth record repeats the id of the record 1,001 before it (10 %
  * duplicates, on the same partition). Each scenario reads the whole topic from the start in a new consumer group and
  * is timed from subscribe until every record is through (handled or dropped as a duplicate). The handler work is a
- * credit in a concurrent map; the plain consumer credits duplicates too (it cannot tell them apart). The dedup and
+ * credit by id in a {@link Ledger}, a map per crediting thread; the plain consumer credits duplicates too (it cannot
+ * tell them apart). The dedup and
  * Kafka Streams scenarios check afterwards that every id was credited exactly once.
  *
  * <p>Scenario order: round r runs the {@code bench.scenarios} list starting at index (r - 1) mod n, n scenarios,
@@ -311,15 +311,6 @@ public final class KafkaConsumerThroughput {
     return c;
   }
 
-  /**
-   * The ledger of a scenario, with room for every record from the start in every scenario: its resizing
-   * ({@code ConcurrentHashMap.transfer}) is the map's cost, not the consumer's, and it cost more where several event
-   * loops credit at once (the dedup consumer's owners) than on the plain consumer's one.
-   */
-  private static Map<String, Long> ledger(int records) {
-    return new ConcurrentHashMap<>(records);
-  }
-
   /** The handler's own work besides its credit: {@code bench.handlerDigests} SHA-256 digests of the value. */
   private static void work(String value) {
     if (HANDLER_DIGESTS == 0) {
@@ -337,7 +328,7 @@ public final class KafkaConsumerThroughput {
 
   private static Timing plain(Vertx vertx, String bootstrap, String topic, int records, String group)
       throws Exception {
-    Map<String, Long> ledger = ledger(records);
+    Ledger ledger = new Ledger(records);
     CountDownLatch done = new CountDownLatch(1);
     LongAdder seen = new LongAdder();
     AtomicLong first = new AtomicLong();
@@ -349,7 +340,7 @@ public final class KafkaConsumerThroughput {
         first.compareAndSet(0, System.nanoTime());
       }
       work(r.value());
-      ledger.merge(r.key(), 1L, Long::sum);
+      ledger.credit(r.key());
       seen.increment();
       if (seen.sum() == records) {
         done.countDown();
@@ -369,7 +360,7 @@ public final class KafkaConsumerThroughput {
 
   private static Timing dedup(Vertx vertx, String bootstrap, String topic, int records, int distinct, String group,
       AtomicityMode mode) throws Exception {
-    Map<String, Long> ledger = ledger(records);
+    Ledger ledger = new Ledger(records);
     AtomicLong first = new AtomicLong();
     // Counted as the plain consumer counts what it sees, so that the harness's main thread waits on a latch until
     // the last distinct id is credited instead of reading the meters every millisecond (which took CPU from the
@@ -397,7 +388,7 @@ public final class KafkaConsumerThroughput {
             first.compareAndSet(0, System.nanoTime());
           }
           work(r.value());
-          ledger.merge(r.key(), 1L, Long::sum);
+          ledger.credit(r.key());
           handled.increment();
           if (handled.sum() == distinct) {
             credited.countDown();
@@ -424,8 +415,9 @@ public final class KafkaConsumerThroughput {
     if (journalDir != null) {
       FileUtils.deleteDirectory(journalDir.toFile());
     }
-    if (ledger.size() != distinct || ledger.values().stream().anyMatch(v -> v != 1)) {
-      throw new IllegalStateException(group + ": ledger holds " + ledger.size() + " ids, expected " + distinct
+    Map<String, Long> credits = ledger.merged();
+    if (credits.size() != distinct || credits.values().stream().anyMatch(v -> v != 1)) {
+      throw new IllegalStateException(group + ": ledger holds " + credits.size() + " ids, expected " + distinct
           + " each credited once");
     }
     return new Timing(ns, first.get() - start, used);

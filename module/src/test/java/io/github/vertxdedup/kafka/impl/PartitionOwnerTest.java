@@ -96,6 +96,54 @@ class PartitionOwnerTest {
   }
 
   /**
+   * What is settled reaches the poll thread in steps of at most {@code PUBLISH_EVERY} records, not per record nor only
+   * at the end of a run: a handler sees {@code settledNext} at most that far behind its own offset, the poll loop is
+   * woken once, when the buffered count crosses the resume mark (4,000 buffered at most, so 2,000), and by then the
+   * count is within one step of the mark. The meters count every record once.
+   */
+  @Test
+  void shouldPublishSettledRecordsInStepsAndWakeThePollLoopAtTheResumeMark() {
+    int n = 3_000;
+    List<Long> lag = new CopyOnWriteArrayList<>();
+    List<Integer> bufferedAtWake = new CopyOnWriteArrayList<>();
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    AtomicInteger handled = new AtomicInteger();
+    PartitionOwner<String, String>[] holder = newOwnerArray();
+    DedupKafkaOptions options = new DedupKafkaOptions().setMode(AtomicityMode.RECORD_FIRST)
+        .setMaxBufferedPerPartition(4_000);
+    holder[0] = new PartitionOwner<>(vertx, window.context(), window.inProcessClient(), TP, options,
+        IdentityExtractor.recordKey(), r -> {
+          lag.add(r.offset() - Math.max(0, holder[0].settledNext()));
+          handled.incrementAndGet();
+          return Future.succeededFuture();
+        }, null, clock, new KafkaMetrics(registry, "g", TP.topic(), TP.partition()),
+        () -> bufferedAtWake.add(holder[0].buffered()), "instance-1");
+    List<ConsumerRecord<String, String>> records = records(n);
+    // Every tenth record repeats the id of the one before it: a duplicate, settled without the handler.
+    for (int i = 10; i < n; i += 10) {
+      ConsumerRecord<String, String> prev = records.get(i - 1);
+      records.set(i, new ConsumerRecord<>(TP.topic(), TP.partition(), i, prev.key(), "v"));
+    }
+
+    holder[0].offer(records);
+
+    await().atMost(Duration.ofSeconds(30)).until(() -> holder[0].settledNext() == n);
+    assertThat(holder[0].buffered()).isZero();
+    assertThat(handled.get()).isEqualTo(n - (n / 10 - 1));
+    assertThat(lag).allSatisfy(l -> assertThat(l).isBetween(0L, (long) PartitionOwner.PUBLISH_EVERY));
+    assertThat(lag).as("published before the end of the run").anySatisfy(l -> assertThat(l).isLessThan(2_000L));
+    assertThat(bufferedAtWake).singleElement().satisfies(b -> assertThat(b)
+        .isBetween(2_000 - PartitionOwner.PUBLISH_EVERY, 2_000));
+    assertThat(registry.get("dedup.kafka.records").counter().count()).isEqualTo(n);
+    assertThat(registry.get("dedup.kafka.duplicates").counter().count()).isEqualTo(n / 10 - 1);
+  }
+
+  @SuppressWarnings("unchecked")
+  private static PartitionOwner<String, String>[] newOwnerArray() {
+    return (PartitionOwner<String, String>[]) new PartitionOwner<?, ?>[1];
+  }
+
+  /**
    * An effect-first handler that fails after its partition was fenced (revoked) gives its claim back and is not
    * retried by this owner: the fence completes without waiting out a backoff (here a minute), the handler ran once,
    * and the id is free for the next owner.

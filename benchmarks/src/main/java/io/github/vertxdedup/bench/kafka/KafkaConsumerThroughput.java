@@ -81,8 +81,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * per partition with that sync policy, in a temporary directory deleted after the scenario), {@code -Dbench.identity}
  * ({@code header}, the {@code message-id} header, by default, or {@code key}, the record key),
  * {@code -Dbench.handlerDigests} (SHA-256 digests of the record's value each handler computes besides its credit, the
- * handler's own CPU work per record; 0 by default; the Kafka Streams child does not take it, so it needs
- * {@code bench.scenarios} without {@code kafka-streams}), {@code -Dbench.eventLoops} (event loops of each scenario's
+ * handler's own CPU work per record; 0 by default; the Kafka Streams child's handler processor computes the same),
+ * {@code -Dbench.eventLoops} (event loops of each scenario's
  * Vert.x instance; Vert.x's default, twice the cores, unless set).
  *
  * <p>Besides its wall time, each Vert.x scenario prints the CPU time this JVM's threads used meanwhile, per record
@@ -151,10 +151,6 @@ public final class KafkaConsumerThroughput {
     }
     if (HANDLER_DIGESTS < 0 || HANDLER_DIGESTS > 1000) {
       throw new IllegalArgumentException("bench.handlerDigests must be in 0..1000 but was " + HANDLER_DIGESTS);
-    }
-    if (HANDLER_DIGESTS > 0 && scenarios.contains(KafkaResults.STREAMS)) {
-      throw new IllegalArgumentException("bench.handlerDigests=" + HANDLER_DIGESTS + " is not applied by the Kafka"
-          + " Streams child: leave kafka-streams out of bench.scenarios");
     }
     if (!JOURNAL.equals("none")) {
       try {
@@ -482,6 +478,7 @@ public final class KafkaConsumerThroughput {
           "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
           "-Dbench.bootstrap=" + bootstrap, "-Dbench.topic=" + topic, "-Dbench.records=" + records,
           "-Dbench.windowMs=" + windowMs, "-Dbench.store=" + store, "-Dbench.streamThreads=" + threads,
+          "-Dbench.handlerDigests=" + HANDLER_DIGESTS,
           "-cp", classes.toAbsolutePath() + File.pathSeparator
               + Files.readString(classpathFile, StandardCharsets.UTF_8).trim(),
           MAIN));

@@ -7,6 +7,8 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.Map;
@@ -36,7 +38,8 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
 /**
  * The Kafka Streams dedup topology the Kafka consumer benchmark measures {@code DedupKafkaConsumer} against: a
  * processor with a window store that remembers each id for the dedup window W and forwards only ids it has not seen
- * within W, followed by the same handler work as the other scenarios (a credit in a concurrent map).
+ * within W, followed by the same handler work as the other scenarios (a credit in a concurrent map, and
+ * {@code bench.handlerDigests} SHA-256 digests of the record's value).
  *
  * <p>Topology: source (the benchmark topic, String key and value) → {@code dedup} (reads the id from the
  * {@code message-id} header, looks it up in the window store over [t - W, t], where t is the record's timestamp;
@@ -59,10 +62,11 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
  * A failure prints {@code error <message>} and exits with status 1. Kafka's own logging goes to standard error
  * (slf4j-simple; level through {@code -Dorg.slf4j.simpleLogger.defaultLogLevel}).
  *
- * <p>System properties (all required but the last three): {@code bench.bootstrap} (bootstrap servers),
+ * <p>System properties (all required but the last four): {@code bench.bootstrap} (bootstrap servers),
  * {@code bench.topic}, {@code bench.records} (records in the topic), {@code bench.windowMs} (W, ms, default
  * 600000, the dedup consumer's window in the harness), {@code bench.store} ({@code rocksdb}, the default, or
- * {@code memory}), {@code bench.streamThreads} (default 1).
+ * {@code memory}), {@code bench.streamThreads} (default 1), {@code bench.handlerDigests} (SHA-256 digests of the
+ * value the handler computes per record besides its credit, 0..1000, default 0: the harness passes its own).
  *
  * <p>Not thread-safe; one run at a time, driven from {@code main}'s thread.
  */
@@ -80,9 +84,11 @@ public final class StreamsDedupBaseline {
   private final boolean rocksDb;
   private final int streamThreads;
   private final Path stateRoot;
+  private final int handlerDigests;
 
   private StreamsDedupBaseline(String bootstrap, String topic, long records, Duration window, boolean rocksDb,
-      int streamThreads, Path stateRoot) {
+      int streamThreads, Path stateRoot, int handlerDigests) {
+    this.handlerDigests = handlerDigests;
     this.bootstrap = bootstrap;
     this.topic = topic;
     this.records = records;
@@ -110,6 +116,10 @@ public final class StreamsDedupBaseline {
       if (windowMs <= 0) {
         throw new IllegalArgumentException("bench.windowMs must be > 0 but was " + windowMs);
       }
+      int digests = Integer.getInteger("bench.handlerDigests", 0);
+      if (digests < 0 || digests > 1000) {
+        throw new IllegalArgumentException("bench.handlerDigests must be in 0..1000 but was " + digests);
+      }
       int threads = Integer.getInteger("bench.streamThreads", 1);
       if (threads < 1) {
         throw new IllegalArgumentException("bench.streamThreads must be >= 1 but was " + threads);
@@ -121,7 +131,7 @@ public final class StreamsDedupBaseline {
       Path stateRoot = Files.createTempDirectory(
           Files.createDirectories(Path.of(System.getProperty("java.io.tmpdir"))), "streams-baseline");
       StreamsDedupBaseline baseline = new StreamsDedupBaseline(required("bench.bootstrap"), required("bench.topic"),
-          records, Duration.ofMillis(windowMs), store.equals("rocksdb"), threads, stateRoot);
+          records, Duration.ofMillis(windowMs), store.equals("rocksdb"), threads, stateRoot, digests);
       BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
       for (String line = in.readLine(); line != null && !line.equals("quit"); line = in.readLine()) {
         String[] words = line.trim().split("\\s+");
@@ -166,7 +176,7 @@ public final class StreamsDedupBaseline {
     t.addSource("source", new StringDeserializer(), new StringDeserializer(), topic);
     t.addProcessor("dedup", () -> new DedupProcessor(window.toMillis(), seen, first), "source");
     t.addStateStore(store, "dedup");
-    t.addProcessor("handler", () -> new HandlerProcessor(ledger), "dedup");
+    t.addProcessor("handler", () -> new HandlerProcessor(ledger, handlerDigests), "dedup");
     return t;
   }
 
@@ -271,18 +281,41 @@ public final class StreamsDedupBaseline {
     }
   }
 
-  /** The handler work of every scenario of the benchmark: one credit per handled record in a concurrent map. */
+  /**
+   * The handler work of every scenario of the benchmark: {@code digests} SHA-256 digests of the record's value (as
+   * the harness's handlers compute them), then one credit per handled record in a concurrent map.
+   */
   static final class HandlerProcessor implements Processor<String, String, Void, Void> {
 
     private final Map<String, Long> ledger;
+    private final int digests;
+    private final MessageDigest sha256;
+    /** Where the digests go (a field of a shared object, so the JIT cannot drop them). */
+    private long sink;
 
-    HandlerProcessor(Map<String, Long> ledger) {
+    HandlerProcessor(Map<String, Long> ledger, int digests) {
       this.ledger = ledger;
+      this.digests = digests;
+      try {
+        this.sha256 = MessageDigest.getInstance("SHA-256");
+      } catch (NoSuchAlgorithmException e) {
+        throw new IllegalStateException(e);
+      }
     }
 
     @Override
     public void process(Record<String, String> record) {
+      if (digests > 0) {
+        byte[] bytes = record.value().getBytes(StandardCharsets.UTF_8);
+        long acc = 0;
+        for (int i = 0; i < digests; i++) {
+          sha256.update(bytes);
+          acc += sha256.digest()[0];
+        }
+        sink += acc;
+      }
       ledger.merge(record.key(), 1L, Long::sum);
     }
+
   }
 }

@@ -349,9 +349,31 @@ public final class KafkaReport {
   }
 
   /**
+   * The consumer's CPU per record ({@link KafkaResults.Cpu#consumerNs()}: poll threads and event loops) of each
+   * Vert.x scenario in each round, in µs, for the fourth chart of {@link #writePlot}. Scenarios without CPU figures
+   * (Kafka Streams, and every scenario of a results file written before the harness measured CPU) are left out.
+   *
+   * @param results the run
+   * @return rows: scenario names; columns: rounds as {@code "round n"}; empty if no scenario has CPU figures
+   */
+  static DefaultCategoryDataset cpuDataset(KafkaResults results) {
+    DefaultCategoryDataset cpu = new DefaultCategoryDataset();
+    for (KafkaResults.Round r : results.rounds()) {
+      for (String s : present(results)) {
+        KafkaResults.Scenario m = r.scenario(s);
+        if (m != null && m.cpu() != null) {
+          cpu.addValue(m.cpu().consumerNs() / (double) results.records() / 1000.0, s, "round " + r.round());
+        }
+      }
+    }
+    return cpu;
+  }
+
+  /**
    * Draws three charts side by side: records per second of each scenario in each round; each dedup mode over the
    * plain consumer of its round, with the 0.9x target; each dedup mode over Kafka Streams of its round, with the
-   * 3x target.
+   * 3x target. Where the results hold CPU figures a fourth chart follows: the consumer's CPU per record
+   * ({@link #cpuDataset}). Each chart is 700 by 700 pixels.
    *
    * @param results the run
    * @param png the file to write
@@ -397,7 +419,15 @@ public final class KafkaReport {
         "0.0");
     Plots.subtitle(streamsChart, String.format(Locale.ROOT, "target >= %.1fx (dashed line)", TARGET_VS_STREAMS));
     targetLine(streamsChart, TARGET_VS_STREAMS);
-    Plots.writePng(png, 2100, 700, List.of(rateChart, plainChart, streamsChart));
+    List<JFreeChart> charts = new ArrayList<>(List.of(rateChart, plainChart, streamsChart));
+    DefaultCategoryDataset cpu = cpuDataset(results);
+    if (cpu.getRowCount() > 0) {
+      JFreeChart cpuChart = Plots.barChart("Consumer CPU per record (lower is better)", "µs per record", cpu,
+          "0.00");
+      Plots.subtitle(cpuChart, "poll threads + event loops of the harness's JVM; Kafka Streams not measured");
+      charts.add(cpuChart);
+    }
+    Plots.writePng(png, 700 * charts.size(), 700, charts);
   }
 
   private static void targetLine(JFreeChart chart, double at) {

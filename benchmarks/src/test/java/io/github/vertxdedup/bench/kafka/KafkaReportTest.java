@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import javax.imageio.ImageIO;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -203,6 +204,32 @@ class KafkaReportTest {
     assertThat(KafkaReport.ratioSummary(old))
         .contains("| dedup-record-first | wall time | 1 | 0.80x | 0.80x - 0.80x | 0 of 1 |")
         .contains("| dedup-record-first | consumer CPU per record | 0 | - | - | - |");
+  }
+
+  @Test
+  void cpuDataset_holdsTheConsumerCpuPerRecordOfEachVertxScenarioInMicroseconds() {
+    var cpu = KafkaReport.cpuDataset(withCpu());
+
+    // Round 1, record-first: (5,000,000 + 15,000,000) ns over 1,000 records = 20 µs per record.
+    assertThat(cpu.getValue(KafkaResults.RECORD_FIRST, "round 1").doubleValue()).isCloseTo(20.0, within(1e-9));
+    assertThat(cpu.getValue(KafkaResults.PLAIN, "round 3").doubleValue()).isCloseTo(9.0, within(1e-9));
+    assertThat(cpu.getValue(KafkaResults.EFFECT_FIRST, "round 4").doubleValue()).isCloseTo(25.0, within(1e-9));
+    assertThat(cpu.getRowKeys()).as("Kafka Streams has no CPU figures")
+        .containsExactly(KafkaResults.PLAIN, KafkaResults.RECORD_FIRST, KafkaResults.EFFECT_FIRST);
+    assertThat(cpu.getColumnCount()).isEqualTo(4);
+  }
+
+  @Test
+  void writePlot_addsTheCpuChartOnlyWhereTheResultsHoldCpuFigures(@TempDir Path dir) throws Exception {
+    Path with = dir.resolve("with.png");
+    Path without = dir.resolve("without.png");
+
+    KafkaReport.writePlot(withCpu(), with);
+    KafkaReport.writePlot(results(), without);
+
+    assertThat(KafkaReport.cpuDataset(results()).getRowCount()).isZero();
+    assertThat(ImageIO.read(with.toFile()).getWidth()).isEqualTo(2800);
+    assertThat(ImageIO.read(without.toFile()).getWidth()).isEqualTo(2100);
   }
 
   @Test

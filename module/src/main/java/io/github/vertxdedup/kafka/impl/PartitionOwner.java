@@ -667,9 +667,10 @@ final class PartitionOwner<K, V> {
    * Makes what was settled since the last call visible to the poll thread and the meters: the records and duplicates
    * meters, then the buffered count (waking the poll loop if it dropped to the resume mark), then
    * {@link #settledNext}. Once per pump pass and every {@value #PUBLISH_EVERY} settled records within a pass, rather
-   * than per record: each of these is a write the poll thread (or a meter reader) reads, and per record they were a
-   * measurable share of the owner's work. The meters come first, so that whoever sees an offset committed sees
-   * the meters of the records before it.
+   * than per record: each of these is a write that another thread (the poll thread, a meter reader) reads. Measured
+   * alternately against per-record publishing, the owner's CPU per record did not change (docs/benchmarks-kafka.md,
+   * runs 13 and 14); it is kept for the cross-thread writes it saves, not as a speed-up. The meters come first, so
+   * that whoever sees an offset committed sees the meters of the records before it.
    */
   private void publish() {
     if (unpublishedDuplicates > 0) {

@@ -26,6 +26,8 @@ final class Claim {
   boolean indexed;
   /** True once committed. */
   boolean committed;
+  /** Its entry's sequence number in the partition's lease-ordered queue, or -1 if it is not in that queue. */
+  long queueSeq = -1;
 
   Claim(long idFp, long keyFp, long payloadHash, long rememberUntilMs, String token, long tokenValue,
       boolean tokenHasLeaseEnd, long claimedAtMs, long leaseEndMs, String claimer) {

@@ -99,8 +99,9 @@ final class PartitionCore {
   private final Long2ObjectHashMap<Claim> committedUnindexed = new Long2ObjectHashMap<>();
   /**
    * Every claim made or restored, in the order of its lease end, for {@link #sweepExpiredLeases()} and for finding a
-   * committed claim by its token. A claim stays in it after it is committed (a repeated commit finds it there until
-   * its lease ends), released or expired; the sweep skips such a stale entry when its lease ends. Claims are appended in
+   * committed claim by its token. A claim's entry stays in it after it is committed (a repeated commit finds it there
+   * until its lease ends), released or expired, but as numbers only (see {@link ClaimQueue}): the claim object is let
+   * go, and the sweep drops such an entry when its lease ends. Claims are appended in
    * claim order, which is lease-end order while leases have one length (the default {@code leaseMs}, as the Kafka
    * consumer uses) and the clock does not go back; a claim whose lease ends before the last one appended (a shorter
    * per-request {@code leaseMs}) goes to {@link #leaseOrderLate}, a heap. So a sweep costs O(entries whose lease
@@ -326,8 +327,8 @@ final class PartitionCore {
         rememberKey(c.keyFp, c.payloadHash, until);
       }
     }
-    remove(c);
     c.committed = true;
+    remove(c);
     if (!c.indexed) {
       committedUnindexed.put(c.idFp, c);
     }
@@ -531,8 +532,11 @@ final class PartitionCore {
 
   private int sweep(ClaimQueue queue, long now) {
     int n = 0;
-    for (Claim c = queue.peekFirst(); c != null && c.expiredAt(now); c = queue.peekFirst()) {
-      n += forgetAtLeaseEnd(queue.pollFirst());
+    while (queue.firstLeaseEndMs() <= now) {
+      Claim c = queue.pollFirst();
+      if (c != null) {
+        n += forgetAtLeaseEnd(c);
+      }
     }
     return n;
   }
@@ -560,9 +564,8 @@ final class PartitionCore {
 
   /** Appends a new claim to the sweep's queue (see {@link #leaseOrder}). */
   private void queueForSweep(Claim c) {
-    Claim last = leaseOrder.peekLast();
-    if (last == null || c.leaseEndMs >= last.leaseEndMs) {
-      leaseOrder.addLast(c);
+    if (c.leaseEndMs >= leaseOrder.lastLeaseEndMs()) {
+      c.queueSeq = leaseOrder.addLast(c);
       c.indexed = c.tokenHasLeaseEnd;
     } else {
       leaseOrderLate.add(c);
@@ -577,6 +580,11 @@ final class PartitionCore {
   /** @return the live claims held now (lapsed ones not yet noticed included) */
   int claimsHeld() {
     return claimsById.size();
+  }
+
+  /** @return claim objects the lease-ordered queue still holds (live claims, and committed ones it must keep); tests */
+  int queuedClaimObjects() {
+    return leaseOrder.claimsHeld();
   }
 
   /** @return the window's counters now */
@@ -674,7 +682,7 @@ final class PartitionCore {
           + now + "); cannot " + action + " it: claim it again");
     }
     if (c == null) {
-      if (committedClaim(e, now) != null) {
+      if (committedClaim(e, now)) {
         // The same commit again: answered as the first one was, whether or not the id is still remembered (its
         // remember-until may have passed, or the window evicted it early): that commit took effect.
         return null;
@@ -699,6 +707,11 @@ final class PartitionCore {
       claimsByKey.remove(c.keyFp);
     }
     reserved -= c.entries();
+    if (c.queueSeq >= 0) {
+      // The queue keeps the numbers a repeated commit is found by; the claim object only where the sweep still needs
+      // it at lease end (a committed claim that committedUnindexed holds until then).
+      leaseOrder.detach(c.queueSeq, c.committed && c.indexed, c.committed && !c.indexed);
+    }
   }
 
   /**
@@ -775,28 +788,28 @@ final class PartitionCore {
   }
 
   /**
-   * The committed claim whose lease still runs that {@code e} names by id and token, or null: found by the lease end
-   * its token encodes in {@link #leaseOrder}, else in {@link #committedUnindexed}. O(log claims in lease).
+   * Whether {@code e} names, by id and token, a claim committed while its lease still runs: found by the lease end its
+   * token encodes in {@link #leaseOrder}, else in {@link #committedUnindexed}. O(log claims in lease).
    */
-  private Claim committedClaim(ParsedEvent e, long now) {
+  private boolean committedClaim(ParsedEvent e, long now) {
     Claim done = committedUnindexed.isEmpty() ? null : committedUnindexed.get(e.idFp);
     if (done != null && done.expiredAt(now)) {
       committedUnindexed.remove(e.idFp);
       done = null;
     }
     if (done != null && done.token.equals(e.claimToken)) {
-      return done;
+      return true;
     }
     long token = parseToken(e.claimToken);
     if (token == 0) {
-      return null;
+      return false;
     }
     long leaseEndMs = tokenLeaseEndMs(token);
     if (leaseEndMs <= now) {
-      return null;
+      return false;
     }
-    done = leaseOrder.find(leaseEndMs, e.idFp, token);
-    return done != null && done.committed && done.indexed && done.token.equals(e.claimToken) ? done : null;
+    // The queue keeps the token as a number; the text must be the one issued (parsing also takes upper case).
+    return leaseOrder.findCommitted(leaseEndMs, e.idFp, token) && Long.toHexString(token).equals(e.claimToken);
   }
 
   /**

@@ -11,7 +11,9 @@ import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.window.DedupWindow;
 import io.github.vertxdedup.window.ManualClock;
 import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -43,6 +45,32 @@ class ClaimTokenTest {
     // The journal keeps a token as a number; the text is that number's hex digits.
     String token = claim("b", 0).claimToken();
     assertThat(ChronicleJournal.tokenText(ChronicleJournal.tokenValue(token))).isEqualTo(token);
+  }
+
+  @Test
+  void shouldLetGoOfCommittedAndReleasedClaimsWhileTheirLeaseRuns() {
+    List<String> tokens = new ArrayList<>();
+    for (int i = 0; i < 300; i++) {
+      tokens.add(claim("id-" + i, 0).claimToken());
+    }
+    assertThat(core.queuedClaimObjects()).as("live claims may lapse: kept").isEqualTo(300);
+    for (int i = 0; i < 200; i++) {
+      commit("id-" + i, tokens.get(i));
+    }
+    for (int i = 200; i < 250; i++) {
+      release("id-" + i, tokens.get(i));
+    }
+
+    assertThat(core.queuedClaimObjects()).as("only the 50 live claims").isEqualTo(50);
+    assertThat(commit("id-7", tokens.get(7)).verdict()).as("a repeat is still answered").isEqualTo(
+        DedupVerdict.COMMITTED);
+    assertConflict(() -> commit("id-207", tokens.get(207)), "a released claim is not committed by a repeat");
+    assertConflict(() -> commit("id-7", tokens.get(7).toUpperCase(java.util.Locale.ROOT)),
+        "the token's text must be the one issued");
+    clock.advanceMs(30_000);
+    assertThat(core.sweepExpiredLeases()).as("the 50 live claims lapse").isEqualTo(50);
+    assertThat(core.queuedClaimObjects()).isZero();
+    assertConflict(() -> commit("id-7", tokens.get(7)), "lease over");
   }
 
   @Test
@@ -148,30 +176,60 @@ class ClaimTokenTest {
   }
 
   @Test
-  void shouldFindClaimsAcrossTheQueueWrappingAndGrowing() {
+  void shouldFindCommittedClaimsAcrossTheQueueWrappingAndGrowing() {
     ClaimQueue q = new ClaimQueue();
     // Wrap the ring: fill, drain half, refill past its length so that it grows while wrapped.
     long lease = 1_000;
+    long[] seq = new long[40];
     for (int i = 0; i < 12; i++) {
-      q.addLast(claimAt(i, lease + i / 3));
+      seq[i] = q.addLast(claimAt(i, lease + i / 3));
     }
     for (int i = 0; i < 8; i++) {
       assertThat(q.pollFirst().idFp).isEqualTo(i);
     }
     for (int i = 12; i < 40; i++) {
-      q.addLast(claimAt(i, lease + i / 3));
+      seq[i] = q.addLast(claimAt(i, lease + i / 3));
     }
     assertThat(q.size()).isEqualTo(32);
-    assertThat(q.peekFirst().idFp).isEqualTo(8);
-    assertThat(q.peekLast().idFp).isEqualTo(39);
+    assertThat(q.firstLeaseEndMs()).isEqualTo(lease + 8 / 3);
+    assertThat(q.lastLeaseEndMs()).isEqualTo(lease + 39 / 3);
     for (int i = 8; i < 40; i++) {
-      Claim found = q.find(lease + i / 3, i, i * 31L);
-      assertThat(found).as("claim %s", i).isNotNull();
-      assertThat(found.idFp).isEqualTo(i);
+      assertThat(q.findCommitted(lease + i / 3, i, i * 31L)).as("claim %s, live", i).isFalse();
+      q.detach(seq[i], i % 2 == 0, false);
     }
-    assertThat(q.find(lease + 5, 7, 7 * 31L)).as("polled already").isNull();
-    assertThat(q.find(lease + 5, 16, 17L)).as("wrong token").isNull();
-    assertThat(q.find(lease + 100, 16, 16 * 31L)).as("no such lease end").isNull();
+    for (int i = 8; i < 40; i++) {
+      assertThat(q.findCommitted(lease + i / 3, i, i * 31L)).as("claim %s", i).isEqualTo(i % 2 == 0);
+    }
+    assertThat(q.claimsHeld()).as("detached entries let their claims go").isZero();
+    q.detach(seq[3], true, false); // polled already: ignored
+    assertThat(q.findCommitted(lease + 1, 3, 3 * 31L)).as("polled already").isFalse();
+    assertThat(q.findCommitted(lease + 5, 16, 17L)).as("wrong token").isFalse();
+    assertThat(q.findCommitted(lease + 5, 17, 16 * 31L)).as("wrong id").isFalse();
+    assertThat(q.findCommitted(lease + 100, 16, 16 * 31L)).as("no such lease end").isFalse();
+    for (int i = 8; i < 40; i++) {
+      assertThat(q.pollFirst()).as("entry %s holds no claim", i).isNull();
+    }
+    assertThat(q.isEmpty()).isTrue();
+    assertThat(q.firstLeaseEndMs()).isEqualTo(Long.MAX_VALUE);
+    assertThat(q.lastLeaseEndMs()).isEqualTo(Long.MIN_VALUE);
+  }
+
+  @Test
+  void shouldKeepTheClaimObjectOfAnEntryOnlyWhileTheSweepNeedsIt() {
+    ClaimQueue q = new ClaimQueue();
+    Claim live = claimAt(1, 1_000);
+    Claim committed = claimAt(2, 1_000);
+    Claim kept = claimAt(3, 1_001);
+    q.addLast(live);
+    long s2 = q.addLast(committed);
+    long s3 = q.addLast(kept);
+    q.detach(s2, true, false);
+    q.detach(s3, true, true);
+
+    assertThat(q.claimsHeld()).isEqualTo(2);
+    assertThat(q.pollFirst()).as("a live claim lapses at its lease end").isSameAs(live);
+    assertThat(q.pollFirst()).as("a committed claim is gone").isNull();
+    assertThat(q.pollFirst()).as("kept for the sweep").isSameAs(kept);
   }
 
   private static Claim claimAt(long idFp, long leaseEndMs) {

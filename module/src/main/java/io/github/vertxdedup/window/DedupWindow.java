@@ -76,10 +76,10 @@ public final class DedupWindow {
   private static final int SWEEP_PASSES_PER_WINDOW = 8;
 
   /**
-   * Ids whose home slots {@link #checkBatch} reads ahead at once: enough to keep the ten or so cache misses a core
+   * Ids whose home slots {@link #checkBatch} reads ahead at once (and callers of {@link #prefetch} should): enough to keep the ten or so cache misses a core
    * can have outstanding busy, few enough that the lines read are still in L1/L2 when probed.
    */
-  private static final int PREFETCH_GROUP = 32;
+  public static final int PREFETCH_GROUP = 32;
 
   private final DedupClock clock;
   private final long windowMs;
@@ -291,6 +291,19 @@ public final class DedupWindow {
     requireFingerprint(fingerprint);
     advance(clock.nowMs());
     return table.probe(fingerprint, threshold) >= 0;
+  }
+
+  /**
+   * Reads the home slot of an id, recording nothing, so that a {@link #lookup}, {@link #check} or
+   * {@link #contains} of it soon after finds the slot in cache. A caller deciding a group of ids one at a time calls
+   * this for each id of the group (up to {@link #PREFETCH_GROUP}) first: the loads are independent of each other, so
+   * their cache misses overlap, where the decisions' own probes would wait for each miss in turn; {@link #checkBatch}
+   * does the same inside. O(1), allocates nothing; no effect on any answer.
+   *
+   * @param fingerprint the id's fingerprint (any value: 0 reads some slot and is harmless)
+   */
+  public void prefetch(long fingerprint) {
+    prefetchSink += table.touch(fingerprint);
   }
 
   /**

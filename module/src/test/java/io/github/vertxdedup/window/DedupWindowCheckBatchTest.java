@@ -105,4 +105,17 @@ class DedupWindowCheckBatchTest {
     assertThatThrownBy(() -> w.checkBatch(new long[] {1, 2, 3}, 0, 3, new Verdict[2]))
         .isInstanceOf(IndexOutOfBoundsException.class);
   }
+
+  @Test
+  void prefetch_recordsNothingAndChangesNoAnswer() {
+    DedupWindow w = window(0, CapacityPolicy.EVICT_OLDEST);
+    assertThat(w.check(7L)).isEqualTo(Verdict.ACCEPTED);
+    for (long fp = -5; fp <= 5; fp++) {
+      w.prefetch(fp); // 0 and unknown ids included: a read, nothing more
+    }
+    assertThat(w.lookup(3L)).isNull();
+    assertThat(w.stats().held()).isEqualTo(1);
+    assertThat(w.check(7L)).isEqualTo(Verdict.DUPLICATE);
+    assertThat(w.check(3L)).isEqualTo(Verdict.ACCEPTED);
+  }
 }

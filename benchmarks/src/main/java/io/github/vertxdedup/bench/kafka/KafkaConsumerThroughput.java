@@ -96,9 +96,9 @@ public final class KafkaConsumerThroughput {
   /** The dedup window of the dedup consumer and of the Kafka Streams store. */
   private static final Duration WINDOW = Duration.ofMinutes(10);
   /** The dedup consumer's {@code expectedIdsPerPartition}: 0 (not pre-sized) unless set. */
-  private static final int EXPECTED_IDS = Integer.getInteger("bench.expectedIdsPerPartition", 0);
+  private static final int EXPECTED_IDS = intProperty("bench.expectedIdsPerPartition", 0);
   /** The dedup consumer's {@code maxBufferedPerPartition}: its default unless set. */
-  private static final int MAX_BUFFERED = Integer.getInteger("bench.maxBufferedPerPartition",
+  private static final int MAX_BUFFERED = intProperty("bench.maxBufferedPerPartition",
       DedupKafkaOptions.DEFAULT_MAX_BUFFERED_PER_PARTITION);
   /**
    * The dedup consumer's journal: {@code none} (memory-only windows, the default), or a {@link SyncPolicy} name
@@ -112,9 +112,9 @@ public final class KafkaConsumerThroughput {
    */
   private static final String IDENTITY = System.getProperty("bench.identity", "header");
   /** SHA-256 digests of the value per handler call, besides the credit: 0 unless set. */
-  private static final int HANDLER_DIGESTS = Integer.getInteger("bench.handlerDigests", 0);
+  private static final int HANDLER_DIGESTS = intProperty("bench.handlerDigests", 0);
   /** Event loops of each scenario's Vert.x instance: Vert.x's default (twice the cores) unless set. */
-  private static final int EVENT_LOOPS = Integer.getInteger("bench.eventLoops",
+  private static final int EVENT_LOOPS = intProperty("bench.eventLoops",
       VertxOptions.DEFAULT_EVENT_LOOP_POOL_SIZE);
   /** One digest per handler thread (the plain consumer's event loop, or each owner's). */
   private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
@@ -130,15 +130,35 @@ public final class KafkaConsumerThroughput {
   private KafkaConsumerThroughput() {}
 
   /**
+   * Reads an integer system property strictly: {@link Integer#getInteger} would read a malformed value as absent.
+   *
+   * @param name the property
+   * @param absent its value when unset
+   * @return the value
+   * @throws IllegalArgumentException naming the property if it is set but not an integer
+   */
+  static int intProperty(String name, int absent) {
+    String v = System.getProperty(name);
+    if (v == null) {
+      return absent;
+    }
+    try {
+      return Integer.parseInt(v.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(name + " must be an integer but was '" + v + "'", e);
+    }
+  }
+
+  /**
    * Runs the scenarios, prints one line per scenario and round, and writes the results file if asked.
    *
    * @param args ignored
    * @throws Exception if the broker or a scenario fails, or a scenario credits an id other than once
    */
   public static void main(String[] args) throws Exception {
-    int records = Integer.getInteger("bench.records", 200_000);
-    int partitions = Integer.getInteger("bench.partitions", 4);
-    int rounds = Integer.getInteger("bench.rounds", 3);
+    int records = intProperty("bench.records", 200_000);
+    int partitions = intProperty("bench.partitions", 4);
+    int rounds = intProperty("bench.rounds", 3);
     List<String> scenarios = List.of(System.getProperty("bench.scenarios",
         String.join(",", KafkaResults.PLAIN, KafkaResults.RECORD_FIRST, KafkaResults.EFFECT_FIRST,
             KafkaResults.STREAMS)).split(","));
@@ -165,7 +185,7 @@ public final class KafkaConsumerThroughput {
     }
     String resultsFile = System.getProperty("bench.results");
     String streamsStore = System.getProperty("bench.streamsStore", "rocksdb");
-    int streamThreads = Integer.getInteger("bench.streamThreads", 1);
+    int streamThreads = intProperty("bench.streamThreads", 1);
     String date = Instant.now().toString();
     Path tmp = Paths.get(System.getProperty("java.io.tmpdir"));
     Files.createDirectories(tmp);
@@ -351,6 +371,11 @@ public final class KafkaConsumerThroughput {
     long ns = System.nanoTime() - start;
     KafkaResults.Cpu used = cpu.stop();
     consumer.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    // The plain consumer credits every record, duplicates included: the credits must add up to the topic.
+    long credited = ledger.merged().values().stream().mapToLong(Long::longValue).sum();
+    if (credited != records) {
+      throw new IllegalStateException(group + ": ledger credits add up to " + credited + ", expected " + records);
+    }
     return new Timing(ns, first.get() - start, used);
   }
 
@@ -505,6 +530,11 @@ public final class KafkaConsumerThroughput {
       long seen = Long.parseLong(w[4]);
       long ids = Long.parseLong(w[5]);
       long twice = Long.parseLong(w[6]);
+      int digests = w.length > 7 ? Integer.parseInt(w[7]) : -1;
+      if (digests != HANDLER_DIGESTS) {
+        throw new IllegalStateException("Kafka Streams child computed " + digests + " digests per record, the harness "
+            + HANDLER_DIGESTS + " (bench.handlerDigests): rebuild benchmarks/kafka-streams-baseline");
+      }
       if (seen != records || ids != distinct || twice != 0) {
         throw new IllegalStateException(applicationId + ": saw " + seen + " records (expected " + records
             + "), ledger holds " + ids + " ids (expected " + distinct + "), " + twice + " credited more than once");

@@ -6,18 +6,21 @@ import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
- * The handler work of every scenario of {@link KafkaConsumerThroughput}: one credit per record, by id, in a map of
- * the crediting thread's own, merged only when the scenario is over.
+ * The handler work of the Vert.x scenarios of {@link KafkaConsumerThroughput} (plain and dedup): one credit per
+ * record, by id, in a map of the crediting thread's own, merged only when the scenario is over. (The Kafka Streams
+ * child credits a map of its own, see {@code StreamsDedupBaseline}.)
  *
  * <p>Why one map per thread: a single shared {@code ConcurrentHashMap} updates one element count on every insert
  * ({@code ConcurrentHashMap.addCount}). Called from one thread (the plain consumer's event loop) that costs a
  * compare-and-set; called from the four event loops of the dedup consumer's partition owners on two cores, the count's
  * cache line moves between cores on every credit: 24 of 191 event-loop samples of a record-first profile (1,000,000
  * records, 3 rounds), a cost of the ledger's data structure that a handler writing to its own store does not pay.
- * With a map per thread every scenario pays the same per credit, a plain {@code HashMap.merge}.
+ * With a map per thread every Vert.x scenario pays the same per credit, a plain {@code HashMap.merge}.
  *
  * <p>Each map is created with room for {@code capacity} ids, so that its resizing is not timed either (the same
- * reason the shared map was pre-sized before).
+ * reason the shared map was pre-sized before). {@code HashMap} allocates that table at its first insert, so each
+ * crediting thread allocates it (8 MiB for a million ids) inside the timed interval: once per thread, a few
+ * milliseconds at most against rounds of one second or more.
  *
  * <p>Thread-safety: {@link #credit} from any number of threads, each writing only its own map. {@link #merged} must
  * be called once no thread credits any more, after an action that orders every crediting thread's writes before the

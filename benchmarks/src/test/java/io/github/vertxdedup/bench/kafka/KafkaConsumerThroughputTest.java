@@ -36,6 +36,23 @@ class KafkaConsumerThroughputTest {
   }
 
   @Test
+  void intProperty_readsAnIntegerOrTheDefaultAndNamesAMalformedProperty() {
+    String name = "bench.test.intProperty";
+    try {
+      System.clearProperty(name);
+      assertThat(KafkaConsumerThroughput.intProperty(name, 5)).isEqualTo(5);
+      System.setProperty(name, " 7 ");
+      assertThat(KafkaConsumerThroughput.intProperty(name, 5)).isEqualTo(7);
+      System.setProperty(name, "abc");
+      assertThatThrownBy(() -> KafkaConsumerThroughput.intProperty(name, 5))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessage("bench.test.intProperty must be an integer but was 'abc'");
+    } finally {
+      System.clearProperty(name);
+    }
+  }
+
+  @Test
   void orderOf_rejectsARoundBeforeTheFirst() {
     assertThatThrownBy(() -> KafkaConsumerThroughput.orderOf(ALL, 0))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("round must be >= 1 but was 0");

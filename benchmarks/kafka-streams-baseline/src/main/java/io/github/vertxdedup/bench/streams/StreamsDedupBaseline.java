@@ -38,13 +38,14 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
 /**
  * The Kafka Streams dedup topology the Kafka consumer benchmark measures {@code DedupKafkaConsumer} against: a
  * processor with a window store that remembers each id for the dedup window W and forwards only ids it has not seen
- * within W, followed by the same handler work as the other scenarios (a credit in a concurrent map, and
- * {@code bench.handlerDigests} SHA-256 digests of the record's value).
+ * within W, followed by the handler work of the other scenarios: {@code bench.handlerDigests} SHA-256 digests of the
+ * record's value, then a credit by id in a map (a {@code ConcurrentHashMap}, since a topology may run several stream
+ * threads; the harness's Vert.x scenarios credit a {@code HashMap} per thread).
  *
  * <p>Topology: source (the benchmark topic, String key and value) → {@code dedup} (reads the id from the
  * {@code message-id} header, looks it up in the window store over [t - W, t], where t is the record's timestamp;
- * if absent, puts it at t and forwards the record; if present, drops it) → {@code handler} (credits the id in the
- * ledger). The store is a window store with retention W and window size W, no duplicates retained, change-logged
+ * if absent, puts it at t and forwards the record; if present, drops it) → {@code handler} (the digests, then the
+ * credit). The store is a window store with retention W and window size W, no duplicates retained, change-logged
  * (the default, so a restarted instance restores it), uncached; RocksDB or in-memory ({@code bench.store}).
  *
  * <p>Protocol: the benchmark harness starts this main in a child JVM (its classpath holds kafka-streams and
@@ -54,9 +55,10 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
  *   <li>{@code run <applicationId>}: starts a new {@link KafkaStreams} instance with that application id (so a new
  *       consumer group and new changelog topics) reading the topic from the start, waits until the dedup processor
  *       has seen {@code bench.records} records, stops the instance, deletes its local state, and prints one line
- *       {@code result <applicationId> <ns> <firstRecordNs> <records> <ledgerIds> <creditedMoreThanOnce>}:
+ *       {@code result <applicationId> <ns> <firstRecordNs> <records> <ledgerIds> <creditedMoreThanOnce> <digests>}:
  *       nanoseconds from {@code start()} until the last record was seen and until the first was, records seen,
- *       distinct ids the handler credited, and ids it credited more than once (0 when the topology is right);</li>
+ *       distinct ids the handler credited, ids it credited more than once (0 when the topology is right), and the
+ *       SHA-256 digests its handler computed per record (so the harness can check they are the ones it asked for);</li>
  *   <li>{@code quit}: exits.</li>
  * </ul>
  * A failure prints {@code error <message>} and exits with status 1. Kafka's own logging goes to standard error
@@ -116,11 +118,11 @@ public final class StreamsDedupBaseline {
       if (windowMs <= 0) {
         throw new IllegalArgumentException("bench.windowMs must be > 0 but was " + windowMs);
       }
-      int digests = Integer.getInteger("bench.handlerDigests", 0);
+      int digests = intProperty("bench.handlerDigests", 0);
       if (digests < 0 || digests > 1000) {
         throw new IllegalArgumentException("bench.handlerDigests must be in 0..1000 but was " + digests);
       }
-      int threads = Integer.getInteger("bench.streamThreads", 1);
+      int threads = intProperty("bench.streamThreads", 1);
       if (threads < 1) {
         throw new IllegalArgumentException("bench.streamThreads must be >= 1 but was " + threads);
       }
@@ -147,6 +149,19 @@ public final class StreamsDedupBaseline {
       out.flush();
       e.printStackTrace();
       System.exit(1);
+    }
+  }
+
+  /** An integer system property, or {@code absent} if unset; a malformed value is an error naming the property. */
+  private static int intProperty(String name, int absent) {
+    String v = System.getProperty(name);
+    if (v == null) {
+      return absent;
+    }
+    try {
+      return Integer.parseInt(v.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(name + " must be an integer but was '" + v + "'", e);
     }
   }
 
@@ -183,7 +198,8 @@ public final class StreamsDedupBaseline {
   private String run(String applicationId) throws InterruptedException, IOException {
     LongAdder seen = new LongAdder();
     AtomicLong first = new AtomicLong();
-    Map<String, Long> ledger = new ConcurrentHashMap<>();
+    // Room for every id up front, as the harness's ledgers have (its table is still allocated at the first credit).
+    Map<String, Long> ledger = new ConcurrentHashMap<>((int) Math.min(Integer.MAX_VALUE, records));
     Properties p = new Properties();
     p.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
     p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -219,7 +235,8 @@ public final class StreamsDedupBaseline {
       streams.cleanUp();
     }
     long twice = ledger.values().stream().filter(v -> v != 1L).count();
-    return "result " + applicationId + " " + ns + " " + (first.get() - start) + " " + seen.sum() + " " + ledger.size() + " " + twice;
+    return "result " + applicationId + " " + ns + " " + (first.get() - start) + " " + seen.sum() + " " + ledger.size()
+        + " " + twice + " " + handlerDigests;
   }
 
   /** Deletes the state directory of every run (each run's own is already cleaned up by Kafka Streams). */
@@ -290,7 +307,7 @@ public final class StreamsDedupBaseline {
     private final Map<String, Long> ledger;
     private final int digests;
     private final MessageDigest sha256;
-    /** Where the digests go (a field of a shared object, so the JIT cannot drop them). */
+    /** Sums a byte of every digest (a computation the handler's result depends on, kept for symmetry with the harness). */
     private long sink;
 
     HandlerProcessor(Map<String, Long> ledger, int digests) {

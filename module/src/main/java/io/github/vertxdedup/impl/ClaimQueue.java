@@ -1,7 +1,5 @@
 package io.github.vertxdedup.impl;
 
-import java.util.Arrays;
-
 /**
  * Claims in the order they were appended, which is lease-end order (the caller appends only a claim whose lease ends
  * no earlier than the last one's): a ring that grows by doubling, kept as parallel arrays, so that a committed claim
@@ -10,22 +8,28 @@ import java.util.Arrays;
  *
  * <p>An entry keeps the claim object only while it may still lapse (the claim is live) or the caller still needs it
  * at lease end ({@link #detach} with {@code keepClaim}). Once a claim is committed, released or expired, its entry
- * keeps three numbers (lease end, id fingerprint, token) and a flag saying whether it was committed: 25 bytes, where
- * the claim object with its token text is about 140, for as long as the lease runs. A partition that claims at a high
- * rate keeps every claim of one lease (30 s by default) here, so this is most of what claims cost in memory, and
- * objects that short-lived entries no longer hold die young instead of being copied by each young collection.
+ * keeps three numbers (lease end, id fingerprint, token) and a flag saying whether it was committed, where the claim
+ * object with its token text is about 140 bytes, for as long as the lease runs. A slot costs 29 bytes (three longs,
+ * the flag, a compressed reference). The arrays double when full and halve when less than a quarter full (never
+ * below 16 slots), so they hold 1 to 4 slots per entry, 29-116 bytes, and a burst's capacity is given back once it
+ * drained. A partition that claims at a high rate keeps every claim of one lease (30 s by default) here, so this is
+ * most of what claims cost in memory, and the claim objects die young instead of being copied by each young
+ * collection.
  *
  * <p>Entries are named by a sequence number ({@link #addLast} returns it) that stays valid until the entry leaves the
  * queue. Confined to the partition's event loop (not thread-safe).
  */
 final class ClaimQueue {
 
-  private long[] leaseEnds = new long[16];
-  private long[] idFps = new long[16];
-  private long[] tokens = new long[16];
-  private boolean[] committed = new boolean[16];
+  /** The fewest slots the arrays have. */
+  static final int MIN_CAPACITY = 16;
+
+  private long[] leaseEnds = new long[MIN_CAPACITY];
+  private long[] idFps = new long[MIN_CAPACITY];
+  private long[] tokens = new long[MIN_CAPACITY];
+  private boolean[] committed = new boolean[MIN_CAPACITY];
   /** The claim of an entry while it may lapse (or its owner asked to keep it), else null. */
-  private Claim[] claims = new Claim[16];
+  private Claim[] claims = new Claim[MIN_CAPACITY];
   private int head;
   private int size;
   /** Sequence number of the entry at {@code head}. */
@@ -66,18 +70,21 @@ final class ClaimQueue {
     head = (head + 1) & (claims.length - 1);
     size--;
     headSeq++;
+    if (claims.length > MIN_CAPACITY && size < claims.length / 4) {
+      resize(claims.length / 2);
+    }
     return c;
   }
 
   /**
-   * Appends a claim. Amortized O(1).
+   * Appends a claim. Amortized O(1) (so is {@link #pollFirst}, which halves the arrays below a quarter full).
    *
    * @param c a claim whose lease ends no earlier than the last one's (not checked)
    * @return the entry's sequence number, for {@link #detach}
    */
   long addLast(Claim c) {
     if (size == claims.length) {
-      grow();
+      resize(claims.length * 2);
     }
     int i = index(size);
     leaseEnds[i] = c.leaseEndMs;
@@ -156,8 +163,13 @@ final class ClaimQueue {
     return (head + k) & (claims.length - 1);
   }
 
-  private void grow() {
-    int n = claims.length * 2;
+  /** @return the slots the arrays have now; for tests */
+  int capacity() {
+    return claims.length;
+  }
+
+  /** Copies the entries, in order from index 0, into arrays of {@code n} slots ({@code n >= size}, a power of 2). */
+  private void resize(int n) {
     long[] l = new long[n];
     long[] f = new long[n];
     long[] t = new long[n];
@@ -171,7 +183,6 @@ final class ClaimQueue {
       d[k] = committed[i];
       c[k] = claims[i];
     }
-    Arrays.fill(claims, null);
     leaseEnds = l;
     idFps = f;
     tokens = t;

@@ -543,7 +543,7 @@ final class PartitionCore {
 
   private int sweep(ClaimQueue queue, long now) {
     int n = 0;
-    while (queue.firstLeaseEndMs() <= now) {
+    while (!queue.isEmpty() && queue.firstLeaseEndMs() <= now) {
       Claim c = queue.pollFirst();
       if (c != null) {
         n += forgetAtLeaseEnd(c);

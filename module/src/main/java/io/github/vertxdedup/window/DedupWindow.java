@@ -76,8 +76,9 @@ public final class DedupWindow {
   private static final int SWEEP_PASSES_PER_WINDOW = 8;
 
   /**
-   * Ids whose home slots {@link #checkBatch} reads ahead at once (and callers of {@link #prefetch} should): enough to keep the ten or so cache misses a core
-   * can have outstanding busy, few enough that the lines read are still in L1/L2 when probed.
+   * Ids whose home slots {@link #checkBatch} reads ahead at once (and callers of {@link #prefetch} should): enough
+   * to keep the ten or so cache misses a core can have outstanding busy, few enough that the lines read are still in
+   * L1/L2 when probed.
    */
   public static final int PREFETCH_GROUP = 32;
 

@@ -76,12 +76,6 @@ import org.apache.kafka.common.TopicPartition;
 final class PartitionOwner<K, V> {
 
   private static final System.Logger LOG = System.getLogger(PartitionOwner.class.getName());
-  /**
-   * Settled records between two {@link #publish}es within one pump pass: small against
-   * {@code maxBufferedPerPartition} (4,000 by default), so the poll loop learns that a partition dropped to its
-   * resume mark within this many records.
-   */
-  static final int PUBLISH_EVERY = 64;
 
   private final TopicPartition tp;
   private final boolean effectFirst;
@@ -103,12 +97,6 @@ final class PartitionOwner<K, V> {
 
   final AtomicInteger buffered = new AtomicInteger();
   private volatile long settledNext = -1;
-  /** What {@link #settledNext} becomes at the next {@link #publish}; event loop only. */
-  private long settledNextLocal = -1;
-  /** Records settled since the last {@link #publish}; event loop only. */
-  private int unpublished;
-  /** Duplicates settled since the last {@link #publish}; event loop only. */
-  private int unpublishedDuplicates;
   private volatile boolean wantsPause;
 
   private final ArrayDeque<Item<K, V>> queue = new ArrayDeque<>();
@@ -267,7 +255,6 @@ final class PartitionOwner<K, V> {
       } while (again);
     } finally {
       pumping = false;
-      publish();
     }
     if (fenced && drained != null && isDrained()) {
       drained.tryComplete();
@@ -302,7 +289,7 @@ final class PartitionOwner<K, V> {
       }
       switch (it.decision.verdict()) {
         case DUPLICATE -> {
-          unpublishedDuplicates++;
+          metrics.duplicates.increment();
           stopWaiting();
           settle(it);
         }
@@ -657,37 +644,11 @@ final class PartitionOwner<K, V> {
     lastSettledNext = Math.max(lastSettledNext, it.record.offset() + 1);
     Item<K, V> waiting = committing.peek();
     // Never publish past a record whose commit is unanswered: every record before it is settled.
-    settledNextLocal = waiting == null ? lastSettledNext : Math.max(settledNextLocal, waiting.record.offset());
-    if (++unpublished == PUBLISH_EVERY) {
-      publish();
-    }
-  }
-
-  /**
-   * Makes what was settled since the last call visible to the poll thread and the meters: the records and duplicates
-   * meters, then the buffered count (waking the poll loop if it dropped to the resume mark), then
-   * {@link #settledNext}. Once per pump pass and every {@value #PUBLISH_EVERY} settled records within a pass, rather
-   * than per record: each of these is a write that another thread (the poll thread, a meter reader) reads. Measured
-   * alternately against per-record publishing, the owner's CPU per record did not change (docs/benchmarks-kafka.md,
-   * runs 13 and 14); it is kept for the cross-thread writes it saves, not as a speed-up. The meters come first, so
-   * that whoever sees an offset committed sees the meters of the records before it.
-   */
-  private void publish() {
-    if (unpublishedDuplicates > 0) {
-      metrics.duplicates.increment(unpublishedDuplicates);
-      unpublishedDuplicates = 0;
-    }
-    int n = unpublished;
-    if (n == 0) {
-      return;
-    }
-    unpublished = 0;
-    metrics.records.increment(n);
-    int after = buffered.addAndGet(-n);
-    settledNext = settledNextLocal;
-    if (after <= resumeMark && after + n > resumeMark) {
+    settledNext = waiting == null ? lastSettledNext : Math.max(settledNext, waiting.record.offset());
+    if (buffered.decrementAndGet() == resumeMark) {
       wakePoll.run();
     }
+    metrics.records.increment();
   }
 
   /** The head no longer waits for a lease or a backoff: the poll loop may resume the partition. */

@@ -30,8 +30,9 @@ public interface DedupClient {
   }
 
   /**
-   * Creates a client of the service configured by {@code options} (it uses {@code address} and
-   * {@code partitions}, which must match the deployed service). Uses {@link Transport#LOCAL} unless the Vert.x
+   * Creates a client of the service configured by {@code options} (it uses {@code address}, {@code partitions} and
+   * {@code routeByKey}, which must match the deployed service: a partition refuses with a 400 an event sent to it by
+   * a client that computes partitions otherwise). Uses {@link Transport#LOCAL} unless the Vert.x
    * instance is clustered.
    *
    * @param vertx the Vert.x instance
@@ -55,11 +56,13 @@ public interface DedupClient {
   }
 
   /**
-   * Finds the partition that owns an event: by the fingerprint of its key if it has one, else of its id.
-   * O(length of the id or key).
+   * Finds the partition that owns an event: by the fingerprint of its key if the service routes by key
+   * ({@link DedupOptions#isRouteByKey()}), else of its id. O(length of the id or key).
    *
    * @param event the event (id, and key if any)
-   * @return {@code 0 .. partitions - 1}; 0 when the event has neither id nor key
+   * @return {@code 0 .. partitions - 1}; 0 for an event the service refuses whatever its partition (no key when it
+   *     routes by key, no id when it routes by id, or a key when it routes by id over more than one partition):
+   *     partition 0 answers it with a 400 naming the field
    */
   int partitionOf(DedupEvent event);
 

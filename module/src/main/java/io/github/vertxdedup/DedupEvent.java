@@ -53,8 +53,9 @@ public class DedupEvent {
   }
 
   /**
-   * Sets a business key: the event is a duplicate if either its id or its key was seen. It also decides the owning
-   * partition when given, so a caller that uses keys must always send them.
+   * Sets a business key: the event is a duplicate if either its id or its key was seen. A service that routes by key
+   * ({@link DedupOptions#setRouteByKey}) requires one on every event and routes by it; a service that routes by id
+   * refuses one when it has more than one partition.
    *
    * @param key 1..maxIdBytes UTF-8 bytes, or null
    * @return this

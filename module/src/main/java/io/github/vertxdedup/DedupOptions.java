@@ -18,11 +18,11 @@ import java.util.Objects;
  * which the verticle calls before it deploys anything. The JSON constructor rejects unknown keys, so a typo in a
  * config does not silently fall back to a default.
  *
- * <p>JSON keys (all optional except {@code windowMs}): {@code address}, {@code partitions}, {@code windowMs},
- * {@code bucketMs}, {@code maxIdsPerPartition}, {@code expectedIdsPerPartition}, {@code capacityPolicy}
- * ({@code "REJECT"} | {@code "EVICT_OLDEST"}), {@code payloadHashes}, {@code unvouchedPolicy} ({@code "UNKNOWN"} |
- * {@code "ACCEPT"}), {@code maxIdBytes}, {@code maxBatch}, {@code leaseMs}, {@code maxPending}, {@code journalDir},
- * {@code journalSync} ({@code "NONE"} | {@code "ASYNC"} | {@code "SYNC"}).
+ * <p>JSON keys (all optional except {@code windowMs}): {@code address}, {@code partitions}, {@code routeByKey},
+ * {@code windowMs}, {@code bucketMs}, {@code maxIdsPerPartition}, {@code expectedIdsPerPartition},
+ * {@code capacityPolicy} ({@code "REJECT"} | {@code "EVICT_OLDEST"}), {@code payloadHashes}, {@code unvouchedPolicy}
+ * ({@code "UNKNOWN"} | {@code "ACCEPT"}), {@code maxIdBytes}, {@code maxBatch}, {@code leaseMs}, {@code maxPending},
+ * {@code journalDir}, {@code journalSync} ({@code "NONE"} | {@code "ASYNC"} | {@code "SYNC"}).
  *
  * <p>Not thread-safe: build it on one thread, then hand it over (deployment copies it into JSON).
  */
@@ -32,6 +32,8 @@ public class DedupOptions {
   public static final String DEFAULT_ADDRESS = "dedup";
   /** Default number of partitions. */
   public static final int DEFAULT_PARTITIONS = 1;
+  /** Default {@code routeByKey}: events are routed by their id. */
+  public static final boolean DEFAULT_ROUTE_BY_KEY = false;
   /** Largest number of partitions (each is a verticle on an event loop). */
   public static final int MAX_PARTITIONS = 1024;
   /** Largest window: one year. A longer promise needs a store other than memory (seed 004: tiered retention). */
@@ -70,6 +72,7 @@ public class DedupOptions {
 
   private String address;
   private int partitions;
+  private boolean routeByKey;
   private long windowMs;
   private long bucketMs;
   private long maxIdsPerPartition;
@@ -88,6 +91,7 @@ public class DedupOptions {
   public DedupOptions() {
     address = DEFAULT_ADDRESS;
     partitions = DEFAULT_PARTITIONS;
+    routeByKey = DEFAULT_ROUTE_BY_KEY;
     maxIdsPerPartition = DEFAULT_MAX_IDS_PER_PARTITION;
     expectedIdsPerPartition = DEFAULT_EXPECTED_IDS_PER_PARTITION;
     capacityPolicy = DEFAULT_CAPACITY_POLICY;
@@ -108,6 +112,7 @@ public class DedupOptions {
   public DedupOptions(DedupOptions other) {
     address = other.address;
     partitions = other.partitions;
+    routeByKey = other.routeByKey;
     windowMs = other.windowMs;
     bucketMs = other.bucketMs;
     maxIdsPerPartition = other.maxIdsPerPartition;
@@ -139,6 +144,7 @@ public class DedupOptions {
       switch (k) {
         case "address" -> setAddress(string(k, v));
         case "partitions" -> setPartitions(intValue(k, v));
+        case "routeByKey" -> setRouteByKey(bool(k, v));
         case "windowMs" -> setWindowMs(longValue(k, v));
         case "bucketMs" -> setBucketMs(longValue(k, v));
         case "maxIdsPerPartition" -> setMaxIdsPerPartition(longValue(k, v));
@@ -153,8 +159,9 @@ public class DedupOptions {
         case "journalDir" -> setJournalDir(string(k, v));
         case "journalSync" -> setJournalSync(enumValue(k, v, SyncPolicy.class));
         default -> throw new IllegalArgumentException("unknown config key '" + k + "' (known keys: address, "
-            + "partitions, windowMs, bucketMs, maxIdsPerPartition, expectedIdsPerPartition, capacityPolicy, "
-            + "payloadHashes, unvouchedPolicy, maxIdBytes, maxBatch, leaseMs, maxPending, journalDir, journalSync)");
+            + "partitions, routeByKey, windowMs, bucketMs, maxIdsPerPartition, expectedIdsPerPartition, "
+            + "capacityPolicy, payloadHashes, unvouchedPolicy, maxIdBytes, maxBatch, leaseMs, maxPending, journalDir, "
+            + "journalSync)");
       }
     }
   }
@@ -166,7 +173,8 @@ public class DedupOptions {
    * @return a new JSON object
    */
   public JsonObject toJson() {
-    JsonObject json = new JsonObject().put("address", address).put("partitions", partitions);
+    JsonObject json = new JsonObject().put("address", address).put("partitions", partitions)
+        .put("routeByKey", routeByKey);
     if (windowMs != 0) {
       json.put("windowMs", windowMs);
     }
@@ -275,6 +283,34 @@ public class DedupOptions {
           "partitions must be in 1.." + MAX_PARTITIONS + " but was " + partitions);
     }
     this.partitions = partitions;
+    return this;
+  }
+
+  /** @return whether events are routed by their business key (true) or by their id (false) */
+  public boolean isRouteByKey() {
+    return routeByKey;
+  }
+
+  /**
+   * Sets which field of an event chooses its partition, and so which events the service admits. Every copy of an
+   * event must reach the partition that saw the first one, which with more than one partition holds only if every
+   * copy is routed by the same field (see {@code docs/partitioning.md}):
+   * <ul>
+   *   <li>true: every event is routed by its {@code key}, whether or not it also has an id, and an event without a
+   *       key is refused with a 400 naming {@code key}. The id is still deduplicated, inside the key's partition.
+   *       For deployments that deduplicate on business keys.
+   *   <li>false (the default): every event is routed by its {@code id}. With more than one partition an event that
+   *       carries a {@code key} is refused with a 400 naming {@code key}, since a key cannot be checked across
+   *       partitions routed by id; with one partition a key is deduplicated as well.
+   * </ul>
+   * A {@link DedupClient} must be created with the same value as the service. Changing it moves events between
+   * partitions, like changing the partition count: with a {@code journalDir}, use a new one (or a new address).
+   *
+   * @param routeByKey whether to route by key
+   * @return this
+   */
+  public DedupOptions setRouteByKey(boolean routeByKey) {
+    this.routeByKey = routeByKey;
     return this;
   }
 
@@ -582,9 +618,10 @@ public class DedupOptions {
       return false;
     }
     DedupOptions x = (DedupOptions) o;
-    return partitions == x.partitions && windowMs == x.windowMs && bucketMs == x.bucketMs
-        && maxIdsPerPartition == x.maxIdsPerPartition && expectedIdsPerPartition == x.expectedIdsPerPartition
-        && payloadHashes == x.payloadHashes && maxIdBytes == x.maxIdBytes && maxBatch == x.maxBatch
+    return partitions == x.partitions && routeByKey == x.routeByKey && windowMs == x.windowMs
+        && bucketMs == x.bucketMs && maxIdsPerPartition == x.maxIdsPerPartition
+        && expectedIdsPerPartition == x.expectedIdsPerPartition && payloadHashes == x.payloadHashes
+        && maxIdBytes == x.maxIdBytes && maxBatch == x.maxBatch
         && leaseMs == x.leaseMs && maxPending == x.maxPending && address.equals(x.address)
         && capacityPolicy == x.capacityPolicy && unvouchedPolicy == x.unvouchedPolicy
         && Objects.equals(journalDir, x.journalDir) && journalSync == x.journalSync;
@@ -592,9 +629,9 @@ public class DedupOptions {
 
   @Override
   public int hashCode() {
-    return Objects.hash(address, partitions, windowMs, bucketMs, maxIdsPerPartition, expectedIdsPerPartition,
-        capacityPolicy, payloadHashes, unvouchedPolicy, maxIdBytes, maxBatch, leaseMs, maxPending, journalDir,
-        journalSync);
+    return Objects.hash(address, partitions, routeByKey, windowMs, bucketMs, maxIdsPerPartition,
+        expectedIdsPerPartition, capacityPolicy, payloadHashes, unvouchedPolicy, maxIdBytes, maxBatch, leaseMs,
+        maxPending, journalDir, journalSync);
   }
 
   @Override

@@ -34,7 +34,8 @@ import java.util.Objects;
  * {@code vertx.deployVerticle(new DedupVerticle(clock), new DeploymentOptions().setConfig(json))}.
  *
  * <p>Callers send requests to {@code <address>.<p>} (see {@link DedupClient}, which computes {@code p}) or to
- * {@code <address>}, which routes single requests by the fingerprint of their {@code key}, else of their {@code id}.
+ * {@code <address>}, which routes single requests by the fingerprint of their {@code key} when
+ * {@link DedupOptions#isRouteByKey() routeByKey} is set, else of their {@code id}.
  * The wire contract (actions, fields, verdicts, failure codes) is described in {@code docs/service.md}.
  *
  * <p>Metrics go to the {@link MeterRegistry} set with {@link #setMeterRegistry}, else to the registry of

@@ -13,7 +13,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
-/** The Java client over both transports, and routing across four partitions. */
+/**
+ * The Java client over both transports, and routing by id across four partitions (the default); routing by key is
+ * {@link RouteByKeyTest}.
+ */
 class DedupClientTest extends ServiceTestSupport {
 
   private static final int PARTITIONS = 4;
@@ -47,17 +50,15 @@ class DedupClientTest extends ServiceTestSupport {
   @EnumSource(DedupClient.Transport.class)
   void shouldClaimCommitReleaseAndLookUp(DedupClient.Transport transport) {
     DedupClient client = client(transport);
-    DedupEvent a = new DedupEvent("a").setKey("order-1").setPayloadHash("h");
+    DedupEvent a = new DedupEvent("a").setPayloadHash("h");
     DedupResult claim = await(client.claim(a));
     assertThat(claim.verdict()).isEqualTo(DedupVerdict.ACCEPTED);
     assertThat(claim.claimToken()).isNotNull();
-    assertThat(await(client.check(new DedupEvent("b").setKey("order-1"))).verdict())
-        .isEqualTo(DedupVerdict.IN_FLIGHT);
-    assertThat(await(client.lookup(new DedupEvent("a").setKey("order-1"))).state())
-        .isEqualTo(EntryState.IN_FLIGHT);
-    DedupEvent commit = new DedupEvent("a").setKey("order-1").setClaimToken(claim.claimToken());
+    assertThat(await(client.check(new DedupEvent("a"))).verdict()).isEqualTo(DedupVerdict.IN_FLIGHT);
+    assertThat(await(client.lookup(new DedupEvent("a"))).state()).isEqualTo(EntryState.IN_FLIGHT);
+    DedupEvent commit = new DedupEvent("a").setClaimToken(claim.claimToken());
     assertThat(await(client.commit(commit)).verdict()).isEqualTo(DedupVerdict.COMMITTED);
-    DedupLookup known = await(client.lookup(new DedupEvent("a").setKey("order-1")));
+    DedupLookup known = await(client.lookup(new DedupEvent("a")));
     assertThat(known.known()).isTrue();
     assertThat(known.state()).isEqualTo(EntryState.REMEMBERED);
     assertThat(known.firstSeenMs()).isEqualTo(T0);
@@ -124,7 +125,7 @@ class DedupClientTest extends ServiceTestSupport {
   }
 
   @Test
-  void shouldRouteByKeyElseIdLikeTheClientAndSpreadOverPartitions() {
+  void shouldRouteByIdLikeTheClientAndSpreadOverPartitions() {
     DedupClient client = client(DedupClient.Transport.JSON);
     Set<Integer> seen = new HashSet<>();
     for (int i = 0; i < 100; i++) {
@@ -134,11 +135,47 @@ class DedupClientTest extends ServiceTestSupport {
       seen.add(reply.getInteger("partition"));
     }
     assertThat(seen).containsExactlyInAnyOrder(0, 1, 2, 3);
-    JsonObject keyed = (JsonObject) send("dedup", "check", id("z").put("key", "order-9"));
-    assertThat(keyed.getInteger("partition"))
-        .isEqualTo(client.partitionOf(new DedupEvent("other").setKey("order-9")));
-    JsonObject again = (JsonObject) send("dedup", "check", id("y").put("key", "order-9"));
-    assertThat(again.getString("verdict")).isEqualTo("DUPLICATE");
+  }
+
+  @Test
+  void shouldRefuseAKeyThroughTheRouterSoThatNoCopyIsSplit() {
+    for (int i = 0; i < 40; i++) {
+      String id = "evt-" + i;
+      // Routed by id, a keyed copy and a keyless one would meet, but a copy under another id with the same key would
+      // not: the key is refused rather than checked in one partition only.
+      assertFailure(failure("dedup", "check", id(id).put("key", "order-" + i)), 400,
+          "key is not accepted", "4 partitions", "routeByKey=true");
+      assertFailure(failure("dedup", "claim", id(id).put("key", "order-" + i)), 400, "key is not accepted");
+      assertFailure(failure("dedup", "lookup", id(id).put("key", "order-" + i)), 400, "key is not accepted");
+      assertThat(((JsonObject) send("dedup", "check", id(id))).getString("verdict")).isEqualTo("ACCEPTED");
+      assertThat(((JsonObject) send("dedup", "check", id(id))).getString("verdict")).isEqualTo("DUPLICATE");
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(DedupClient.Transport.class)
+  void shouldRefuseAKeyThroughTheClientSoThatNoCopyIsSplit(DedupClient.Transport transport) {
+    DedupClient client = client(transport);
+    for (int i = 0; i < 40; i++) {
+      DedupEvent keyed = new DedupEvent("evt-" + i).setKey("order-" + i);
+      assertThatThrownBy(() -> await(client.check(keyed)))
+          .isInstanceOfSatisfying(ReplyException.class, e -> {
+            assertThat(e.failureCode()).isEqualTo(DedupFailure.BAD_REQUEST);
+            assertThat(e.getMessage()).contains("key is not accepted", "routeByKey=true");
+          });
+      assertThat(await(client.check(new DedupEvent("evt-" + i))).verdict()).isEqualTo(DedupVerdict.ACCEPTED);
+      DedupEvent sameKey = new DedupEvent("other-" + i).setKey("order-" + i);
+      assertThatThrownBy(() -> await(client.check(sameKey)))
+          .isInstanceOfSatisfying(ReplyException.class,
+              e -> assertThat(e.getMessage()).contains("key is not accepted"));
+    }
+    List<DedupEvent> batch = eventsOfPartition(client, 1, 3);
+    batch.get(2).setKey("order-x");
+    assertThatThrownBy(() -> await(client.checkBatch(batch)))
+        .isInstanceOfSatisfying(ReplyException.class,
+            e -> assertThat(e.getMessage()).contains("events[2].key is not accepted"));
+    batch.get(2).setKey(null);
+    assertThat(await(client.checkBatch(batch))).extracting(DedupResult::verdict).containsOnly(DedupVerdict.ACCEPTED);
   }
 
   @Test

@@ -16,6 +16,7 @@ class DedupOptionsTest {
     DedupOptions o = new DedupOptions();
     assertThat(o.getAddress()).isEqualTo("dedup");
     assertThat(o.getPartitions()).isEqualTo(1);
+    assertThat(o.isRouteByKey()).isFalse();
     assertThat(o.getWindowMs()).isZero();
     assertThat(o.getBucketMs()).isZero();
     assertThat(o.getMaxIdBytes()).isEqualTo(1024);
@@ -33,6 +34,7 @@ class DedupOptionsTest {
     DedupOptions o = new DedupOptions()
         .setAddress("payments")
         .setPartitions(8)
+        .setRouteByKey(true)
         .setWindow(Duration.ofMinutes(10))
         .setBucket(Duration.ofSeconds(5))
         .setMaxIdsPerPartition(123_456)
@@ -53,7 +55,10 @@ class DedupOptionsTest {
     assertThat(json.getLong("windowMs")).isEqualTo(600_000);
     assertThat(json.getString("capacityPolicy")).isEqualTo("EVICT_OLDEST");
     assertThat(json.getString("journalSync")).isEqualTo("SYNC");
+    assertThat(json.getBoolean("routeByKey")).isTrue();
     assertThat(new DedupOptions(o)).isEqualTo(o);
+    assertThat(new DedupOptions(o).isRouteByKey()).isTrue();
+    assertThat(new DedupOptions(o).setRouteByKey(false)).isNotEqualTo(o);
   }
 
   @Test
@@ -63,6 +68,7 @@ class DedupOptionsTest {
     assertThat(json.containsKey("windowMs")).isFalse();
     assertThat(json.containsKey("bucketMs")).isFalse();
     assertThat(json.containsKey("journalDir")).isFalse();
+    assertThat(json.getBoolean("routeByKey")).isFalse();
     assertThat(new DedupOptions(json)).isEqualTo(o);
   }
 
@@ -88,6 +94,9 @@ class DedupOptionsTest {
         .hasMessageContaining("capacityPolicy must be one of REJECT | EVICT_OLDEST but was 'DROP'");
     assertThatThrownBy(() -> new DedupOptions(new JsonObject().put("payloadHashes", "yes")))
         .hasMessageContaining("payloadHashes must be a boolean");
+    assertThatThrownBy(() -> new DedupOptions(new JsonObject().put("routeByKey", "true")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("routeByKey must be a boolean but was String true");
     assertThatThrownBy(() -> new DedupOptions(new JsonObject().put("address", 7)))
         .hasMessageContaining("address must be a string");
     assertThatThrownBy(() -> new DedupOptions(new JsonObject().put("journalSync", "ALWAYS")))

@@ -88,36 +88,39 @@ class JournaledServiceTest {
 
   @Test
   void shouldKeepClaimsCommitsReleasesKeysAndExpiriesAsTheyWereAcrossARestart() {
-    deploy(options());
-    String committedToken = claim("committed", 10_000);
-    assertThat(ok("commit", id("committed").put("claimToken", committedToken)).getString("verdict"))
+    // Keys over two partitions need routing by key, so every event carries one (and its copies the same one).
+    DedupOptions options = options().setRouteByKey(true);
+    deploy(options);
+    String committedToken = claim(keyed("committed"), 10_000);
+    assertThat(ok("commit", keyed("committed").put("claimToken", committedToken)).getString("verdict"))
         .isEqualTo("COMMITTED");
-    String openToken = claim("open", 10_000);
-    String lapsingToken = claim("lapsing", 10_000);
+    String openToken = claim(keyed("open"), 10_000);
+    String lapsingToken = claim(keyed("lapsing"), 10_000);
     assertThat(lapsingToken).isNotNull();
-    String releasedToken = claim("released", 10_000);
-    assertThat(ok("release", id("released").put("claimToken", releasedToken)).getString("verdict"))
+    String releasedToken = claim(keyed("released"), 10_000);
+    assertThat(ok("release", keyed("released").put("claimToken", releasedToken)).getString("verdict"))
         .isEqualTo("RELEASED");
-    assertThat(verdict("check", id("short").put("rememberUntilMs", T0 + 3_000))).isEqualTo("ACCEPTED");
+    assertThat(verdict("check", keyed("short").put("rememberUntilMs", T0 + 3_000))).isEqualTo("ACCEPTED");
     assertThat(verdict("check", id("keyed").put("key", "invoice-1").put("payloadHash", "h1")))
         .isEqualTo("ACCEPTED");
     clock.advanceMs(4_000);
-    restart(options());
+    restart(options);
 
-    assertThat(check("committed")).isEqualTo("DUPLICATE");
-    assertThat(check("open")).isEqualTo("IN_FLIGHT");
-    assertThat(check("lapsing")).isEqualTo("IN_FLIGHT");
-    assertThat(check("released")).isEqualTo("ACCEPTED");
-    assertThat(check("short")).as("expired before the restart").isEqualTo("ACCEPTED");
+    assertThat(verdict("check", keyed("committed"))).isEqualTo("DUPLICATE");
+    assertThat(verdict("check", keyed("open"))).isEqualTo("IN_FLIGHT");
+    assertThat(verdict("check", keyed("lapsing"))).isEqualTo("IN_FLIGHT");
+    assertThat(verdict("check", keyed("released"))).isEqualTo("ACCEPTED");
+    assertThat(verdict("check", keyed("short"))).as("expired before the restart").isEqualTo("ACCEPTED");
     assertThat(verdict("check", id("other-id").put("key", "invoice-1"))).isEqualTo("DUPLICATE");
-    assertThat(verdict("check", id("keyed").put("payloadHash", "h2"))).isEqualTo("CONFLICT");
+    assertThat(verdict("check", id("keyed").put("key", "invoice-1").put("payloadHash", "h2"))).isEqualTo("CONFLICT");
 
     // The token issued before the restart still commits its claim.
-    assertThat(ok("commit", id("open").put("claimToken", openToken)).getString("verdict")).isEqualTo("COMMITTED");
-    assertThat(check("open")).isEqualTo("DUPLICATE");
+    assertThat(ok("commit", keyed("open").put("claimToken", openToken)).getString("verdict"))
+        .isEqualTo("COMMITTED");
+    assertThat(verdict("check", keyed("open"))).isEqualTo("DUPLICATE");
     // An orphaned claim is in flight until its lease ends, then free: never taken for a commit.
     clock.advanceMs(6_001);
-    assertThat(check("lapsing")).isEqualTo("ACCEPTED");
+    assertThat(verdict("check", keyed("lapsing"))).isEqualTo("ACCEPTED");
   }
 
   @Test
@@ -251,7 +254,11 @@ class JournaledServiceTest {
   }
 
   private String claim(String id, long leaseMs) {
-    JsonObject reply = ok("claim", id(id).put("leaseMs", leaseMs));
+    return claim(id(id), leaseMs);
+  }
+
+  private String claim(JsonObject event, long leaseMs) {
+    JsonObject reply = ok("claim", event.put("leaseMs", leaseMs));
     assertThat(reply.getString("verdict")).isEqualTo("ACCEPTED");
     return reply.getString("claimToken");
   }
@@ -296,6 +303,11 @@ class JournaledServiceTest {
 
   private static JsonObject id(String id) {
     return new JsonObject().put("id", id);
+  }
+
+  /** An event whose business key is derived from its id, so that all its copies carry the same one. */
+  private static JsonObject keyed(String id) {
+    return id(id).put("key", "key-" + id);
   }
 
   private static <T> T await(Future<T> f) {

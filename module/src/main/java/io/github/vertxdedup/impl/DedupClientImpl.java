@@ -30,12 +30,12 @@ public final class DedupClientImpl extends ActionClient {
 
   /**
    * @param vertx the Vert.x instance
-   * @param options the service's options (address, partitions)
+   * @param options the service's options (address, partitions, routeByKey)
    * @param transport how requests travel
    */
   public DedupClientImpl(Vertx vertx, DedupOptions options, Transport transport) {
     this.bus = vertx.eventBus();
-    this.routing = new Routing(options.getAddress(), options.getPartitions());
+    this.routing = new Routing(options);
     this.addresses = new String[options.getPartitions()];
     for (int p = 0; p < addresses.length; p++) {
       addresses[p] = options.getAddress() + "." + p;
@@ -51,11 +51,56 @@ public final class DedupClientImpl extends ActionClient {
 
   @Override
   public int partitionOf(DedupEvent event) {
-    if (event.getId() == null && event.getKey() == null) {
+    int p = routing.partitionOf(event.getId(), event.getKey());
+    return p == Routing.NOT_ADMITTED ? 0 : p;
+  }
+
+  /**
+   * The partition of every event of a batch, or -1 if they span partitions. An event the service refuses before
+   * routing it ({@link Routing#NOT_ADMITTED}) goes along with the others, whose partition answers it with a 400
+   * naming {@code events[i].key} (or {@code .id}) and refuses the batch; a batch of only such events goes to 0. So
+   * does a null list or a null event, which the partition refuses with its 400.
+   */
+  private int batchPartition(List<DedupEvent> events) {
+    if (events == null) {
       return 0;
     }
-    String key = event.getKey();
-    return routing.partitionOf(event.getId(), key == null || key.isEmpty() ? null : key);
+    int p = Routing.NOT_ADMITTED;
+    for (int i = 0; i < events.size(); i++) {
+      int q = partitionOrNotAdmitted(events.get(i));
+      if (q == Routing.NOT_ADMITTED) {
+        continue;
+      }
+      if (p != Routing.NOT_ADMITTED && q != p) {
+        return -1;
+      }
+      p = q;
+    }
+    return p == Routing.NOT_ADMITTED ? 0 : p;
+  }
+
+  private int partitionOrNotAdmitted(DedupEvent e) {
+    return e == null ? Routing.NOT_ADMITTED : routing.partitionOf(e.getId(), e.getKey());
+  }
+
+  /** Names the first event of a batch whose partition differs from the first routable one's. */
+  private String spanMessage(List<DedupEvent> events) {
+    int first = -1;
+    int p = Routing.NOT_ADMITTED;
+    for (int i = 0; i < events.size(); i++) {
+      int q = partitionOrNotAdmitted(events.get(i));
+      if (q == Routing.NOT_ADMITTED) {
+        continue;
+      }
+      if (p == Routing.NOT_ADMITTED) {
+        first = i;
+        p = q;
+      } else if (q != p) {
+        return "events[" + i + "] belongs to partition " + q + " but events[" + first + "] to partition " + p
+            + ": a batch goes to one partition (group by partitionOf)";
+      }
+    }
+    return "events span partitions";
   }
 
   @Override
@@ -104,32 +149,6 @@ public final class DedupClientImpl extends ActionClient {
         });
   }
 
-  /** The partition of every event of a batch (0 for an empty one), or -1 if they span partitions. */
-  private int batchPartition(List<DedupEvent> events) {
-    if (routing.partitions() <= 1 || events.isEmpty()) {
-      return 0;
-    }
-    int p = partitionOf(events.get(0));
-    for (int i = 1; i < events.size(); i++) {
-      if (partitionOf(events.get(i)) != p) {
-        return -1;
-      }
-    }
-    return p;
-  }
-
-  private String spanMessage(List<DedupEvent> events) {
-    int p = partitionOf(events.get(0));
-    for (int i = 1; i < events.size(); i++) {
-      int q = partitionOf(events.get(i));
-      if (q != p) {
-        return "events[" + i + "] belongs to partition " + q + " but events[0] to partition " + p
-            + ": a batch goes to one partition (group by partitionOf)";
-      }
-    }
-    return "events span partitions";
-  }
-
   @Override
   Future<DedupResult> single(DedupAction action, DedupEvent event) {
     String to = addresses[partitionOf(event)];
@@ -141,16 +160,9 @@ public final class DedupClientImpl extends ActionClient {
 
   @Override
   Future<List<DedupResult>> batch(DedupAction action, List<DedupEvent> events) {
-    int p = 0;
-    if (routing.partitions() > 1 && !events.isEmpty()) {
-      p = partitionOf(events.get(0));
-      for (int i = 1; i < events.size(); i++) {
-        int q = partitionOf(events.get(i));
-        if (q != p) {
-          return Future.failedFuture(new IllegalArgumentException("events[" + i + "] belongs to partition " + q
-              + " but events[0] to partition " + p + ": a batch goes to one partition (group by partitionOf)"));
-        }
-      }
+    int p = batchPartition(events);
+    if (p < 0) {
+      return Future.failedFuture(new IllegalArgumentException(spanMessage(events)));
     }
     if (local) {
       return bus.<BatchReply>request(addresses[p], LocalRequest.batch(action, events))

@@ -27,9 +27,4 @@ final class ParsedEvent {
   String claimToken;
   /** Who claims (a consumer's instance id), or null; claim only. */
   String claimer;
-
-  /** @return the fingerprint that decides the partition: the key's if there is one, else the id's */
-  long routingFp() {
-    return keyFp != 0 ? keyFp : idFp;
-  }
 }

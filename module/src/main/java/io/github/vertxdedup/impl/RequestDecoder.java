@@ -22,7 +22,9 @@ import java.util.Map;
  * after now and at most {@code now + windowMs}; {@code leaseMs} in {@code 1 ..} {@link DedupOptions#MAX_LEASE_MS};
  * {@code claimToken} 1..{@value #MAX_CLAIM_TOKEN_CHARS} characters; {@code claimer} 1..{@value #MAX_CLAIMER_BYTES}
  * UTF-8 bytes (the journal's column); a batch holds at most {@code maxBatch} events.
- * A partition also refuses an event that another partition owns (see {@link Routing}).
+ * An event must also fit the service's routing mode ({@link Routing#refusal}: with {@code routeByKey} a {@code key}
+ * is required; without it a {@code key} is refused when there is more than one partition), and a partition refuses
+ * an event that another partition owns (see {@link Routing}).
  *
  * <p>Immutable; used on one event loop (the partition's or the router's).
  */
@@ -39,8 +41,8 @@ final class RequestDecoder {
   private final int maxIdBytes;
   private final int maxBatch;
   private final long windowMs;
-  private final int partitions;
-  /** The partition this decoder serves, or -1 for the router (which accepts every event). */
+  private final Routing routing;
+  /** The partition this decoder serves, or -1 for none (it then accepts an event that fits the mode anywhere). */
   private final int partition;
   private final Fingerprinter ids;
   private final Fingerprinter keys;
@@ -50,7 +52,7 @@ final class RequestDecoder {
     this.maxIdBytes = options.getMaxIdBytes();
     this.maxBatch = options.getMaxBatch();
     this.windowMs = options.getWindowMs();
-    this.partitions = options.getPartitions();
+    this.routing = new Routing(options);
     this.partition = partition;
     this.ids = Fingerprinter.forScope(Routing.idScope(address));
     this.keys = Fingerprinter.forScope(Routing.keyScope(address));
@@ -315,10 +317,14 @@ final class RequestDecoder {
       throw RequestFailure.badRequest(field(index, "claimToken") + " is required with action "
           + action.wireName() + " (the token the claim was answered with)");
     }
-    if (partition >= 0 && partitions > 1) {
-      int owner = Routing.partitionOf(e.routingFp(), partitions);
+    String refused = routing.refusal(e.keyFp != 0, field(index, "key"));
+    if (refused != null) {
+      throw RequestFailure.badRequest(refused);
+    }
+    if (partition >= 0 && routing.partitions() > 1) {
+      int owner = routing.partitionOf(e.idFp, e.keyFp);
       if (owner != partition) {
-        String by = e.keyFp != 0 ? "key" : "id";
+        String by = routing.byKey() ? "key" : "id";
         throw RequestFailure.badRequest(field(index, by) + " belongs to partition " + owner + ", not to partition "
             + partition + ": send it to " + address + "." + owner + " or to " + address);
       }

@@ -18,10 +18,11 @@ import java.util.List;
 
 /**
  * The consumer of {@code <address>}: forwards a single request to the partition that owns it (by the fingerprint of
- * its {@code key}, else of its {@code id}; see {@link Routing}) and relays the reply or failure unchanged. It
- * validates nothing but what it needs to route: the partition validates the whole request, so a bad request gets the
- * same 400 either way. {@code stats} here answers {@code {"partitions":[...]}}, one entry per partition. Batches are
- * refused: they go to a partition address. Confined to the deploying verticle's event loop.
+ * its {@code key} if the service routes by key, else of its {@code id}; see {@link Routing}) and relays the reply or
+ * failure unchanged. It validates nothing but what it needs to route: the partition validates the whole request, so
+ * a bad request gets the same 400 either way; an event the routing mode refuses goes to partition 0 for that 400.
+ * {@code stats} here answers {@code {"partitions":[...]}}, one entry per partition. Batches are refused: they go to a
+ * partition address. Confined to the deploying verticle's event loop.
  */
 public final class Router implements Handler<Message<Object>> {
 
@@ -36,7 +37,7 @@ public final class Router implements Handler<Message<Object>> {
   public Router(Vertx vertx, DedupOptions options) {
     this.vertx = vertx;
     this.address = options.getAddress();
-    this.routing = new Routing(address, options.getPartitions());
+    this.routing = new Routing(options);
   }
 
   @Override
@@ -81,9 +82,10 @@ public final class Router implements Handler<Message<Object>> {
       allStats(msg);
       return;
     }
-    // An event that cannot be routed (no usable id or key) goes to partition 0, which answers the precise 400.
-    int p = id == null && (key == null || key.isEmpty()) ? 0
-        : routing.partitionOf(id, key == null || key.isEmpty() ? null : key);
+    // An event that cannot be routed (no usable routing field, or a key the mode refuses) goes to partition 0, which
+    // answers the precise 400.
+    int routed = routing.partitionOf(id, key);
+    int p = routed == Routing.NOT_ADMITTED ? 0 : routed;
     DeliveryOptions options = body instanceof LocalRequest ? new DeliveryOptions()
         : new DeliveryOptions().setHeaders(msg.headers());
     vertx.eventBus().request(address + "." + p, body, options).onComplete(ar -> {

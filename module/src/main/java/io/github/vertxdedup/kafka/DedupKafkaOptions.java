@@ -9,7 +9,8 @@ import java.util.Set;
 /**
  * Options of a {@link DedupKafkaConsumer}: the dedup settings of every topic-partition's window (a
  * {@link DedupOptions}, of which {@code address} is the prefix of the windows' event-bus addresses and
- * {@code partitions} is ignored: the Kafka partition is the dedup partition), the atomicity mode, the retry policy
+ * {@code partitions} and {@code routeByKey} are ignored: the Kafka partition is the dedup partition), the atomicity
+ * mode, the retry policy
  * and the poll loop's settings. Fluent setters validate and throw {@link IllegalArgumentException} naming the field
  * and its limit. Not thread-safe; the consumer copies them.
  *
@@ -216,7 +217,8 @@ public class DedupKafkaOptions {
    * {@code maxIdsPerPartition} (per topic-partition), {@code capacityPolicy}, {@code payloadHashes},
    * {@code leaseMs} (the claim lease in {@link AtomicityMode#EFFECT_FIRST}: longer than a batch of handler calls),
    * {@code maxBatch} (the largest decision batch), {@code maxIdBytes}; {@code address} is the prefix of the windows'
-   * addresses; {@code partitions} is ignored. With {@code journalDir} (and {@code journalSync}) each window journals
+   * addresses; {@code partitions} and {@code routeByKey} are ignored (the Kafka partition is the routing: each window
+ * deduplicates ids, and business keys if the identity has them, of its own topic-partition). With {@code journalDir} (and {@code journalSync}) each window journals
    * its accepted ids and the Kafka offset commits to {@code <journalDir>/<group.id>/<topic>-<partition>} and is
    * rebuilt from it when the partition is assigned again, in this process or after a restart; the journal's directory
    * lock fences owners in different processes. Without it windows live in the Vert.x instance only.

@@ -107,7 +107,8 @@ final class JournalWindowStore implements WindowStore {
     Promise<Void> slot = Promise.promise();
     takeSlot(address, token, dir, deadlineNs, slot);
     return slot.future().compose(s -> {
-      DedupOptions o = new DedupOptions(dedup).setAddress(address).setPartitions(1);
+      DedupOptions o = new DedupOptions(dedup).setAddress(address).setPartitions(1)
+          .setRouteByKey(false);
       PartitionVerticle verticle = new PartitionVerticle(o, 0, clock, new ChronicleJournal(vertx, dir, o, clock),
           registry);
       return vertx.deployVerticle(verticle).compose(deploymentId -> {

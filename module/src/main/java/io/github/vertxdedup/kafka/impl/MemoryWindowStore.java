@@ -120,7 +120,8 @@ final class MemoryWindowStore implements WindowStore {
 
     synchronized Future<PartitionVerticle> deployed(MemoryWindowStore store) {
       if (deployment == null || deployment.failed()) {
-        DedupOptions o = new DedupOptions(store.dedup).setAddress(address).setPartitions(1);
+        DedupOptions o = new DedupOptions(store.dedup).setAddress(address).setPartitions(1)
+            .setRouteByKey(false);
         PartitionVerticle verticle = new PartitionVerticle(o, 0, store.clock, MemoryJournal.INSTANCE,
             store.registry);
         deployment = store.vertx.deployVerticle(verticle).map(id -> verticle);

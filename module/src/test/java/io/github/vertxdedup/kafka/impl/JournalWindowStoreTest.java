@@ -56,6 +56,26 @@ class JournalWindowStoreTest {
   }
 
   @Test
+  void shouldIgnoreTheServicesRoutingSettingsInEveryTopicPartitionsWindow() throws Exception {
+    // The Kafka partition is the routing: a window takes keyless and keyed records whatever partitions and
+    // routeByKey say, in both stores.
+    DedupOptions o = new DedupOptions().setAddress("test.routing").setWindow(Duration.ofMinutes(10))
+        .setPartitions(4).setRouteByKey(true);
+    for (WindowStore store : new WindowStore[] {
+        WindowStore.create(vertx, o, clock, null, 5_000),
+        WindowStore.create(vertx, new DedupOptions(o).setJournalDir(journalDir.toString()), clock, null, 5_000)}) {
+      WindowStore.Lease lease = get(store.acquire("billing", TP, "a"));
+      DedupClient client = lease.window().inProcessClient();
+      assertThat(get(client.check(new DedupEvent("no-key"))).verdict()).isEqualTo(DedupVerdict.ACCEPTED);
+      assertThat(get(client.check(new DedupEvent("keyed").setKey("order-1"))).verdict())
+          .isEqualTo(DedupVerdict.ACCEPTED);
+      assertThat(get(client.check(new DedupEvent("other").setKey("order-1"))).verdict())
+          .isEqualTo(DedupVerdict.DUPLICATE);
+      get(store.release(lease));
+    }
+  }
+
+  @Test
   void shouldJournalCommittedOffsetsAndReportTheHighestAsResumeOffsetToTheNextOwner() throws Exception {
     JournalWindowStore store = store(5_000);
     WindowStore.Lease first = get(store.acquire("billing", TP, "a"));

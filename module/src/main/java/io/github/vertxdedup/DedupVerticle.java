@@ -118,7 +118,7 @@ public class DedupVerticle extends VerticleBase {
     }
     Path addressDir = Path.of(options.getJournalDir(), options.getAddress());
     return vertx.executeBlocking(() -> {
-      ChronicleJournal.checkLayout(addressDir, options.getPartitions());
+      ChronicleJournal.checkLayout(addressDir, options.getPartitions(), options.isRouteByKey());
       return null;
     }, false).recover(e -> Future.failedFuture(
         new IllegalArgumentException("invalid DedupVerticle config: " + e.getMessage(), e)))

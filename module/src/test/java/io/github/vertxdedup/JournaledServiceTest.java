@@ -245,6 +245,43 @@ class JournaledServiceTest {
         .hasMessageContaining("but was 3");
   }
 
+  @Test
+  void shouldRefuseToDeployOnJournalsWrittenWithAnotherRoutedField() {
+    deploy(options().setRouteByKey(true));
+    await(vertx.undeploy(deployment));
+    assertThatThrownBy(() -> deploy(options()))
+        .hasMessageContaining("routeByKey must be true for the journals in")
+        .hasMessageContaining("but was false");
+    deploy(options().setRouteByKey(true));
+  }
+
+  @Test
+  void shouldLetASinglePartitionChangeItsRoutedField() throws IOException {
+    deploy(options().setPartitions(1));
+    assertThat(check("order-1")).isEqualTo("ACCEPTED");
+    restart(options().setPartitions(1).setRouteByKey(true));
+    assertThat(Files.readAllLines(journalDir.resolve("dedup").resolve("partitions")))
+        .containsExactly("1", "routeBy=key");
+  }
+
+  @Test
+  void shouldRecordTheRoutedFieldInALayoutFileOfAnEarlierBuild() throws IOException {
+    Path addressDir = Files.createDirectories(journalDir.resolve("dedup"));
+    Files.writeString(addressDir.resolve("partitions"), "2\n");
+    deploy(options().setRouteByKey(true));
+    assertThat(Files.readAllLines(addressDir.resolve("partitions"))).containsExactly("2", "routeBy=key");
+    await(vertx.undeploy(deployment));
+    assertThatThrownBy(() -> deploy(options())).hasMessageContaining("routeByKey must be true");
+  }
+
+  @Test
+  void shouldRefuseALayoutFileWithAnUnknownRoutedField() throws IOException {
+    Path addressDir = Files.createDirectories(journalDir.resolve("dedup"));
+    Files.writeString(addressDir.resolve("partitions"), "2\nrouteBy=payload\n");
+    assertThatThrownBy(() -> deploy(options()))
+        .hasMessageContaining("must hold routeBy=id or routeBy=key on its second line but holds 'routeBy=payload'");
+  }
+
   // ---------------------------------------------------------------------------------------------------------------
 
   private static long cycleFiles(Path dir) throws IOException {

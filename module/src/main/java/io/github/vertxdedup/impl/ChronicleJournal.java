@@ -154,42 +154,78 @@ public final class ChronicleJournal implements PartitionJournal {
   }
 
   /**
-   * Checks, and on first use records, the partition count the journals under {@code addressDir} were written with.
-   * Routing is a function of the partition count, so journals written with another count hold ids that their
-   * partition no longer owns: redeliveries would reach partitions that never saw them and be accepted again.
-   * Blocking (file I/O): call it off the event loop.
+   * Checks, and on first use records, the routing layout the journals under {@code addressDir} were written with:
+   * the partition count and, with more than one partition, the routed field ({@code routeByKey}). Routing is a
+   * function of both, so journals written with another layout hold ids that their partition no longer owns:
+   * redeliveries would reach partitions that never saw them and be accepted again. With one partition the routed
+   * field plays no part, so it may change freely.
+   *
+   * <p>The file holds the count on its first line and {@code routeBy=id} or {@code routeBy=key} on its second. A file
+   * of an earlier build holds the count alone: it was written when an event went by its key if it had one, else by
+   * its id, which agrees with either mode for the events that mode admits; the mode of this deployment is then
+   * recorded.
+   *
+   * <p>Blocking (file I/O): call it off the event loop.
    *
    * @param addressDir {@code <journalDir>/<address>}
    * @param partitions the partition count of the deployment
-   * @throws IllegalArgumentException if the directory records another partition count
+   * @param routeByKey the deployment's {@code routeByKey}
+   * @throws IllegalArgumentException if the directory records another partition count, or another routed field
+   *     with more than one partition, or a file that is not a layout
    * @throws UncheckedIOException if the file cannot be read or written
    */
-  public static void checkLayout(Path addressDir, int partitions) {
+  public static void checkLayout(Path addressDir, int partitions, boolean routeByKey) {
     Path file = addressDir.resolve(LAYOUT_FILE);
+    String routeBy = routeByKey ? "key" : "id";
     try {
       Files.createDirectories(addressDir);
       if (Files.exists(file)) {
-        String text = Files.readString(file, StandardCharsets.UTF_8).trim();
+        List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+        String count = lines.isEmpty() ? "" : lines.get(0).trim();
         int recorded;
         try {
-          recorded = Integer.parseInt(text);
+          recorded = Integer.parseInt(count);
         } catch (NumberFormatException e) {
-          throw new IllegalArgumentException("journalDir: " + file + " must hold the partition count but holds '"
-              + text + "'");
+          throw new IllegalArgumentException("journalDir: " + file + " must hold the partition count on its first"
+              + " line but holds '" + count + "'");
         }
         if (recorded != partitions) {
           throw new IllegalArgumentException("partitions must be " + recorded + " for the journals in " + addressDir
               + " (they were written with " + recorded + " partitions, and an id's partition depends on the count)"
               + " but was " + partitions + "; use a new journalDir or address to change the partition count");
         }
+        String recordedRouteBy = lines.size() < 2 ? null : lines.get(1).trim();
+        if (recordedRouteBy == null) {
+          writeLayout(addressDir, file, partitions, routeBy);
+          return;
+        }
+        if (!recordedRouteBy.equals("routeBy=id") && !recordedRouteBy.equals("routeBy=key")) {
+          throw new IllegalArgumentException("journalDir: " + file + " must hold routeBy=id or routeBy=key on its"
+              + " second line but holds '" + recordedRouteBy + "'");
+        }
+        if (partitions > 1 && !recordedRouteBy.equals("routeBy=" + routeBy)) {
+          throw new IllegalArgumentException("routeByKey must be " + !routeByKey + " for the journals in "
+              + addressDir + " (they were written with " + recordedRouteBy + " over " + partitions + " partitions,"
+              + " and an event's partition depends on the routed field) but was " + routeByKey + "; use a new"
+              + " journalDir or address to change the routed field");
+        }
+        if (!recordedRouteBy.equals("routeBy=" + routeBy)) {
+          writeLayout(addressDir, file, partitions, routeBy);
+        }
         return;
       }
-      Path tmp = addressDir.resolve(LAYOUT_FILE + ".tmp");
-      Files.writeString(tmp, partitions + "\n", StandardCharsets.UTF_8);
-      Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+      writeLayout(addressDir, file, partitions, routeBy);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot check the journal layout file " + file, e);
     }
+  }
+
+  /** Replaces the layout file atomically (a crash leaves the old file or the new one). Blocking. */
+  private static void writeLayout(Path addressDir, Path file, int partitions, String routeBy) throws IOException {
+    Path tmp = addressDir.resolve(LAYOUT_FILE + ".tmp");
+    Files.writeString(tmp, partitions + "\nrouteBy=" + routeBy + "\n", StandardCharsets.UTF_8);
+    Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
   }
 
   /** Reads the journal's {@link #MEMORY_FILE}, creating it with {@code nowMs} on the first open. Blocking. */

@@ -45,14 +45,14 @@ import org.agrona.collections.Long2ObjectHashMap;
  * finds lapsed claims through a queue in lease-end order (see {@link #leaseOrder}), so it costs O(claims whose lease
  * ended) rather than a scan of every claim. Under
  * {@link CapacityPolicy#REJECT} a claim reserves its window entries, so its commit never finds the window full.
+ * A claim keeps the claimer its request named (journaled with it); {@link #releaseClaimsOf} releases a restarted
+ * claimer's orphaned claims at once.
  *
  * <h2>Room</h2>
  * Under {@link CapacityPolicy#REJECT} only a new event needs room (its id, and its key if it has one; reserved too by
  * a claim): an id or key that is remembered or claimed is answered whether or not the window is full, since answering
  * it records nothing. So room is demanded after the lookup, never before it, and a batch is decided event by event: a
  * new event the full window refuses is that element's 503 ({@link DedupBatchResult}), and the others are decided.
- * A claim keeps the claimer its request named (journaled with it); {@link #releaseClaimsOf} releases a restarted
- * claimer's orphaned claims at once.
  *
  * <h2>Claim tokens</h2>
  * A token is 64 bits written as 16 hex digits (the journal keeps it as a number), the top bit always set (so the

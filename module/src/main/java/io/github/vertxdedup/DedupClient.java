@@ -127,21 +127,29 @@ public interface DedupClient {
   /**
    * {@code checkBatch}: the events, in order, in one request. All must belong to one partition (group them with
    * {@link #partitionOf}); at most {@code maxBatch}. One invalid event fails the whole batch with a 400 naming
-   * {@code events[i].field} and nothing is recorded.
+   * {@code events[i].field} and nothing is recorded. Otherwise each event is answered on its own, as a single
+   * {@link #check} of it in order would be: its {@link DedupResult}, or its own failure. Under {@code REJECT} a full
+   * window refuses a new event with a 503 element (nothing recorded for it) while the ids it remembers are answered
+   * {@link DedupVerdict#DUPLICATE} and the other events decided: settle those, retry only the refused ones.
    *
    * @param events the events
-   * @return one result per event, in order; a failed future with {@link IllegalArgumentException} if the events
-   *     span partitions
+   * @return one element per event, in order ({@link DedupBatchResult#succeeded()} and
+   *     {@link DedupBatchResult#result()}, or {@link DedupBatchResult#failureCode()} and
+   *     {@link DedupBatchResult#message()}); a failed future with the
+   *     service's {@link io.vertx.core.eventbus.ReplyException} if the request as a whole fails (400, or a 503 of a
+   *     partition that is recovering, stopping or whose pending queue is full: nothing recorded), or with
+   *     {@link IllegalArgumentException} if the events span partitions
    */
-  Future<List<DedupResult>> checkBatch(List<DedupEvent> events);
+  Future<List<DedupBatchResult>> checkBatch(List<DedupEvent> events);
 
   /**
-   * {@code claimBatch}: as {@link #checkBatch}, with claims.
+   * {@code claimBatch}: as {@link #checkBatch}, with claims: each event answered as a single {@link #claim} of it in
+   * order would be, or with its own failure (a 503 for a new event a full window cannot reserve room for).
    *
    * @param events the events
-   * @return one result per event, in order
+   * @return one element per event, in order; failures as for {@link #checkBatch}
    */
-  Future<List<DedupResult>> claimBatch(List<DedupEvent> events);
+  Future<List<DedupBatchResult>> claimBatch(List<DedupEvent> events);
 
   /**
    * {@code commitBatch}: commits of the events (id and claimToken each, as {@link #commit} takes), in order, in one

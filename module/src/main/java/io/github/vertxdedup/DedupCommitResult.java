@@ -10,7 +10,7 @@ import java.util.Objects;
  * held, and its message). Immutable and thread-safe.
  *
  * <p>Wire form: the result's JSON ({@code verdict}, {@code partition}) when committed, else
- * {@code {"failureCode": 409, "message": "..."}}.
+ * {@code {"failureCode": 409, "message": "..."}}: the element form of every batch reply ({@link DedupBatchResult}).
  *
  * @param result the COMMITTED result, or null if the commit failed
  * @param failureCode the failure code if the commit failed, else 0

@@ -23,7 +23,8 @@ public final class DedupFailure {
   /**
    * Not available now; retry later: the partition is recovering, stopping or failed, its window is full under
    * {@code REJECT}, its journal is unavailable, or its pending queue is full. The message says which. Nothing was
-   * recorded for the request.
+   * recorded for the request. Inside a {@code checkBatch} or {@code claimBatch}, a full window refuses only the new
+   * events, each with this code as its own element ({@link DedupBatchResult}); the other events are answered.
    */
   public static final int UNAVAILABLE = 503;
 

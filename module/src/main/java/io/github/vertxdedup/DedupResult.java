@@ -4,8 +4,9 @@ import io.vertx.core.json.JsonObject;
 import java.util.Objects;
 
 /**
- * A partition's answer to {@code check}, {@code claim}, {@code commit} or {@code release}, and one element of a
- * batch reply: the Java form of the reply body. Immutable and thread-safe.
+ * A partition's answer to {@code check}, {@code claim}, {@code commit} or {@code release}, and the result of a
+ * decided element of a batch reply ({@link DedupBatchResult}, {@link DedupCommitResult}): the Java form of the reply
+ * body. Immutable and thread-safe.
  *
  * <p>Wire form: {@code verdict} and {@code partition} always; {@code claimToken} on an accepted claim;
  * {@code unvouched: true} on an accept of an event older than the partition's memory; {@code firstSeenMs},

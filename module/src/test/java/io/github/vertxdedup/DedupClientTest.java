@@ -93,7 +93,7 @@ class DedupClientTest extends ServiceTestSupport {
     DedupClient client = client(transport);
     List<DedupEvent> batch = eventsOfPartition(client, 2, 5);
     batch.add(new DedupEvent(batch.get(0).getId()));
-    List<DedupResult> results = await(client.checkBatch(batch));
+    List<DedupResult> results = results(await(client.checkBatch(batch)));
     assertThat(results).hasSize(6);
     assertThat(results.subList(0, 5)).allSatisfy(r -> {
       assertThat(r.verdict()).isEqualTo(DedupVerdict.ACCEPTED);
@@ -101,9 +101,15 @@ class DedupClientTest extends ServiceTestSupport {
     });
     assertThat(results.get(5).verdict()).isEqualTo(DedupVerdict.DUPLICATE);
 
-    List<DedupResult> claims = await(client.claimBatch(eventsOfPartition(client, 1, 2)));
+    List<DedupResult> claims = results(await(client.claimBatch(eventsOfPartition(client, 1, 2))));
     assertThat(claims).extracting(DedupResult::verdict).containsOnly(DedupVerdict.ACCEPTED);
     assertThat(claims).allSatisfy(r -> assertThat(r.claimToken()).isNotNull());
+  }
+
+  /** @return the result of each element, which must all be decided */
+  private static List<DedupResult> results(List<DedupBatchResult> elements) {
+    assertThat(elements).allSatisfy(e -> assertThat(e.succeeded()).as("%s", e).isTrue());
+    return elements.stream().map(DedupBatchResult::result).toList();
   }
 
   @Test
@@ -175,7 +181,8 @@ class DedupClientTest extends ServiceTestSupport {
         .isInstanceOfSatisfying(ReplyException.class,
             e -> assertThat(e.getMessage()).contains("events[2].key is not accepted"));
     batch.get(2).setKey(null);
-    assertThat(await(client.checkBatch(batch))).extracting(DedupResult::verdict).containsOnly(DedupVerdict.ACCEPTED);
+    assertThat(await(client.checkBatch(batch))).extracting(r -> r.result().verdict())
+        .containsOnly(DedupVerdict.ACCEPTED);
   }
 
   @Test

@@ -128,8 +128,8 @@ class RouteByKeyTest extends ServiceTestSupport {
         });
     batch.remove(1);
     assertThat(await(client.checkBatch(batch))).allSatisfy(r -> {
-      assertThat(r.verdict()).isEqualTo(DedupVerdict.ACCEPTED);
-      assertThat(r.partition()).isEqualTo(3);
+      assertThat(r.result().verdict()).isEqualTo(DedupVerdict.ACCEPTED);
+      assertThat(r.result().partition()).isEqualTo(3);
     });
   }
 

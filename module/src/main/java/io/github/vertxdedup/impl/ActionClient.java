@@ -1,6 +1,7 @@
 package io.github.vertxdedup.impl;
 
 import io.github.vertxdedup.DedupAction;
+import io.github.vertxdedup.DedupBatchResult;
 import io.github.vertxdedup.DedupClient;
 import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupResult;
@@ -29,9 +30,9 @@ abstract class ActionClient implements DedupClient {
    *
    * @param action {@link DedupAction#CHECK_BATCH} or {@link DedupAction#CLAIM_BATCH}
    * @param events the events, all of one partition
-   * @return one result per event, in order, or the service's failure
+   * @return one element per event, in order (its result or its own failure), or the service's failure
    */
-  abstract Future<List<DedupResult>> batch(DedupAction action, List<DedupEvent> events);
+  abstract Future<List<DedupBatchResult>> batch(DedupAction action, List<DedupEvent> events);
 
   @Override
   public final Future<DedupResult> check(DedupEvent event) {
@@ -54,12 +55,12 @@ abstract class ActionClient implements DedupClient {
   }
 
   @Override
-  public final Future<List<DedupResult>> checkBatch(List<DedupEvent> events) {
+  public final Future<List<DedupBatchResult>> checkBatch(List<DedupEvent> events) {
     return batch(DedupAction.CHECK_BATCH, events);
   }
 
   @Override
-  public final Future<List<DedupResult>> claimBatch(List<DedupEvent> events) {
+  public final Future<List<DedupBatchResult>> claimBatch(List<DedupEvent> events) {
     return batch(DedupAction.CLAIM_BATCH, events);
   }
 }

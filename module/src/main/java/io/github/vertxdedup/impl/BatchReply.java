@@ -1,23 +1,24 @@
 package io.github.vertxdedup.impl;
 
-import io.github.vertxdedup.DedupResult;
+import io.github.vertxdedup.DedupBatchResult;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 
 /**
- * The reply to a batch request through the local codec: one result per event, in order. Immutable.
+ * The reply to a {@code checkBatch} or {@code claimBatch} request through the local codec: one element per event, in
+ * order (its result, or its own failure). Immutable.
  */
 final class BatchReply {
 
-  private final List<DedupResult> results;
+  private final List<DedupBatchResult> results;
 
-  BatchReply(DedupResult[] results) {
+  BatchReply(DedupBatchResult[] results) {
     this.results = Collections.unmodifiableList(Arrays.asList(results));
   }
 
-  /** @return the results, one per event in order; unmodifiable */
-  public List<DedupResult> results() {
+  /** @return the elements, one per event in order; unmodifiable */
+  public List<DedupBatchResult> results() {
     return results;
   }
 }

@@ -1,6 +1,7 @@
 package io.github.vertxdedup.impl;
 
 import io.github.vertxdedup.DedupAction;
+import io.github.vertxdedup.DedupBatchResult;
 import io.github.vertxdedup.DedupClient;
 import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupLookup;
@@ -159,7 +160,7 @@ public final class DedupClientImpl extends ActionClient {
   }
 
   @Override
-  Future<List<DedupResult>> batch(DedupAction action, List<DedupEvent> events) {
+  Future<List<DedupBatchResult>> batch(DedupAction action, List<DedupEvent> events) {
     int p = batchPartition(events);
     if (p < 0) {
       return Future.failedFuture(new IllegalArgumentException(spanMessage(events)));
@@ -175,9 +176,9 @@ public final class DedupClientImpl extends ActionClient {
     return bus.<JsonObject>request(addresses[p], new JsonObject().put("events", array), headers.get(action))
         .map(m -> {
           JsonArray verdicts = m.body().getJsonArray("verdicts");
-          List<DedupResult> out = new ArrayList<>(verdicts.size());
+          List<DedupBatchResult> out = new ArrayList<>(verdicts.size());
           for (int i = 0; i < verdicts.size(); i++) {
-            out.add(DedupResult.fromJson(verdicts.getJsonObject(i)));
+            out.add(DedupBatchResult.fromJson(verdicts.getJsonObject(i)));
           }
           return out;
         });

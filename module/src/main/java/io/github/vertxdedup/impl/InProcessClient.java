@@ -1,6 +1,7 @@
 package io.github.vertxdedup.impl;
 
 import io.github.vertxdedup.DedupAction;
+import io.github.vertxdedup.DedupBatchResult;
 import io.github.vertxdedup.DedupCommitResult;
 import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupLookup;
@@ -65,7 +66,7 @@ final class InProcessClient extends ActionClient {
   }
 
   @Override
-  Future<List<DedupResult>> batch(DedupAction action, List<DedupEvent> events) {
+  Future<List<DedupBatchResult>> batch(DedupAction action, List<DedupEvent> events) {
     return partition.<BatchReply>serveLocal(LocalRequest.batch(action, events)).map(BatchReply::results);
   }
 

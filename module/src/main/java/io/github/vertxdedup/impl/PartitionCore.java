@@ -1,6 +1,8 @@
 package io.github.vertxdedup.impl;
 
+import io.github.vertxdedup.DedupBatchResult;
 import io.github.vertxdedup.DedupCommitResult;
+import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupLookup;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupResult;
@@ -17,6 +19,7 @@ import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
@@ -44,6 +47,12 @@ import org.agrona.collections.Long2ObjectHashMap;
  * {@link CapacityPolicy#REJECT} a claim reserves its window entries, so its commit never finds the window full.
  * A claim keeps the claimer its request named (journaled with it); {@link #releaseClaimsOf} releases a restarted
  * claimer's orphaned claims at once.
+ *
+ * <h2>Room</h2>
+ * Under {@link CapacityPolicy#REJECT} only a new event needs room (its id, and its key if it has one; reserved too by
+ * a claim): an id or key that is remembered or claimed is answered whether or not the window is full, since answering
+ * it records nothing. So room is demanded after the lookup, never before it, and a batch is decided event by event: a
+ * new event the full window refuses is that element's 503 ({@link DedupBatchResult}), and the others are decided.
  *
  * <h2>Claim tokens</h2>
  * A token is 64 bits written as 16 hex digits (the journal keeps it as a number), the top bit always set (so the
@@ -121,6 +130,8 @@ final class PartitionCore {
   private Verdict[] runVerdicts = new Verdict[0];
 
   private final DedupResult accepted;
+  /** {@link #accepted} as a batch element, shared like it. */
+  private final DedupBatchResult acceptedElement;
   private final DedupResult acceptedUnvouched;
   private final DedupResult unknown;
   private final DedupResult committed;
@@ -160,6 +171,7 @@ final class PartitionCore {
         .build();
     this.memoryBeganMs = clock.nowMs();
     this.accepted = DedupResult.of(DedupVerdict.ACCEPTED, partition);
+    this.acceptedElement = DedupBatchResult.decided(accepted);
     this.acceptedUnvouched = new DedupResult(DedupVerdict.ACCEPTED, partition, null, DedupResult.NO_TIME,
         DedupResult.NO_TIME, DedupResult.NO_TIME, true);
     this.unknown = DedupResult.of(DedupVerdict.UNKNOWN, partition);
@@ -210,12 +222,16 @@ final class PartitionCore {
   }
 
   /**
-   * {@code check}: records a first sighting. O(1) expected: one window probe without a key, two or three with.
+   * {@code check}: records a first sighting. O(1) expected: one window probe without a key, two or three with (two
+   * without a key too when live claims leave less room than the event needs). An id or key already remembered or
+   * claimed needs no room: it is answered even when the window is full.
    *
    * @param e the validated event
    * @return the verdict
-   * @throws RequestFailure 503 if the window is full under REJECT
-   * @throws io.github.vertxdedup.window.WindowFullException if the window's table cannot grow
+   * @throws RequestFailure 503 if the event is new and the window (with the entries claims reserve) is full under
+   *     REJECT; nothing recorded
+   * @throws io.github.vertxdedup.window.WindowFullException if the event is new and the window holds
+   *     {@code maxIdsPerPartition} entries under REJECT with no claim live, or the window's table cannot grow
    */
   DedupResult check(ParsedEvent e) {
     final long now = clock.nowMs();
@@ -224,10 +240,9 @@ final class PartitionCore {
       return held;
     }
     boolean unvouched = e.eventTimeMs != ParsedEvent.NO_EVENT_TIME && unvouched(e.eventTimeMs, now);
-    if (e.keyFp == 0 && !unvouched) {
-      if (reserved > 0) {
-        requireRoom(1);
-      }
+    // One probe decides a plain event when the window's own cap is the only limit (no claim reserves room) or there
+    // is room anyway; otherwise the lookup below comes first, so that a remembered id never needs room.
+    if (e.keyFp == 0 && !unvouched && (reserved == 0 || hasRoom(1))) {
       Verdict v = window.check(e.idFp, e.payloadHash, e.rememberUntilMs);
       if (v == Verdict.ACCEPTED) {
         acceptedCount++;
@@ -263,7 +278,8 @@ final class PartitionCore {
    *
    * @param e the validated event
    * @return ACCEPTED with a token, or the verdict a check would give (nothing recorded)
-   * @throws RequestFailure 503 if the window is full under REJECT
+   * @throws RequestFailure 503 if the event is new and the window (with the entries claims reserve) is full under
+   *     REJECT; nothing recorded
    */
   DedupResult claim(ParsedEvent e) {
     final long now = clock.nowMs();
@@ -436,15 +452,16 @@ final class PartitionCore {
   }
 
   /**
-   * A batch: the same results as single calls in order (a repeat inside the batch is a duplicate). Under REJECT the
-   * room for every event is required up front, so a full window refuses the whole batch before recording any of it.
+   * A batch: the same results as single calls in order (a repeat inside the batch is a duplicate), each event
+   * answered on its own. A new event that a full window refuses (503 under REJECT, or a table that cannot grow) is
+   * that element's failure, with nothing recorded for it, and the others are decided: remembered and claimed ids need
+   * no room (see Room above).
    *
    * @param events validated events
    * @param claims true for {@code claimBatch}, false for {@code checkBatch}
-   * @return one result per event, in order
-   * @throws RequestFailure 503 if the window cannot take the whole batch under REJECT
+   * @return one element per event, in order: its result, or its 503
    */
-  DedupResult[] batch(ParsedEvent[] events, boolean claims) {
+  DedupBatchResult[] batch(ParsedEvent[] events, boolean claims) {
     journal.beginBatch();
     try {
       return decideBatch(events, claims);
@@ -454,15 +471,8 @@ final class PartitionCore {
     }
   }
 
-  private DedupResult[] decideBatch(ParsedEvent[] events, boolean claims) {
-    if (reject) {
-      long need = 0;
-      for (ParsedEvent e : events) {
-        need += e.keyFp != 0 ? 2 : 1;
-      }
-      requireRoom(need);
-    }
-    DedupResult[] out = new DedupResult[events.length];
+  private DedupBatchResult[] decideBatch(ParsedEvent[] events, boolean claims) {
+    DedupBatchResult[] out = new DedupBatchResult[events.length];
     if (claims || !claimsById.isEmpty()) {
       // One event at a time (claims are involved), but the window slots of a group are read first, so that their
       // cache misses overlap rather than each decision waiting for its own (as the batch check does inside).
@@ -475,7 +485,7 @@ final class PartitionCore {
           }
         }
         for (int i = group; i < end; i++) {
-          out[i] = claims ? claim(events[i]) : check(events[i]);
+          out[i] = decideOne(events[i], claims);
         }
       }
       return out;
@@ -485,7 +495,7 @@ final class PartitionCore {
     int i = 0;
     while (i < events.length) {
       if (!plain(events[i])) {
-        out[i] = check(events[i]);
+        out[i] = decideOne(events[i], false);
         i++;
         continue;
       }
@@ -505,7 +515,31 @@ final class PartitionCore {
         && e.eventTimeMs == ParsedEvent.NO_EVENT_TIME && e.rememberUntilMs == DedupWindow.DEFAULT_REMEMBER_UNTIL;
   }
 
-  private void checkPlainRun(ParsedEvent[] events, int from, int to, DedupResult[] out) {
+  /** {@link #check} or {@link #claim} of one event of a batch; a refusal for want of room is its element. */
+  private DedupBatchResult decideOne(ParsedEvent e, boolean claim) {
+    try {
+      DedupResult r = claim ? claim(e) : check(e);
+      return r == accepted ? acceptedElement : DedupBatchResult.decided(r);
+    } catch (RequestFailure f) {
+      return DedupBatchResult.failed(f.code(), f.getMessage());
+    } catch (WindowFullException full) {
+      return windowFull(full);
+    }
+  }
+
+  /** The element of an event the window itself refused (its cap under REJECT, or a table that cannot grow). */
+  private DedupBatchResult windowFull(WindowFullException full) {
+    return DedupBatchResult.failed(DedupFailure.UNAVAILABLE, "partition " + partition + " window full"
+        + " (maxIdsPerPartition=" + maxIds + "): " + full.getMessage() + "; nothing recorded for this event, retry"
+        + " later");
+  }
+
+  /**
+   * Decides a run of plain events with the window's batch check. No claim is live here, so the window's own cap is
+   * the only limit: when it refuses a new id, the window has written the verdicts before it and no other, that event
+   * is refused and the rest of the run is decided one by one.
+   */
+  private void checkPlainRun(ParsedEvent[] events, int from, int to, DedupBatchResult[] out) {
     int n = to - from;
     if (runFingerprints.length < n) {
       runFingerprints = new long[n];
@@ -514,17 +548,36 @@ final class PartitionCore {
     for (int k = 0; k < n; k++) {
       runFingerprints[k] = events[from + k].idFp;
     }
+    // Empty slots mark the verdicts the window did not write, should it refuse an event.
+    Arrays.fill(runVerdicts, 0, n, null);
     final long now = clock.nowMs();
-    window.checkBatch(runFingerprints, 0, n, runVerdicts);
-    for (int k = 0; k < n; k++) {
+    int decided = n;
+    WindowFullException refused = null;
+    try {
+      window.checkBatch(runFingerprints, 0, n, runVerdicts);
+    } catch (WindowFullException full) {
+      refused = full;
+      // The verdicts written are those before the refused event: the first slot left empty is the refused one.
+      decided = 0;
+      while (runVerdicts[decided] != null) {
+        decided++;
+      }
+    }
+    for (int k = 0; k < decided; k++) {
       long fp = runFingerprints[k];
       Verdict v = runVerdicts[k];
       if (v == Verdict.ACCEPTED) {
         acceptedCount++;
         lastWrite = journal.accepted(fp, 0, DedupWindow.NO_PAYLOAD_HASH, now, now + windowMs);
-        out[from + k] = accepted;
+        out[from + k] = acceptedElement;
       } else {
-        out[from + k] = seen(window.lookup(fp), v == Verdict.CONFLICT, now);
+        out[from + k] = DedupBatchResult.decided(seen(window.lookup(fp), v == Verdict.CONFLICT, now));
+      }
+    }
+    if (refused != null) {
+      out[from + decided] = windowFull(refused);
+      for (int k = decided + 1; k < n; k++) {
+        out[from + k] = decideOne(events[from + k], false);
       }
     }
   }
@@ -781,12 +834,15 @@ final class PartitionCore {
     return eventTimeMs < vouchedFromMs();
   }
 
+  /** @return true if {@code entries} more fit beside the entries held and reserved (always, unless REJECT) */
+  private boolean hasRoom(long entries) {
+    return !reject || window.held() + reserved + entries <= maxIds;
+  }
+
+  /** Refuses a new event for which there is no room; called only once the event is known to be new. */
   private void requireRoom(long entries) {
-    if (!reject) {
-      return;
-    }
-    long held = window.held();
-    if (held + reserved + entries > maxIds) {
+    if (!hasRoom(entries)) {
+      long held = window.held();
       capacityRejects++;
       throw RequestFailure.unavailable("window full: partition " + partition + " holds " + held + " entries and "
           + reserved + " reserved by claims, maxIdsPerPartition=" + maxIds + " (capacityPolicy=REJECT); "

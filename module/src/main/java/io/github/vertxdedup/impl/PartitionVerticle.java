@@ -1,6 +1,7 @@
 package io.github.vertxdedup.impl;
 
 import io.github.vertxdedup.DedupAction;
+import io.github.vertxdedup.DedupBatchResult;
 import io.github.vertxdedup.DedupClient;
 import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
@@ -503,8 +504,10 @@ public final class PartitionVerticle extends VerticleBase {
         case RELEASE -> core.release(decoder.decode(r.event, DedupAction.RELEASE, now, -1));
         case LOOKUP -> core.lookup(decoder.decode(r.event, DedupAction.LOOKUP, now, -1));
         case STATS -> stats();
-        case CHECK_BATCH -> new BatchReply(core.batch(decoder.decodeBatch(r.events, DedupAction.CHECK, now), false));
-        case CLAIM_BATCH -> new BatchReply(core.batch(decoder.decodeBatch(r.events, DedupAction.CLAIM, now), true));
+        case CHECK_BATCH -> new BatchReply(countRefusals(
+            core.batch(decoder.decodeBatch(r.events, DedupAction.CHECK, now), false)));
+        case CLAIM_BATCH -> new BatchReply(countRefusals(
+            core.batch(decoder.decodeBatch(r.events, DedupAction.CLAIM, now), true)));
         case COMMIT_BATCH -> new CommitBatchReply(countConflicts(
             core.commitBatch(decoder.decodeBatch(r.events, DedupAction.COMMIT, now))));
       };
@@ -522,34 +525,49 @@ public final class PartitionVerticle extends VerticleBase {
       case COMMIT -> core.commit(decoder.decode(json, action, now, -1)).toJson();
       case RELEASE -> core.release(decoder.decode(json, action, now, -1)).toJson();
       case LOOKUP -> core.lookup(decoder.decode(json, action, now, -1)).toJson();
-      case CHECK_BATCH -> batchJson(core.batch(decoder.decodeBatch(json, DedupAction.CHECK, now), false));
-      case CLAIM_BATCH -> batchJson(core.batch(decoder.decodeBatch(json, DedupAction.CLAIM, now), true));
+      case CHECK_BATCH -> batchJson(countRefusals(
+          core.batch(decoder.decodeBatch(json, DedupAction.CHECK, now), false)));
+      case CLAIM_BATCH -> batchJson(countRefusals(
+          core.batch(decoder.decodeBatch(json, DedupAction.CLAIM, now), true)));
       case COMMIT_BATCH -> commitBatchJson(countConflicts(
           core.commitBatch(decoder.decodeBatch(json, DedupAction.COMMIT, now))));
       case STATS -> throw new IllegalStateException("unreachable");
     };
   }
 
-  private static JsonObject batchJson(DedupResult[] results) {
+  private static JsonObject batchJson(DedupBatchResult[] results) {
     JsonArray verdicts = new JsonArray(new java.util.ArrayList<>(results.length));
-    for (DedupResult r : results) {
+    for (DedupBatchResult r : results) {
       verdicts.add(r.toJson());
     }
     return new JsonObject().put("verdicts", verdicts);
   }
 
+  /** Counts each failed element of a checkBatch or claimBatch as a single failed request would be counted. */
+  private DedupBatchResult[] countRefusals(DedupBatchResult[] results) {
+    for (DedupBatchResult r : results) {
+      countFailure(r.failureCode());
+    }
+    return results;
+  }
+
   /** Counts each failed element of a commitBatch as a single failed commit would be counted. */
   private DedupCommitResult[] countConflicts(DedupCommitResult[] results) {
     for (DedupCommitResult r : results) {
-      if (r.failureCode() == DedupFailure.STATE_CONFLICT) {
-        stateConflicts++;
-      } else if (r.failureCode() == DedupFailure.BAD_REQUEST) {
-        badRequests++;
-      } else if (r.failureCode() != 0) {
-        unavailable++;
-      }
+      countFailure(r.failureCode());
     }
     return results;
+  }
+
+  /** Counts the failure of one element of a batch by its code; 0 (no failure) counts nothing. */
+  private void countFailure(int code) {
+    if (code == DedupFailure.STATE_CONFLICT) {
+      stateConflicts++;
+    } else if (code == DedupFailure.BAD_REQUEST) {
+      badRequests++;
+    } else if (code != 0) {
+      unavailable++;
+    }
   }
 
   private static JsonObject commitBatchJson(DedupCommitResult[] results) {

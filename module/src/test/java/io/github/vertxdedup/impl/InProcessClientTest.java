@@ -3,6 +3,7 @@ package io.github.vertxdedup.impl;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.vertxdedup.DedupBatchResult;
 import io.github.vertxdedup.DedupClient;
 import io.github.vertxdedup.DedupCommitResult;
 import io.github.vertxdedup.DedupEvent;
@@ -10,12 +11,14 @@ import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerdict;
+import io.github.vertxdedup.window.CapacityPolicy;
 import io.github.vertxdedup.window.ManualClock;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.ReplyException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -81,8 +84,9 @@ class InProcessClientTest {
 
     assertThat(get(bus.check(new DedupEvent("b"))).verdict()).isEqualTo(DedupVerdict.ACCEPTED);
     assertThat(get(inProcess.check(new DedupEvent("b"))).verdict()).isEqualTo(DedupVerdict.DUPLICATE);
-    List<DedupResult> batch = get(inProcess.checkBatch(List.of(new DedupEvent("a"), new DedupEvent("c"))));
-    assertThat(batch).extracting(DedupResult::verdict).containsExactly(DedupVerdict.DUPLICATE, DedupVerdict.ACCEPTED);
+    List<DedupBatchResult> batch = get(inProcess.checkBatch(List.of(new DedupEvent("a"), new DedupEvent("c"))));
+    assertThat(batch).extracting(r -> r.result().verdict())
+        .containsExactly(DedupVerdict.DUPLICATE, DedupVerdict.ACCEPTED);
     assertThat(get(inProcess.lookup(new DedupEvent("c"))).state()).isEqualTo(io.github.vertxdedup.EntryState.REMEMBERED);
     assertThat(get(inProcess.stats(0)).getLong("accepted")).isEqualTo(3);
     assertThat(busMessages.get()).as("only the event-bus client's requests").isEqualTo(2);
@@ -91,7 +95,8 @@ class InProcessClientTest {
   @Test
   void shouldClaimCommitAndReleaseAsTheServiceDoes() throws Exception {
     List<DedupResult> claims = onPartition(() -> inProcess.claimBatch(
-        List.of(new DedupEvent("x"), new DedupEvent("y"), new DedupEvent("z"))));
+        List.of(new DedupEvent("x"), new DedupEvent("y"), new DedupEvent("z"))))
+        .stream().map(DedupBatchResult::result).toList();
     assertThat(claims).extracting(DedupResult::verdict).containsOnly(DedupVerdict.ACCEPTED);
     assertThat(get(bus.claim(new DedupEvent("x"))).verdict()).isEqualTo(DedupVerdict.IN_FLIGHT);
 
@@ -106,6 +111,44 @@ class InProcessClientTest {
     assertThat(get(bus.check(new DedupEvent("x"))).verdict()).isEqualTo(DedupVerdict.DUPLICATE);
     assertThat(get(bus.claim(new DedupEvent("y"))).verdict()).isEqualTo(DedupVerdict.IN_FLIGHT);
     assertThat(get(bus.claim(new DedupEvent("z"))).verdict()).as("released").isEqualTo(DedupVerdict.ACCEPTED);
+  }
+
+  /**
+   * A partition at capacity under {@code REJECT} (maxIds 3: two ids and a claim), in-process and through the event
+   * bus: a batch answers each remembered id its verdict and each new id its own 503, in input order.
+   */
+  @Test
+  void shouldAnswerEachItemOfABatchOnAFullWindowAsTheEventBusDoes() throws Exception {
+    DedupOptions o = new DedupOptions().setAddress(ADDRESS + ".full").setPartitions(1)
+        .setWindow(Duration.ofMinutes(10)).setMaxIdsPerPartition(3).setCapacityPolicy(CapacityPolicy.REJECT);
+    PartitionVerticle full = new PartitionVerticle(o, 0, clock, MemoryJournal.INSTANCE, null);
+    get(vertx.deployVerticle(full));
+    DedupClient fullInProcess = full.inProcessClient();
+    DedupClient fullBus = DedupClient.create(vertx, o);
+    get(fullInProcess.check(new DedupEvent("a")));
+    get(fullInProcess.check(new DedupEvent("b")));
+    get(fullInProcess.claim(new DedupEvent("held")));
+
+    List<List<DedupBatchResult>> answers = new ArrayList<>();
+    for (DedupClient client : List.of(fullInProcess, fullBus)) {
+      List<DedupBatchResult> duplicates = get(client.checkBatch(List.of(new DedupEvent("a"), new DedupEvent("b"))));
+      assertThat(duplicates).extracting(r -> r.result().verdict())
+          .containsExactly(DedupVerdict.DUPLICATE, DedupVerdict.DUPLICATE);
+      List<DedupBatchResult> mixed = get(client.claimBatch(List.of(new DedupEvent("b"), new DedupEvent("new"),
+          new DedupEvent("held"))));
+      assertThat(mixed).extracting(DedupBatchResult::succeeded).containsExactly(true, false, true);
+      assertThat(mixed.get(0).result().verdict()).isEqualTo(DedupVerdict.DUPLICATE);
+      assertThat(mixed.get(1).failureCode()).isEqualTo(DedupFailure.UNAVAILABLE);
+      assertThat(mixed.get(1).cause().failureCode()).isEqualTo(DedupFailure.UNAVAILABLE);
+      assertThat(mixed.get(1).message()).contains("window full", "reserved by claims");
+      assertThat(mixed.get(2).result().verdict()).isEqualTo(DedupVerdict.IN_FLIGHT);
+      answers.add(mixed);
+    }
+    assertThat(answers.get(0).get(1)).as("the same failure in-process and over the bus")
+        .isEqualTo(answers.get(1).get(1));
+    assertThat(get(fullInProcess.lookup(new DedupEvent("new"))).state())
+        .isEqualTo(io.github.vertxdedup.EntryState.ABSENT);
+    assertThat(get(fullInProcess.stats(0)).getLong("unavailable")).isEqualTo(2);
   }
 
   @Test

@@ -1,10 +1,10 @@
 package io.github.vertxdedup.bench.service;
 
+import io.github.vertxdedup.DedupBatchResult;
 import io.github.vertxdedup.DedupClient;
 import io.github.vertxdedup.DedupCommitResult;
 import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.impl.MemoryJournal;
 import io.github.vertxdedup.impl.PartitionVerticle;
 import io.github.vertxdedup.window.ManualClock;
@@ -60,11 +60,14 @@ public final class ClaimFootprint {
         for (int i = from; i < Math.min(claims, from + BATCH); i++) {
           batch.add(new DedupEvent("order-" + i));
         }
-        List<DedupResult> claimed = client.claimBatch(batch).toCompletionStage().toCompletableFuture()
+        List<DedupBatchResult> claimed = client.claimBatch(batch).toCompletionStage().toCompletableFuture()
             .get(30, TimeUnit.SECONDS);
         List<DedupEvent> commits = new ArrayList<>(batch.size());
         for (int i = 0; i < batch.size(); i++) {
-          commits.add(new DedupEvent(batch.get(i).getId()).setClaimToken(claimed.get(i).claimToken()));
+          if (claimed.get(i).failed()) {
+            throw new IllegalStateException("a claim of batch " + from / BATCH + " failed: " + claimed.get(i));
+          }
+          commits.add(new DedupEvent(batch.get(i).getId()).setClaimToken(claimed.get(i).result().claimToken()));
         }
         List<DedupCommitResult> committed = client.commitBatch(commits).toCompletionStage().toCompletableFuture()
             .get(30, TimeUnit.SECONDS);

@@ -1,9 +1,9 @@
 package io.github.vertxdedup.bench.service;
 
+import io.github.vertxdedup.DedupBatchResult;
 import io.github.vertxdedup.DedupClient;
 import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerticle;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -152,7 +152,7 @@ public final class ServiceThroughput {
     return new ServiceResults.Scenario(name, rate, driver.errors);
   }
 
-  private static List<DedupResult> checkSize(List<DedupResult> results) {
+  private static List<DedupBatchResult> checkSize(List<DedupBatchResult> results) {
     if (results.size() != BATCH) {
       throw new IllegalStateException("expected " + BATCH + " verdicts but got " + results.size());
     }

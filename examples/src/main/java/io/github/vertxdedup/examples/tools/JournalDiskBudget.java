@@ -113,7 +113,7 @@ public final class JournalDiskBudget {
           batch.add(new DedupEvent("evt-" + (b * BATCH + k)));
         }
         return c.checkBatch(batch).compose(results -> results.stream()
-            .allMatch(r -> r.verdict() == DedupVerdict.ACCEPTED)
+            .allMatch(r -> r.succeeded() && r.result().verdict() == DedupVerdict.ACCEPTED)
             ? Future.succeededFuture() : Future.failedFuture("a batch event was not ACCEPTED"));
       });
       measure(vertx, dir, "claim+commit", ids, c -> i -> {

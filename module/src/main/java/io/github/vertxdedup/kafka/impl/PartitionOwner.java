@@ -1,5 +1,6 @@
 package io.github.vertxdedup.kafka.impl;
 
+import io.github.vertxdedup.DedupBatchResult;
 import io.github.vertxdedup.DedupClient;
 import io.github.vertxdedup.DedupCommitResult;
 import io.github.vertxdedup.DedupEvent;
@@ -370,18 +371,14 @@ final class PartitionOwner<K, V> {
     for (Item<K, V> it : run) {
       events.add(decisionEvent(it.identity));
     }
-    Future<List<DedupResult>> f = effectFirst ? client.claimBatch(events) : client.checkBatch(events);
+    Future<List<DedupBatchResult>> f = effectFirst ? client.claimBatch(events) : client.checkBatch(events);
     f.onComplete(ar -> onContext(() -> {
       if (stopped) {
         return;
       }
       busy = false;
       if (ar.succeeded()) {
-        List<DedupResult> results = ar.result();
-        long now = clock.nowMs();
-        for (int i = 0; i < run.size(); i++) {
-          decided(run.get(i), results.get(i), now);
-        }
+        batchDecided(run, ar.result());
       } else {
         decisionFailed(run.get(0), ar.cause(), true);
         if (!busy) {
@@ -390,6 +387,33 @@ final class PartitionOwner<K, V> {
       }
       pump();
     }));
+  }
+
+  /**
+   * Takes the elements of a decision batch, one per record of {@code run}. A refused record (a new id a full window
+   * has no room for) is left undecided while the others keep their verdicts, so the duplicates before it are settled
+   * and those after it wait only for it: the head backs off at once if it is the one refused, and a later refused
+   * record is decided again when it reaches the head. Effect-first gives back a claim decided after a refused record:
+   * it would hold the room the refused one waits for, and run its lease during that record's backoff.
+   */
+  private void batchDecided(List<Item<K, V>> run, List<DedupBatchResult> results) {
+    long now = clock.nowMs();
+    boolean refused = false;
+    for (int i = 0; i < run.size(); i++) {
+      Item<K, V> it = run.get(i);
+      DedupBatchResult r = results.get(i);
+      if (r.failed()) {
+        if (i == 0) {
+          decisionFailed(it, r.cause(), false);
+        }
+        refused = true;
+        continue;
+      }
+      decided(it, r.result(), now);
+      if (refused && effectFirst && it.decision != null && it.decision.verdict() == DedupVerdict.ACCEPTED) {
+        releaseClaim(it);
+      }
+    }
   }
 
   private void decided(Item<K, V> it, DedupResult result, long nowMs) {

@@ -12,6 +12,7 @@ import io.github.vertxdedup.impl.PartitionVerticle;
 import io.github.vertxdedup.kafka.AtomicityMode;
 import io.github.vertxdedup.kafka.DedupKafkaOptions;
 import io.github.vertxdedup.kafka.IdentityExtractor;
+import io.github.vertxdedup.window.CapacityPolicy;
 import io.github.vertxdedup.window.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
@@ -31,6 +32,8 @@ import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** The partition owner alone, on its window's context, with the window's commits slowed down by a wrapping client. */
 class PartitionOwnerTest {
@@ -133,6 +136,56 @@ class PartitionOwnerTest {
     assertThat(bufferedAtWake).containsExactly(2_000);
     assertThat(registry.get("dedup.kafka.records").counter().count()).isEqualTo(n);
     assertThat(registry.get("dedup.kafka.duplicates").counter().count()).isEqualTo(n / 10 - 1);
+  }
+
+  /**
+   * A window at capacity under {@code REJECT} still answers the ids it remembers: a batch of records whose ids are
+   * remembered, around a new one the full window refuses, settles the duplicates before the refused record without
+   * calling the handler, and backs off for the refused record alone (the poll loop is asked to pause). Once the window
+   * has room (its entries expired) the refused record is decided again and handled, and the duplicate after it is
+   * settled with the verdict its batch gave it.
+   */
+  @ParameterizedTest
+  @EnumSource(AtomicityMode.class)
+  void shouldSettleTheDuplicatesOfABatchAndBackOffOnlyForTheIdsAFullWindowRefuses(AtomicityMode mode)
+      throws Exception {
+    DedupOptions o = new DedupOptions().setAddress("test.owner.full").setPartitions(1)
+        .setWindow(Duration.ofMinutes(10)).setMaxIdsPerPartition(3).setCapacityPolicy(CapacityPolicy.REJECT);
+    PartitionVerticle full = new PartitionVerticle(o, 0, clock, MemoryJournal.INSTANCE, null);
+    vertx.deployVerticle(full).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    DedupClient client = full.inProcessClient();
+    for (String id : List.of("u-0", "u-1", "u-3")) {
+      client.check(new DedupEvent(id)).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+    List<String> handled = new CopyOnWriteArrayList<>();
+    AtomicInteger wakes = new AtomicInteger();
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    DedupKafkaOptions options = new DedupKafkaOptions().setMode(mode).setDedup(o)
+        .setBackoffInitialMs(5).setBackoffMaxMs(20);
+    PartitionOwner<String, String> owner = new PartitionOwner<>(vertx, full.context(), client, TP, options,
+        IdentityExtractor.recordKey(), r -> {
+          handled.add(r.key());
+          return Future.succeededFuture();
+        }, null, clock, new KafkaMetrics(registry, "g", TP.topic(), TP.partition()), wakes::incrementAndGet,
+        "instance-1");
+
+    // u-0, u-1 and u-3 are remembered; u-2 is new and the window holds its 3 entries.
+    owner.offer(records(4));
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> owner.settledNext() == 2);
+    await().atMost(Duration.ofSeconds(10))
+        .until(() -> registry.get("dedup.kafka.unavailable").counter().count() >= 3);
+    assertThat(owner.settledNext()).as("the refused record holds the offset").isEqualTo(2);
+    assertThat(owner.wantsPause()).isTrue();
+    assertThat(handled).isEmpty();
+    assertThat(registry.get("dedup.kafka.duplicates").counter().count()).isEqualTo(2);
+
+    // The window's entries expire: u-2 finds room when it is decided again.
+    clock.advanceMs(Duration.ofMinutes(10).toMillis());
+    await().atMost(Duration.ofSeconds(10)).until(() -> owner.settledNext() == 4);
+    assertThat(handled).containsExactly("u-2");
+    assertThat(registry.get("dedup.kafka.duplicates").counter().count()).isEqualTo(3);
+    assertThat(owner.wantsPause()).isFalse();
   }
 
   @SuppressWarnings("unchecked")

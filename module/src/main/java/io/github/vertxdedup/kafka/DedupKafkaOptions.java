@@ -215,7 +215,8 @@ public class DedupKafkaOptions {
   /**
    * Sets the dedup settings of each topic-partition's window: {@code windowMs} (required), {@code bucketMs},
    * {@code maxIdsPerPartition} (per topic-partition), {@code capacityPolicy}, {@code payloadHashes},
-   * {@code leaseMs} (the claim lease in {@link AtomicityMode#EFFECT_FIRST}: longer than a batch of handler calls),
+   * {@code leaseMs} (the claim lease in {@link AtomicityMode#EFFECT_FIRST}: more than twice the slowest handler call;
+   * each handler starts with at least half a lease left on its claim, whatever {@code maxBatch}),
    * {@code maxBatch} (the largest decision batch), {@code maxIdBytes}; {@code address} is the prefix of the windows'
    * addresses; {@code partitions} and {@code routeByKey} are ignored (the Kafka partition is the routing: each window
  * deduplicates ids, and business keys if the identity has them, of its own topic-partition). With {@code journalDir} (and {@code journalSync}) each window journals

@@ -334,7 +334,8 @@ final class DemoReport {
         : "the key is off: a repeat is written");
     row(out, "dead letters", deadLetters, "records the handler gave up on");
     row(out, "lapsed claims", lapsedClaims, lapsedClaims == 0 ? "no claim outlived its lease"
-        : "claims whose lease ran out before the handler finished: those ids were forgotten (raise the lease)");
+        : "claims whose lease ran out before the handler finished: ids another delivery claimed meanwhile may be"
+            + " credited again (raise the lease)");
     row(out, "mismatches", mismatches(), String.format(Locale.ROOT, "payments not credited exactly once with one"
         + " receipt: credit missing %d, twice %d, wrong amount %d; receipt missing %d, twice %d; unknown %d",
         missing, creditedTwice, wrongAmount, receiptsMissing, receiptsTwice, unknownCredits + unknownReceipts));

@@ -48,7 +48,7 @@ public final class EffectFirstExample {
     DedupKafkaOptions options = new DedupKafkaOptions()
         .setDedup(new DedupOptions()
             .setWindow(Duration.ofMinutes(10))
-            .setLease(Duration.ofSeconds(30))             // longer than a handler call, retries excluded
+            .setLease(Duration.ofSeconds(30))             // over twice the slowest handler call
             .setJournalDir(journalDir.toString()))
         .setMode(AtomicityMode.EFFECT_FIRST)              // claim, handler, commit: at least once
         .setMaxAttempts(5);                               // then the dead-letter handler

@@ -14,7 +14,9 @@ import java.util.Map;
  * retries included), {@code dedup.kafka.dead.letters{reason=...}}, {@code dedup.kafka.in.flight.waits} (records that
  * found another delivery's claim and waited for its lease), {@code dedup.kafka.unavailable} (decisions refused with
  * 503 and retried), {@code dedup.kafka.lapsed.claims} (effect-first commits refused because the claim's lease ran
- * out while the handler ran: the lease is too short for the handler), {@code dedup.kafka.redeliveries.beyond.window}
+ * out while the handler ran: the lease is shorter than twice the handler), {@code dedup.kafka.lapsed.claims.recorded}
+ * (of those, the ids the owner recorded afterwards with a check, as no other delivery had claimed them meanwhile),
+ * {@code dedup.kafka.redeliveries.beyond.window}
  * (records accepted whose Kafka timestamp is older than now minus the window {@code W}: probably redeliveries the
  * window no longer remembers; the verdict is not changed, the handler runs), {@code dedup.kafka.orphaned.claims}
  * (claims this consumer's instance id left open in a previous run, released when it took the partition over),
@@ -32,6 +34,7 @@ final class KafkaMetrics {
   final Counter inFlightWaits;
   final Counter unavailable;
   final Counter lapsedClaims;
+  final Counter lapsedClaimsRecorded;
   final Counter redeliveriesBeyondWindow;
   final Counter orphanedClaims;
   final Counter windowOpenFailures;
@@ -51,6 +54,9 @@ final class KafkaMetrics {
         .description("decisions refused with 503 and retried after a backoff").tags(tags).register(registry);
     lapsedClaims = Counter.builder("dedup.kafka.lapsed.claims")
         .description("effect-first commits refused because the lease ran out during the handler")
+        .tags(tags).register(registry);
+    lapsedClaimsRecorded = Counter.builder("dedup.kafka.lapsed.claims.recorded")
+        .description("ids of lapsed claims recorded after the refused commit, no other delivery having claimed them")
         .tags(tags).register(registry);
     redeliveriesBeyondWindow = Counter.builder("dedup.kafka.redeliveries.beyond.window")
         .description("records accepted whose Kafka timestamp is older than now minus the window: probably"

@@ -63,6 +63,18 @@ import org.apache.kafka.common.TopicPartition;
  * Handlers still run one at a time in offset order. A later record of the same id is decided by a request made
  * after the commit was sent, on the same context, so the window sees the commit first.
  *
+ * <h2>Every handler starts with half a lease ahead</h2>
+ * A run is claimed at once, but its handlers run one after the other, so the last of a long run could start after the
+ * run's lease ended, and its commit would be refused. Before a handler starts, the owner looks at its claim's lease
+ * end (the claim's request time plus {@code leaseMs}, on the injected clock the window also uses, so never later than
+ * the window's): with less than half a lease left it releases the claims not started and claims them again (a new
+ * run from the head). It also sends the commits not sent yet first if their leases are that short, since a handler
+ * that completes at once leaves its commit to go with the next ones. So a handler call shorter than half of
+ * {@code leaseMs} is always committed within its lease, whatever the run's size; claiming again costs a release and
+ * a claim per record only when a run is slower than half a lease. A commit refused all the same (a handler slower
+ * than that) is followed by a check of the record's identity, which records the id unless another delivery claimed
+ * it since the lease ended.
+ *
  * <h2>Claims name the consumer</h2>
  * Effect-first claims carry the consumer's instance id as their claimer, so that the consumer restarted after a kill
  * can have the claims it left open released when it takes the partition back (the window store does that before this
@@ -95,6 +107,8 @@ final class PartitionOwner<K, V> {
   private final String claimer;
   private final long windowMs;
   private final int maxUnansweredCommits;
+  /** Effect-first: the lease of every claim (the window's default {@code leaseMs}; claims name no lease). */
+  private final long leaseMs;
 
   final AtomicInteger buffered = new AtomicInteger();
   private volatile long settledNext = -1;
@@ -107,6 +121,8 @@ final class PartitionOwner<K, V> {
   private final ArrayDeque<Item<K, V>> committing = new ArrayDeque<>();
   /** Effect-first: the tail of {@code committing} whose commit is not sent yet; sent as one commitBatch per pass. */
   private final List<Item<K, V>> toCommit = new ArrayList<>();
+  /** Effect-first: the earliest lease end of the claims in {@code toCommit}; {@code Long.MAX_VALUE} when empty. */
+  private long toCommitLeaseEndMs = Long.MAX_VALUE;
   /** The offset after the last record settled, whether or not an earlier one still waits in committing. */
   private long lastSettledNext = -1;
   private final Vertx vertx;
@@ -150,6 +166,7 @@ final class PartitionOwner<K, V> {
     this.claimer = instanceId;
     this.windowMs = options.getDedup().getWindowMs();
     this.maxUnansweredCommits = options.getMaxUnansweredCommits();
+    this.leaseMs = options.getDedup().getLeaseMs();
   }
 
   /**
@@ -295,8 +312,19 @@ final class PartitionOwner<K, V> {
           settle(it);
         }
         case ACCEPTED -> {
-          if (effectFirst && committing.size() >= maxUnansweredCommits) {
-            return; // the next answered commit pumps again
+          if (effectFirst) {
+            if (committing.size() >= maxUnansweredCommits) {
+              return; // the next answered commit pumps again
+            }
+            long now = clock.nowMs();
+            if (lessThanHalfALeaseLeft(toCommitLeaseEndMs, now)) {
+              // This handler could outlast the leases of the commits not sent yet: send them first.
+              flushCommits();
+            }
+            if (lessThanHalfALeaseLeft(it.leaseEndMs, now) && !it.claimedForLease) {
+              claimAgain(it);
+              continue;
+            }
           }
           runHandler(it);
         }
@@ -348,6 +376,13 @@ final class PartitionOwner<K, V> {
     }
     if (decideSingly > 0) {
       decideSingly--;
+    }
+    if (effectFirst) {
+      // The window claims on the same clock, at this instant or later: its lease ends no earlier than this.
+      long leaseEndMs = clock.nowMs() + leaseMs;
+      for (Item<K, V> it : run) {
+        it.leaseEndMs = leaseEndMs;
+      }
     }
     if (run.size() == 1) {
       Item<K, V> it = run.get(0);
@@ -446,10 +481,35 @@ final class PartitionOwner<K, V> {
     retryAfter(backoff(++it.decisionRetries), true);
   }
 
+  /**
+   * Whether a claim whose lease ends at {@code leaseEndMs} has less than half of {@code leaseMs} left at
+   * {@code nowMs}: a handler started now might then outlast it.
+   */
+  private boolean lessThanHalfALeaseLeft(long leaseEndMs, long nowMs) {
+    return leaseEndMs - nowMs < leaseMs - leaseMs / 2;
+  }
+
+  /**
+   * The head's claim has less than half its lease left, so its handler might outlast it (a long run of records
+   * claimed at once, slow handlers, or a wait for commits or another delivery's lease). Gives it back with every
+   * other claim whose handler has not started (they were claimed with it or before it) and lets the pump claim them
+   * again, so that every handler starts with at least half a lease ahead and its commit, sent when it completes,
+   * finds its claim live. A record is claimed again for this reason once per handler call: if the claim made again
+   * has less than half a lease left too (the window, or the replies to the commits the pipeline waits for, took more
+   * than half a lease), claiming once more would not help, and its handler runs on it.
+   */
+  private void claimAgain(Item<K, V> head) {
+    LOG.log(System.Logger.Level.DEBUG, tp + ": less than half the lease left at offset " + head.record.offset()
+        + "; claiming the unstarted records again");
+    releaseUnstartedClaims(null);
+    head.claimedForLease = true;
+  }
+
   private void runHandler(Item<K, V> it) {
     busy = true;
     stopWaiting();
     it.attempts++;
+    it.claimedForLease = false;
     Future<Void> f;
     try {
       f = handler.handle(it.record);
@@ -532,11 +592,13 @@ final class PartitionOwner<K, V> {
     queue.poll();
     committing.add(it);
     toCommit.add(it);
+    toCommitLeaseEndMs = Math.min(toCommitLeaseEndMs, it.leaseEndMs);
     busy = false;
   }
 
   /** Sends the commits not sent yet as one {@code commitBatch} (chunks of {@code maxBatch}). */
   private void flushCommits() {
+    toCommitLeaseEndMs = Long.MAX_VALUE;
     while (!toCommit.isEmpty()) {
       int n = Math.min(maxBatch, toCommit.size());
       List<Item<K, V>> batch = new ArrayList<>(toCommit.subList(0, n));
@@ -546,10 +608,10 @@ final class PartitionOwner<K, V> {
   }
 
   /**
-   * Commits the claims of handled records in one request. A per-id 409 is a claim that lapsed before its commit, as
-   * for a single commit: the effect is applied but the id is not remembered; counted in
-   * {@code dedup.kafka.lapsed.claims}, and the record is settled. A failed request (503, a lost reply) or a per-id
-   * failure other than 409 is retried after a backoff for those records.
+   * Commits the claims of handled records in one request. A per-id 409 is a claim that lapsed before its commit (a
+   * handler slower than half a lease can outlast it): counted in {@code dedup.kafka.lapsed.claims}, and the owner then
+   * tries to record the id with a check ({@link #recordLate}); the record is settled when that is answered. A failed
+   * request (503, a lost reply) or a per-id failure other than 409 is retried after a backoff for those records.
    */
   private void commitClaims(List<Item<K, V>> batch) {
     List<DedupEvent> events = new ArrayList<>(batch.size());
@@ -573,10 +635,7 @@ final class PartitionOwner<K, V> {
             it.commitAnswered = true;
           } else if (r.failureCode() == DedupFailure.STATE_CONFLICT) {
             metrics.lapsedClaims.increment();
-            LOG.log(System.Logger.Level.WARNING, tp + ": the claim of offset " + it.record.offset() + " lapsed"
-                + " before its commit (leaseMs is shorter than the handler took): its effect is applied but the id"
-                + " is not remembered; " + r.message());
-            it.commitAnswered = true;
+            recordLate(it, r.message());
           } else {
             if (retry == null) {
               retry = new ArrayList<>();
@@ -594,6 +653,50 @@ final class PartitionOwner<K, V> {
           }
         });
       }
+      settleAnsweredCommits();
+    }));
+  }
+
+  /**
+   * The commit of a handled record was refused because its claim had lapsed (the handler, or the dead-letter handler
+   * after it, outlasted the lease): the effect is applied and the id not remembered. Checks the record's full identity
+   * (id, key, payload hash), which records the id (journaled as an accepted id, kept across a restart) if no other
+   * delivery claimed or committed it since the lease ended; counted in {@code dedup.kafka.lapsed.claims.recorded}.
+   * Otherwise the other delivery decides: a DUPLICATE was committed by it, an IN_FLIGHT is held by it, and either may
+   * have applied the effect a second time. Logged at WARNING with the id either way. The record is settled when the
+   * check is answered; a 503 or a lost reply is retried after a backoff.
+   *
+   * @param refusal the commit's 409 message
+   */
+  private void recordLate(Item<K, V> it, String refusal) {
+    DedupEvent e = new DedupEvent(it.identity.id()).setKey(it.identity.key())
+        .setPayloadHash(it.identity.payloadHash());
+    client.check(e).onComplete(ar -> onContext(() -> {
+      if (stopped) {
+        return;
+      }
+      if (ar.failed() && !(ar.cause() instanceof ReplyException re && re.failureCode() == DedupFailure.BAD_REQUEST)) {
+        metrics.unavailable.increment();
+        vertx.setTimer(backoff(++it.decisionRetries), t -> {
+          if (!stopped) {
+            recordLate(it, refusal);
+          }
+        });
+        return;
+      }
+      String lapsed = tp + ": the claim of id '" + it.identity.id() + "' at offset " + it.record.offset()
+          + " lapsed before its commit (" + refusal + "; a handler call must take less than half of leaseMs="
+          + leaseMs + "): its effect is applied; ";
+      if (ar.failed()) {
+        LOG.log(System.Logger.Level.WARNING, lapsed + "the id could not be recorded: " + ar.cause());
+      } else if (ar.result().verdict() == DedupVerdict.ACCEPTED) {
+        metrics.lapsedClaimsRecorded.increment();
+        LOG.log(System.Logger.Level.WARNING, lapsed + "no other delivery had claimed it, and it is now remembered");
+      } else {
+        LOG.log(System.Logger.Level.WARNING, lapsed + "another delivery of it is " + ar.result().verdict()
+            + " (held or committed since the lease ended), so the effect may be applied twice");
+      }
+      it.commitAnswered = true;
       settleAnsweredCommits();
     }));
   }
@@ -781,6 +884,13 @@ final class PartitionOwner<K, V> {
     boolean commitAnswered;
     /** Accepted once already (a retried claim is not counted again in the beyond-window meter). */
     boolean acceptedBefore;
+    /**
+     * Effect-first: the earliest instant the window's lease of this record's latest claim can end (the claim's request
+     * time plus {@code leaseMs}, on the injected clock).
+     */
+    long leaseEndMs;
+    /** Effect-first: its claim was given back and made again by {@link #claimAgain} since its handler last started. */
+    boolean claimedForLease;
 
     Item(ConsumerRecord<K, V> record) {
       this.record = record;

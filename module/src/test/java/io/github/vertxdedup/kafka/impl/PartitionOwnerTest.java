@@ -6,27 +6,34 @@ import static org.awaitility.Awaitility.await;
 import io.github.vertxdedup.DedupClient;
 import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.EntryState;
+import io.github.vertxdedup.impl.ChronicleJournal;
 import io.github.vertxdedup.impl.MemoryJournal;
 import io.github.vertxdedup.impl.PartitionVerticle;
+import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.kafka.AtomicityMode;
 import io.github.vertxdedup.kafka.DedupKafkaOptions;
 import io.github.vertxdedup.kafka.IdentityExtractor;
 import io.github.vertxdedup.window.CapacityPolicy;
+import io.github.vertxdedup.kafka.RecordHandler;
 import io.github.vertxdedup.window.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.lang.reflect.Proxy;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
@@ -34,11 +41,17 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The partition owner alone, on its window's context, with the window's commits slowed down by a wrapping client. */
 class PartitionOwnerTest {
 
   private static final TopicPartition TP = new TopicPartition("orders", 0);
+  private static final long LEASE_MS = 1_000;
+
+  @TempDir
+  Path dir;
+  private final Map<PartitionVerticle, String> deployments = new ConcurrentHashMap<>();
 
   private Vertx vertx;
   private final ManualClock clock = new ManualClock(1_700_000_000_000L);
@@ -58,11 +71,156 @@ class PartitionOwnerTest {
   }
 
   private static List<ConsumerRecord<String, String>> records(int n) {
+    return records(0, n);
+  }
+
+  /** @return {@code n} records at offsets {@code fromOffset..}, keyed (and so identified) {@code u-0 .. u-(n-1)} */
+  private static List<ConsumerRecord<String, String>> records(long fromOffset, int n) {
     List<ConsumerRecord<String, String>> out = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      out.add(new ConsumerRecord<>(TP.topic(), TP.partition(), i, "u-" + i, "v"));
+      out.add(new ConsumerRecord<>(TP.topic(), TP.partition(), fromOffset + i, "u-" + i, "v"));
     }
     return out;
+  }
+
+  /** @return window settings with a {@value #LEASE_MS} ms lease, at their own address */
+  private DedupOptions shortLease(String address) {
+    return new DedupOptions().setAddress(address).setPartitions(1).setWindow(Duration.ofMinutes(10))
+        .setLeaseMs(LEASE_MS).setJournalDir(dir.toString()).setJournalSync(SyncPolicy.NONE);
+  }
+
+  /** @return a window of its own, deployed, with {@code options}, on a journal in {@code dir} or in memory */
+  private PartitionVerticle deploy(DedupOptions options, boolean journal) throws Exception {
+    PartitionVerticle w = new PartitionVerticle(options, 0, clock,
+        journal ? new ChronicleJournal(vertx, dir.resolve("journal"), options, clock) : MemoryJournal.INSTANCE, null);
+    deployments.put(w, vertx.deployVerticle(w).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS));
+    return w;
+  }
+
+  private void undeploy(PartitionVerticle w) throws Exception {
+    vertx.undeploy(deployments.remove(w)).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  /** @return an effect-first owner of {@code w}, whose lease is {@code options}' */
+  private PartitionOwner<String, String> effectFirstOwner(PartitionVerticle w, DedupOptions options,
+      RecordHandler<String, String> handler, SimpleMeterRegistry registry) {
+    DedupKafkaOptions o = new DedupKafkaOptions().setMode(AtomicityMode.EFFECT_FIRST).setDedup(options);
+    return new PartitionOwner<>(vertx, w.context(), w.inProcessClient(), TP, o, IdentityExtractor.recordKey(),
+        handler, null, clock, new KafkaMetrics(registry, "g", TP.topic(), TP.partition()), () -> { }, "instance-1");
+  }
+
+  private static <T> T get(Future<T> f) throws Exception {
+    return f.toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  private static double count(SimpleMeterRegistry registry, String name) {
+    return registry.get(name).counter().count();
+  }
+
+  /**
+   * One decision run of 300 claims under a 1 s lease, each handler taking 20 ms of the injected clock: the run's
+   * handlers take six leases in all, so a handler late in the run would start after its claim's lease ended. Every
+   * handler starts with at least half the lease ahead (the owner gives back and claims again the run's unstarted
+   * claims when less is left), no commit is refused, and when the producer publishes all 300 ids again none is
+   * handled twice.
+   */
+  @Test
+  void shouldStartEveryHandlerOfALongRunWithHalfALeaseAheadAndHandleNoIdTwice() throws Exception {
+    int n = 300;
+    DedupOptions o = shortLease("test.owner.run");
+    PartitionVerticle w = deploy(o, false);
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    Map<String, Integer> calls = new ConcurrentHashMap<>();
+    List<Long> leaseLeftAtStart = new CopyOnWriteArrayList<>();
+    List<EntryState> stateAtStart = new CopyOnWriteArrayList<>();
+    PartitionOwner<String, String> owner = effectFirstOwner(w, o, r ->
+        w.inProcessClient().lookup(new DedupEvent(r.key())).compose(claim -> {
+          stateAtStart.add(claim.state());
+          leaseLeftAtStart.add(claim.expiresAtMs() - clock.nowMs());
+          calls.merge(r.key(), 1, Integer::sum);
+          clock.advanceMs(20);
+          return Future.<Void>succeededFuture();
+        }), registry);
+
+    owner.offer(records(0, n));
+    await().atMost(Duration.ofSeconds(30)).until(() -> owner.settledNext() == n);
+    owner.offer(records(n, n));
+    await().atMost(Duration.ofSeconds(30)).until(() -> owner.settledNext() == 2L * n);
+
+    assertThat(calls).hasSize(n).allSatisfy((id, c) -> assertThat(c).as(id).isEqualTo(1));
+    assertThat(stateAtStart).hasSize(n).containsOnly(EntryState.IN_FLIGHT);
+    assertThat(leaseLeftAtStart).as("lease left when a handler starts, ms")
+        .allSatisfy(left -> assertThat(left).isGreaterThanOrEqualTo(LEASE_MS / 2));
+    assertThat(count(registry, "dedup.kafka.lapsed.claims")).isZero();
+    assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(n);
+  }
+
+  /**
+   * A handler slower than the whole lease (1.5 s under 1 s): its commit is refused and counted, and so is the commit of
+   * the record handled just before it in the same pass of the pump (its handler completed at once, and its commit
+   * waited to go with the next ones). No other delivery claimed either id meanwhile, so the owner records both with a
+   * check; the journal keeps them, so after a restart of the window the producer's copies of all three ids are
+   * duplicates.
+   */
+  @Test
+  void shouldRecordTheIdOfAHandlerSlowerThanTheLeaseWhenNoOtherDeliveryClaimedIt() throws Exception {
+    DedupOptions o = shortLease("test.owner.late");
+    PartitionVerticle w = deploy(o, true);
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    Map<String, Integer> calls = new ConcurrentHashMap<>();
+    RecordHandler<String, String> handler = r -> {
+      calls.merge(r.key(), 1, Integer::sum);
+      if (r.key().equals("u-1")) {
+        clock.advanceMs(LEASE_MS + LEASE_MS / 2);
+      }
+      return Future.succeededFuture();
+    };
+    PartitionOwner<String, String> owner = effectFirstOwner(w, o, handler, registry);
+
+    owner.offer(records(0, 3));
+    await().atMost(Duration.ofSeconds(30)).until(() -> owner.settledNext() == 3);
+
+    assertThat(count(registry, "dedup.kafka.lapsed.claims")).isEqualTo(2);
+    assertThat(count(registry, "dedup.kafka.lapsed.claims.recorded")).isEqualTo(2);
+    get(owner.stop());
+    undeploy(w);
+    PartitionVerticle restarted = deploy(o, true);
+    for (String id : new String[] {"u-0", "u-1", "u-2"}) {
+      assertThat(get(restarted.inProcessClient().lookup(new DedupEvent(id))).state()).as(id)
+          .isEqualTo(EntryState.REMEMBERED);
+    }
+    PartitionOwner<String, String> next = effectFirstOwner(restarted, o, handler, registry);
+    next.offer(records(3, 3));
+    await().atMost(Duration.ofSeconds(30)).until(() -> next.settledNext() == 6);
+    assertThat(calls).containsOnly(Map.entry("u-0", 1), Map.entry("u-1", 1), Map.entry("u-2", 1));
+  }
+
+  /**
+   * A handler slower than the whole lease whose id another delivery claimed after the lease ended: the commit is
+   * refused and counted, the owner does not record the id (the other claim holds it, and its commit decides), and
+   * nothing is counted as recorded.
+   */
+  @Test
+  void shouldLeaveTheIdToTheDeliveryThatClaimedItAfterASlowHandlersLeaseEnded() throws Exception {
+    DedupOptions o = shortLease("test.owner.taken");
+    PartitionVerticle w = deploy(o, false);
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    AtomicReference<DedupVerdict> otherClaim = new AtomicReference<>();
+    PartitionOwner<String, String> owner = effectFirstOwner(w, o, r -> {
+      clock.advanceMs(LEASE_MS + LEASE_MS / 2);
+      return w.inProcessClient().claim(new DedupEvent(r.key()).setClaimer("instance-2")).compose(other -> {
+        otherClaim.set(other.verdict());
+        return Future.<Void>succeededFuture();
+      });
+    }, registry);
+
+    owner.offer(records(0, 1));
+    await().atMost(Duration.ofSeconds(30)).until(() -> owner.settledNext() == 1);
+
+    assertThat(otherClaim.get()).as("the other delivery's claim").isEqualTo(DedupVerdict.ACCEPTED);
+    assertThat(count(registry, "dedup.kafka.lapsed.claims")).isEqualTo(1);
+    assertThat(count(registry, "dedup.kafka.lapsed.claims.recorded")).isZero();
+    assertThat(get(w.inProcessClient().lookup(new DedupEvent("u-0"))).state()).isEqualTo(EntryState.IN_FLIGHT);
   }
 
   /**

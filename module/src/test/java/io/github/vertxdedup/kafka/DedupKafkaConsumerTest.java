@@ -187,6 +187,76 @@ class DedupKafkaConsumerTest {
   }
 
   /**
+   * Records sent to the window with their timestamp as event time (the default): one stamped before the window's
+   * memory began (the consumer's first start over a backlog) and one older than W cannot be vouched for, and by
+   * default they are handled and counted in {@code dedup.kafka.unvouched.accepts}, never dead-lettered; the one older
+   * than W also in {@code dedup.kafka.redeliveries.beyond.window}. A timestamp far in the future counts as now. The
+   * window recorded their ids: a copy is a duplicate.
+   */
+  @ParameterizedTest
+  @EnumSource(AtomicityMode.class)
+  void shouldHandleAndCountRecordsTheWindowCannotVouchFor(AtomicityMode mode) throws Exception {
+    Fixture f = fixture("unvouched-accepted", 1);
+    long now = System.currentTimeMillis();
+    long w = Duration.ofMinutes(10).toMillis();
+    subscribe(f, consumer(f, options(mode), new ManualClock(now)));
+    sendAroundTheWindow(f, now, w);
+    broker.awaitCommitted(f.group(), f.topic(), 5);
+    assertThat(f.ledger().credits).as("every id handled, once")
+        .containsOnlyKeys("backlog", "ancient", "current", "ahead");
+    assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
+    assertThat(f.dead()).isEmpty();
+    assertThat(count(registry, "dedup.kafka.unvouched.accepts")).isEqualTo(2);
+    assertThat(count(registry, "dedup.kafka.redeliveries.beyond.window")).isEqualTo(1);
+    assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(1);
+  }
+
+  /**
+   * With {@code unvouchedRecords} DEAD_LETTER the records the window cannot vouch for go to the dead-letter handler
+   * with reason UNVOUCHED, the detail naming the record's age and the window; their ids stay remembered (a copy is a
+   * duplicate, not a second dead letter), and the records it vouches for are handled.
+   */
+  @ParameterizedTest
+  @EnumSource(AtomicityMode.class)
+  void shouldDeadLetterRecordsTheWindowCannotVouchForWhenAskedTo(AtomicityMode mode) throws Exception {
+    Fixture f = fixture("unvouched-dead", 1);
+    long now = System.currentTimeMillis();
+    long w = Duration.ofMinutes(10).toMillis();
+    subscribe(f, consumer(f, options(mode).setUnvouchedRecords(UnvouchedRecordPolicy.DEAD_LETTER),
+        new ManualClock(now)));
+    sendAroundTheWindow(f, now, w);
+    broker.awaitCommitted(f.group(), f.topic(), 5);
+    assertThat(f.ledger().credits).containsOnlyKeys("current", "ahead");
+    assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
+    assertThat(f.dead()).hasSize(2).allSatisfy(d -> assertThat(d.reason()).isEqualTo(DeadLetter.Reason.UNVOUCHED));
+    assertThat(f.dead().get(0).record().key()).isEqualTo("backlog");
+    assertThat(f.dead().get(0).detail()).contains("its timestamp is 60000 ms old, inside the window (600000 ms) but"
+        + " older than the window's memory");
+    assertThat(f.dead().get(1).record().key()).isEqualTo("ancient");
+    assertThat(f.dead().get(1).detail()).contains("its timestamp is 1800000 ms old, older than the window"
+        + " (600000 ms)");
+    assertThat(count(registry, "dedup.kafka.duplicates")).as("the copy of ancient").isEqualTo(1);
+    assertThat(registry.get("dedup.kafka.dead.letters").tag("topic", f.topic()).tag("reason", "unvouched")
+        .counter().count()).isEqualTo(2);
+    assertThat(count(registry, "dedup.kafka.unvouched.accepts")).isZero();
+    assertThat(count(registry, "dedup.kafka.redeliveries.beyond.window")).isZero();
+  }
+
+  /**
+   * Five records around a window W whose memory began at {@code now} (a consumer on a {@code ManualClock} stopped at
+   * {@code now}): {@code backlog} a minute before now (before the window's memory), {@code ancient} 3 W before now
+   * and a copy of it, {@code current} at now, {@code ahead} 2 W after now.
+   */
+  private static void sendAroundTheWindow(Fixture f, long now, long w) {
+    broker.sendAt(f.topic(), "backlog", "v", now - 60_000);
+    broker.sendAt(f.topic(), "ancient", "v", now - 3 * w);
+    broker.sendAt(f.topic(), "ancient", "v", now - 3 * w);
+    broker.sendAt(f.topic(), "current", "v", now);
+    broker.sendAt(f.topic(), "ahead", "v", now + 2 * w);
+    broker.flush();
+  }
+
+  /**
    * The consumer calls its windows in-process (the partition verticle's in-process client, on the window's own
    * context): a run in either mode sends no event-bus message to a window, and the ledger is still credited once per
    * id. (The bound on unanswered commits is tested on the owner alone, in {@code PartitionOwnerTest}.)

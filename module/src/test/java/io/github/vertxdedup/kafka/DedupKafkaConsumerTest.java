@@ -12,13 +12,18 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -408,21 +413,32 @@ class DedupKafkaConsumerTest {
     assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(1);
   }
 
+  /**
+   * Two consumers of one group share the partitions while records flow: the second joins after round 1, the first
+   * leaves after round 3. Every round publishes 200 new ids and 20 copies (10 %) of ids picked at random among those
+   * published before the round (in round 0, before the copy), so copies of many distinct ids reach every partition,
+   * and many of them arrive after their partition has moved. No id is applied twice, every copy is a duplicate.
+   */
   @ParameterizedTest
   @EnumSource(AtomicityMode.class)
   void shouldApplyNoIdTwiceWhilePartitionsMoveBetweenTwoConsumers(AtomicityMode mode) throws Exception {
-    Fixture f = fixture("rebalance", 4);
+    int partitions = 4;
+    Fixture f = fixture("rebalance", partitions);
     DedupKafkaConsumer<String, String> a = start(f, options(mode));
     DedupKafkaConsumer<String, String> b = null;
+    Random random = new Random(7919);
+    Map<Integer, Set<String>> copiedPerPartition = new HashMap<>();
     int sent = 0;
     int ids = 0;
-    // Five rounds of 200 new ids plus 20 copies of earlier ids (10 % duplicates); partitions move between rounds.
     for (int round = 0; round < 5; round++) {
+      int before = ids;
       for (int i = 0; i < 200; i++) {
         broker.send(f.topic(), "id-" + ids++, "v");
         sent++;
-        if (i % 10 == 0) {
-          broker.send(f.topic(), "id-" + (ids * 7919 % ids), "v");
+        if (i % 10 == 9) {
+          String copy = "id-" + random.nextInt(round == 0 ? ids : before);
+          broker.send(f.topic(), copy, "v");
+          copiedPerPartition.computeIfAbsent(partitionOf(copy, partitions), p -> new HashSet<>()).add(copy);
           sent++;
         }
       }
@@ -440,10 +456,17 @@ class DedupKafkaConsumerTest {
       int expected = ids;
       await().atMost(Duration.ofSeconds(60)).until(() -> f.ledger().size() == expected);
     }
+    assertThat(copiedPerPartition).as("distinct ids copied, per partition").hasSize(partitions)
+        .allSatisfy((p, copied) -> assertThat(copied).hasSizeGreaterThanOrEqualTo(15));
     broker.awaitCommitted(f.group(), f.topic(), sent);
     assertThat(f.ledger().size()).isEqualTo(ids);
     assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
     assertThat(f.dead()).isEmpty();
     assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(sent - ids);
+  }
+
+  /** The partition the producer's default partitioner gives a record keyed {@code key}: murmur2 of its bytes. */
+  private static int partitionOf(String key, int partitions) {
+    return Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8))) % partitions;
   }
 }

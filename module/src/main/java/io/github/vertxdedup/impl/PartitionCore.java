@@ -483,7 +483,8 @@ final class PartitionCore {
     // No claim can be involved (a check creates none): runs of plain events go through the window's batch check,
     // which overlaps their cache misses; an event with a key, payload hash or instant takes the single path. An
     // event time the partition vouches for (and that is not late) changes nothing, so it stays plain: the Kafka
-    // consumer sends every record's timestamp.
+    // consumer sends every record's timestamp. Vouched for as of the batch's start: an early eviction inside the batch
+    // (EVICT_OLDEST) moves the memory's start only for the batches after it.
     long plainFromMs = Math.max(vouchedFromMs(), clock.nowMs() - windowMs);
     int i = 0;
     while (i < events.length) {

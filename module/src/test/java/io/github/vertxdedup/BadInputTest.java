@@ -53,10 +53,8 @@ class BadInputTest extends ServiceTestSupport {
         bad("eventTimeMs beyond a long", "check",
             id("a").put("eventTimeMs", new BigInteger("100000000000000000000000")), 400,
             "eventTimeMs must be an integer"),
-        bad("eventTimeMs negative", "check", id("a").put("eventTimeMs", -1), 400, "eventTimeMs must be in 0..",
+        bad("eventTimeMs negative", "check", id("a").put("eventTimeMs", -1), 400, "eventTimeMs must be at least 0",
             "but was -1"),
-        bad("eventTimeMs far future", "check", id("a").put("eventTimeMs", Long.MAX_VALUE), 400,
-            "eventTimeMs must be in 0.." + (T0 + WINDOW_MS)),
         bad("rememberUntilMs a string", "check", id("a").put("rememberUntilMs", "soon"), 400,
             "rememberUntilMs must be an integer"),
         bad("rememberUntilMs in the past", "check", id("a").put("rememberUntilMs", T0), 400,
@@ -102,7 +100,7 @@ class BadInputTest extends ServiceTestSupport {
         bad("batch event not an object", "checkBatch", new JsonObject().put("events", new JsonArray().add(id("a"))
             .add(5)), 400, "events[1] must be a JSON object but was Integer"),
         bad("batch event with a bad field", "checkBatch", new JsonObject().put("events", new JsonArray()
-            .add(id("a")).add(id("b").put("eventTimeMs", -3))), 400, "events[1].eventTimeMs must be in 0.."),
+            .add(id("a")).add(id("b").put("eventTimeMs", -3))), 400, "events[1].eventTimeMs must be at least 0"),
         bad("batch event with a misplaced field", "checkBatch", new JsonObject().put("events", new JsonArray()
             .add(id("a").put("claimToken", "t"))), 400, "events[0].claimToken is not allowed with action check"),
         bad("batch with an unknown field", "checkBatch", new JsonObject().put("event", new JsonArray()), 400,

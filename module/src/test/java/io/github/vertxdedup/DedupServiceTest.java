@@ -98,6 +98,31 @@ class DedupServiceTest extends ServiceTestSupport {
     assertThat(s.getLong("lateDeliveries")).isEqualTo(2);
   }
 
+  /**
+   * An event time after now counts as now (a producer's clock ahead of the partition's is no fault of the event): far
+   * beyond now + W, up to the largest long, it is vouched for, neither UNKNOWN nor unvouched nor late, in a single
+   * check, a claim and a batch (where such events stay on the batch check's plain path and still answer like single
+   * calls).
+   */
+  @Test
+  void shouldCountAnEventTimeAfterNowAsNow() {
+    JsonObject future = ok("check", id("a").put("eventTimeMs", T0 + 2 * WINDOW_MS));
+    assertThat(future.getString("verdict")).isEqualTo("ACCEPTED");
+    assertThat(future.containsKey("unvouched")).isFalse();
+    JsonArray events = new JsonArray().add(id("b").put("eventTimeMs", Long.MAX_VALUE))
+        .add(id("a").put("eventTimeMs", T0 + WINDOW_MS + 1)).add(id("b").put("eventTimeMs", T0))
+        .add(id("c").put("eventTimeMs", T0 - 1));
+    JsonArray verdicts = ok("checkBatch", new JsonObject().put("events", events)).getJsonArray("verdicts");
+    assertThat(verdicts.stream().map(v -> ((JsonObject) v).getString("verdict")))
+        .containsExactly("ACCEPTED", "DUPLICATE", "DUPLICATE", "UNKNOWN");
+    assertThat(verdict("claim", id("d").put("eventTimeMs", Long.MAX_VALUE))).isEqualTo("ACCEPTED");
+    JsonObject s = stats();
+    assertThat(s.getLong("accepted")).isEqualTo(3);
+    assertThat(s.getLong("unknown")).as("only the event older than the partition's memory").isEqualTo(1);
+    assertThat(s.getLong("unvouched")).isZero();
+    assertThat(s.getLong("lateDeliveries")).isZero();
+  }
+
   @Test
   void shouldAnswerLookupWithStateAndTimesAndRecordNothing() {
     JsonObject absent = ok("lookup", id("a"));

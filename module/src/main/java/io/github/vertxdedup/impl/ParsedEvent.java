@@ -17,7 +17,7 @@ final class ParsedEvent {
   long keyFp;
   /** {@link io.github.vertxdedup.window.Fingerprinter#payloadHash(String)} of the payload hash text, or 0. */
   long payloadHash;
-  /** Epoch milliseconds, or {@link #NO_EVENT_TIME}. */
+  /** Epoch milliseconds, never after the decoder's now (a later time counts as now), or {@link #NO_EVENT_TIME}. */
   long eventTimeMs = NO_EVENT_TIME;
   /** Epoch milliseconds, or {@link DedupWindow#DEFAULT_REMEMBER_UNTIL}. */
   long rememberUntilMs = DedupWindow.DEFAULT_REMEMBER_UNTIL;

@@ -491,16 +491,20 @@ final class PartitionCore {
       return out;
     }
     // No claim can be involved (a check creates none): runs of plain events go through the window's batch check,
-    // which overlaps their cache misses; an event with a key, payload hash or instant takes the single path.
+    // which overlaps their cache misses; an event with a key, payload hash or instant takes the single path. An
+    // event time the partition vouches for (and that is not late) changes nothing, so it stays plain: the Kafka
+    // consumer sends every record's timestamp. Vouched for as of the batch's start: an early eviction inside the batch
+    // (EVICT_OLDEST) moves the memory's start only for the batches after it.
+    long plainFromMs = Math.max(vouchedFromMs(), clock.nowMs() - windowMs);
     int i = 0;
     while (i < events.length) {
-      if (!plain(events[i])) {
+      if (!plain(events[i], plainFromMs)) {
         out[i] = decideOne(events[i], false);
         i++;
         continue;
       }
       int end = i + 1;
-      while (end < events.length && plain(events[end])) {
+      while (end < events.length && plain(events[end], plainFromMs)) {
         end++;
       }
       checkPlainRun(events, i, end, out);
@@ -509,10 +513,14 @@ final class PartitionCore {
     return out;
   }
 
-  /** An event the window's batch check can decide: id only, default expiry, no payload hash, no event time. */
-  private static boolean plain(ParsedEvent e) {
+  /**
+   * An event the window's batch check can decide: id only, default expiry, no payload hash, and no event time or one
+   * from {@code plainFromMs} on (vouched for, and not a late delivery: {@link #check} would not look at it).
+   */
+  private static boolean plain(ParsedEvent e, long plainFromMs) {
     return e.keyFp == 0 && e.payloadHash == DedupWindow.NO_PAYLOAD_HASH
-        && e.eventTimeMs == ParsedEvent.NO_EVENT_TIME && e.rememberUntilMs == DedupWindow.DEFAULT_REMEMBER_UNTIL;
+        && (e.eventTimeMs == ParsedEvent.NO_EVENT_TIME || e.eventTimeMs >= plainFromMs)
+        && e.rememberUntilMs == DedupWindow.DEFAULT_REMEMBER_UNTIL;
   }
 
   /** {@link #check} or {@link #claim} of one event of a batch; a refusal for want of room is its element. */

@@ -18,8 +18,9 @@ import java.util.Map;
  * other than {@code id} may be null, which means absent (JSON writers often emit nulls for unset fields).
  *
  * <p>Limits: {@code id} and {@code key} 1..maxIdBytes UTF-8 bytes; {@code payloadHash} 1..{@value
- * #MAX_PAYLOAD_HASH_CHARS} characters; {@code eventTimeMs} in {@code 0 .. now + windowMs}; {@code rememberUntilMs}
- * after now and at most {@code now + windowMs}; {@code leaseMs} in {@code 1 ..} {@link DedupOptions#MAX_LEASE_MS};
+ * #MAX_PAYLOAD_HASH_CHARS} characters; {@code eventTimeMs} at least 0 (a time after now counts as now, see
+ * {@link #eventTime}); {@code rememberUntilMs} after now and at most {@code now + windowMs}; {@code leaseMs} in
+ * {@code 1 ..} {@link DedupOptions#MAX_LEASE_MS};
  * {@code claimToken} 1..{@value #MAX_CLAIM_TOKEN_CHARS} characters; {@code claimer} 1..{@value #MAX_CLAIMER_BYTES}
  * UTF-8 bytes (the journal's column); a batch holds at most {@code maxBatch} events.
  * An event must also fit the service's routing mode ({@link Routing#refusal}: with {@code routeByKey} a {@code key}
@@ -358,13 +359,21 @@ final class RequestDecoder {
     return Fingerprinter.payloadHash(s);
   }
 
-  private long eventTime(long t, long nowMs, int index) {
-    long max = nowMs + windowMs;
-    if (t < 0 || t > max) {
-      throw RequestFailure.badRequest(field(index, "eventTimeMs") + " must be in 0.." + max
-          + " (epoch ms, at most now + windowMs) but was " + t);
+  /**
+   * An event time after now counts as now: the partition vouches for it like for an event produced at this instant.
+   * A producer's clock ahead of the owner's (or a Kafka record stamped by such a producer) is no reason to refuse the
+   * event, and the time is only used to ask whether the event is older than the partition can vouch for, which a
+   * time in the future never is.
+   *
+   * @return {@code min(t, nowMs)}
+   * @throws RequestFailure 400 if {@code t} is negative
+   */
+  private static long eventTime(long t, long nowMs, int index) {
+    if (t < 0) {
+      throw RequestFailure.badRequest(field(index, "eventTimeMs") + " must be at least 0 (epoch ms; a time after now"
+          + " counts as now) but was " + t);
     }
-    return t;
+    return Math.min(t, nowMs);
   }
 
   private long rememberUntil(long t, long nowMs, int index) {

@@ -5,7 +5,9 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
  * A record the consumer will not hand to the record handler, with the reason. Its offset advances once the
- * dead-letter handler's future succeeds; its id (if any) stays remembered, so the dead-letter path owns it.
+ * dead-letter handler's future succeeds; its id stays remembered if the window recorded it (after
+ * {@link Reason#HANDLER_FAILED} and {@link Reason#UNVOUCHED}; a {@link Reason#CONFLICT} keeps the first sighting's), so
+ * the dead-letter path owns it.
  *
  * @param record the record
  * @param reason why
@@ -36,6 +38,20 @@ public record DeadLetter<K, V>(ConsumerRecord<K, V> record, Reason reason, Strin
     /** The id is remembered with another payload hash. */
     CONFLICT,
     /** The handler failed {@code maxAttempts} times. */
-    HANDLER_FAILED
+    HANDLER_FAILED,
+    /**
+     * The window could not vouch for the record (its event time is older than now minus the window, or older than
+     * the window's memory) and {@link DedupKafkaOptions#getUnvouchedRecords()} is
+     * {@link UnvouchedRecordPolicy#DEAD_LETTER}. The detail names the record's age and the window, in milliseconds.
+     * The id is recorded: a later copy is a duplicate.
+     */
+    UNVOUCHED,
+    /**
+     * The window answered a verdict the consumer does not handle (for example {@code UNKNOWN}, which the consumer's
+     * windows never answer: they accept unvouched records and leave the choice to {@link UnvouchedRecordPolicy}).
+     * A fault of the window or of its configuration: the record is not handled and not skipped silently. The detail
+     * names the verdict.
+     */
+    UNEXPECTED_VERDICT
   }
 }

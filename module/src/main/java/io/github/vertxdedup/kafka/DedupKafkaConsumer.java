@@ -28,7 +28,10 @@ import org.apache.kafka.common.TopicPartition;
  * offset advances, the handler is not called, the partition is never paused for it. In flight (another delivery's
  * claim): the partition pauses and the record is decided again when the lease ends. Conflict, no identity, an
  * identity the window refuses, and a handler that failed {@code maxAttempts} times: the dead-letter handler, then
- * the offset advances; the id stays remembered. The window unavailable (503): back off and decide again.
+ * the offset advances; the id stays remembered. The window unavailable (503): back off and decide again. A record
+ * whose timestamp (sent as its event time, {@link DedupKafkaOptions#setEventTimeSource}) is older than the window can
+ * vouch for: handled and counted, or dead-lettered ({@link DedupKafkaOptions#setUnvouchedRecords}). Any other verdict
+ * fails closed: the dead-letter handler ({@link DeadLetter.Reason#UNEXPECTED_VERDICT}), never a silent skip.
  *
  * <h2>Offsets</h2>
  * {@code enable.auto.commit} is forced off. The offset after the last settled record of each partition is committed

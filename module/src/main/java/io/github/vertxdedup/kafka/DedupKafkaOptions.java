@@ -17,7 +17,7 @@ import java.util.Set;
  * <p>JSON form: {@code {"dedup": {...DedupOptions...}, "mode": "EFFECT_FIRST", "maxAttempts": 5,
  * "backoffInitialMs": 100, "backoffMaxMs": 10000, "pollTimeoutMs": 100, "commitIntervalMs": 200,
  * "maxBufferedPerPartition": 4000, "maxUnansweredCommits": 8, "revocationTimeoutMs": 10000, "assignmentTimeoutMs":
- * 60000, "instanceId": null}}.
+ * 60000, "instanceId": null, "eventTimeSource": "RECORD_TIMESTAMP", "unvouchedRecords": "ACCEPT"}}.
  */
 public class DedupKafkaOptions {
 
@@ -60,10 +60,17 @@ public class DedupKafkaOptions {
   public static final long DEFAULT_REVOCATION_TIMEOUT_MS = 10_000;
   /** Default bound on starting (recovering) the windows of newly assigned partitions: 60 s. */
   public static final long DEFAULT_ASSIGNMENT_TIMEOUT_MS = 60_000;
+  /** Default event time sent to the window: the record's Kafka timestamp. */
+  public static final EventTimeSource DEFAULT_EVENT_TIME_SOURCE = EventTimeSource.RECORD_TIMESTAMP;
+  /**
+   * Default treatment of records the window cannot vouch for: {@link UnvouchedRecordPolicy#ACCEPT}, handled and
+   * counted (a first start's backlog must not be dead-lettered).
+   */
+  public static final UnvouchedRecordPolicy DEFAULT_UNVOUCHED_RECORDS = UnvouchedRecordPolicy.ACCEPT;
 
   private static final Set<String> FIELDS = Set.of("dedup", "mode", "maxAttempts", "backoffInitialMs",
       "backoffMaxMs", "pollTimeoutMs", "commitIntervalMs", "maxBufferedPerPartition", "maxUnansweredCommits",
-      "revocationTimeoutMs", "assignmentTimeoutMs", "instanceId");
+      "revocationTimeoutMs", "assignmentTimeoutMs", "instanceId", "eventTimeSource", "unvouchedRecords");
 
   private DedupOptions dedup;
   private AtomicityMode mode = DEFAULT_MODE;
@@ -77,6 +84,8 @@ public class DedupKafkaOptions {
   private long revocationTimeoutMs = DEFAULT_REVOCATION_TIMEOUT_MS;
   private long assignmentTimeoutMs = DEFAULT_ASSIGNMENT_TIMEOUT_MS;
   private String instanceId;
+  private EventTimeSource eventTimeSource = DEFAULT_EVENT_TIME_SOURCE;
+  private UnvouchedRecordPolicy unvouchedRecords = DEFAULT_UNVOUCHED_RECORDS;
 
   /** Creates options with the defaults; {@link #setDedup} (at least its window) is required. */
   public DedupKafkaOptions() {
@@ -101,6 +110,8 @@ public class DedupKafkaOptions {
     this.revocationTimeoutMs = other.revocationTimeoutMs;
     this.assignmentTimeoutMs = other.assignmentTimeoutMs;
     this.instanceId = other.instanceId;
+    this.eventTimeSource = other.eventTimeSource;
+    this.unvouchedRecords = other.unvouchedRecords;
   }
 
   /**
@@ -162,6 +173,22 @@ public class DedupKafkaOptions {
         setAssignmentTimeoutMs(json.getLong("assignmentTimeoutMs"));
       }
       setInstanceId(json.getString("instanceId"));
+      if (json.getValue("eventTimeSource") != null) {
+        String v = json.getString("eventTimeSource");
+        try {
+          setEventTimeSource(EventTimeSource.valueOf(v));
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException("eventTimeSource must be RECORD_TIMESTAMP or NONE but was " + v);
+        }
+      }
+      if (json.getValue("unvouchedRecords") != null) {
+        String v = json.getString("unvouchedRecords");
+        try {
+          setUnvouchedRecords(UnvouchedRecordPolicy.valueOf(v));
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException("unvouchedRecords must be ACCEPT or DEAD_LETTER but was " + v);
+        }
+      }
     } catch (ClassCastException e) {
       throw new IllegalArgumentException("an option has the wrong JSON type: " + e.getMessage(), e);
     }
@@ -184,7 +211,9 @@ public class DedupKafkaOptions {
         .put("maxBufferedPerPartition", maxBufferedPerPartition)
         .put("maxUnansweredCommits", maxUnansweredCommits)
         .put("revocationTimeoutMs", revocationTimeoutMs)
-        .put("assignmentTimeoutMs", assignmentTimeoutMs);
+        .put("assignmentTimeoutMs", assignmentTimeoutMs)
+        .put("eventTimeSource", eventTimeSource.name())
+        .put("unvouchedRecords", unvouchedRecords.name());
     if (instanceId != null) {
       json.put("instanceId", instanceId);
     }
@@ -192,8 +221,10 @@ public class DedupKafkaOptions {
   }
 
   /**
-   * Checks the options as a whole: the dedup options are valid (a window is set) and
-   * {@code backoffInitialMs <= backoffMaxMs}.
+   * Checks the options as a whole: the dedup options are valid (a window is set),
+   * {@code backoffInitialMs <= backoffMaxMs}, and {@code unvouchedRecords} {@code DEAD_LETTER} comes with an event
+   * time ({@code eventTimeSource} not {@code NONE}: without one the window vouches for every record, and nothing
+   * would ever be dead-lettered as unvouched).
    *
    * @return this
    * @throws IllegalArgumentException naming the field and the limit
@@ -203,6 +234,10 @@ public class DedupKafkaOptions {
     if (backoffInitialMs > backoffMaxMs) {
       throw new IllegalArgumentException("backoffInitialMs must be <= backoffMaxMs (" + backoffMaxMs + ") but was "
           + backoffInitialMs);
+    }
+    if (unvouchedRecords == UnvouchedRecordPolicy.DEAD_LETTER && eventTimeSource == EventTimeSource.NONE) {
+      throw new IllegalArgumentException("unvouchedRecords DEAD_LETTER needs an event time, but eventTimeSource was"
+          + " NONE (the window would vouch for every record)");
     }
     return this;
   }
@@ -223,6 +258,9 @@ public class DedupKafkaOptions {
    * its accepted ids and the Kafka offset commits to {@code <journalDir>/<group.id>/<topic>-<partition>} and is
    * rebuilt from it when the partition is assigned again, in this process or after a restart; the journal's directory
    * lock fences owners in different processes. Without it windows live in the Vert.x instance only.
+   * {@code unvouchedPolicy} is ignored too: the consumer's windows always accept a record they cannot vouch for
+   * (recording its id) and mark it unvouched, and {@link #setUnvouchedRecords} chooses what the consumer does with
+   * it.
    *
    * @param dedup the settings (copied)
    * @return this
@@ -487,6 +525,54 @@ public class DedupKafkaOptions {
           + " claimer of each claim) but was " + instanceId.getBytes(java.nio.charset.StandardCharsets.UTF_8).length);
     }
     this.instanceId = instanceId;
+    return this;
+  }
+
+  /** @return what the consumer sends its window as a record's event time */
+  public EventTimeSource getEventTimeSource() {
+    return eventTimeSource;
+  }
+
+  /**
+   * Sets what the consumer sends its window as a record's event time: the record's Kafka timestamp (default), or
+   * nothing. With an event time the window tells a record older than it can vouch for from a new one, and
+   * {@link #setUnvouchedRecords} decides what happens to it; without one every record whose id is not remembered is
+   * a first sighting.
+   *
+   * @param eventTimeSource the source
+   * @return this
+   * @throws IllegalArgumentException if null
+   */
+  public DedupKafkaOptions setEventTimeSource(EventTimeSource eventTimeSource) {
+    if (eventTimeSource == null) {
+      throw new IllegalArgumentException("eventTimeSource must be RECORD_TIMESTAMP or NONE but was null");
+    }
+    this.eventTimeSource = eventTimeSource;
+    return this;
+  }
+
+  /** @return what the consumer does with a record its window cannot vouch for */
+  public UnvouchedRecordPolicy getUnvouchedRecords() {
+    return unvouchedRecords;
+  }
+
+  /**
+   * Sets what the consumer does with a record whose id its window does not remember and whose event time is older
+   * than the window can vouch for (older than now minus {@code W}, or than the moment the window's memory began):
+   * {@link UnvouchedRecordPolicy#ACCEPT} (default) runs the handler and counts the record in
+   * {@code dedup.kafka.unvouched.accepts}; {@link UnvouchedRecordPolicy#DEAD_LETTER} sends it to the dead-letter
+   * handler with {@link DeadLetter.Reason#UNVOUCHED}. Needs an event time ({@link #setEventTimeSource}); a
+   * {@code DEAD_LETTER} without one is refused by {@link #validate()}.
+   *
+   * @param unvouchedRecords the policy
+   * @return this
+   * @throws IllegalArgumentException if null
+   */
+  public DedupKafkaOptions setUnvouchedRecords(UnvouchedRecordPolicy unvouchedRecords) {
+    if (unvouchedRecords == null) {
+      throw new IllegalArgumentException("unvouchedRecords must be ACCEPT or DEAD_LETTER but was null");
+    }
+    this.unvouchedRecords = unvouchedRecords;
     return this;
   }
 

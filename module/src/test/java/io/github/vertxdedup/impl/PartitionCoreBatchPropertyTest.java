@@ -26,7 +26,8 @@ import net.jqwik.api.constraints.Size;
 
 /**
  * A batch gives the same results as single calls in order, whichever path (the window's batch check for plain
- * events, the single path for the others) decides each event.
+ * events, among them those whose event time the partition vouches for, the single path for the others) decides each
+ * event.
  */
 class PartitionCoreBatchPropertyTest {
 
@@ -127,19 +128,30 @@ class PartitionCoreBatchPropertyTest {
     return out;
   }
 
+  /**
+   * Event times relative to {@code T0}, the partition's start: before it (unvouched), at it, after it, more than the
+   * window (60 s) later, and far in the future (counts as now). The clock moves on between rounds, so the same times
+   * become late.
+   */
+  private static final long[] EVENT_TIMES = {-70_000, -1, 0, 5_000, 90_000, Long.MAX_VALUE - T0};
+
   @Provide
   Arbitrary<List<List<JsonObject>>> rounds() {
     Arbitrary<JsonObject> event = Combinators.combine(
         Arbitraries.integers().between(0, 30),
         Arbitraries.integers().between(0, 9),
-        Arbitraries.integers().between(0, 9))
-        .as((id, key, hash) -> {
+        Arbitraries.integers().between(0, 9),
+        Arbitraries.integers().between(-EVENT_TIMES.length, EVENT_TIMES.length - 1))
+        .as((id, key, hash, time) -> {
           JsonObject json = new JsonObject().put("id", "id-" + id);
           if (key == 0) {
             json.put("key", "key-" + (id % 7));
           }
           if (hash == 0) {
             json.put("payloadHash", "h" + (id % 2));
+          }
+          if (time >= 0) { // about half of the events carry an event time
+            json.put("eventTimeMs", T0 + EVENT_TIMES[time]);
           }
           return json;
         });

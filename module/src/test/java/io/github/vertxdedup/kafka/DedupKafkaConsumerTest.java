@@ -12,13 +12,18 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -184,6 +189,76 @@ class DedupKafkaConsumerTest {
     assertThat(registry.get("dedup.kafka.redeliveries.beyond.window").tag("topic", f.topic()).tag("partition", "0")
         .counter().count()).isEqualTo(2);
     assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(1);
+  }
+
+  /**
+   * Records sent to the window with their timestamp as event time (the default): one stamped before the window's
+   * memory began (the consumer's first start over a backlog) and one older than W cannot be vouched for, and by
+   * default they are handled and counted in {@code dedup.kafka.unvouched.accepts}, never dead-lettered; the one older
+   * than W also in {@code dedup.kafka.redeliveries.beyond.window}. A timestamp far in the future counts as now. The
+   * window recorded their ids: a copy is a duplicate.
+   */
+  @ParameterizedTest
+  @EnumSource(AtomicityMode.class)
+  void shouldHandleAndCountRecordsTheWindowCannotVouchFor(AtomicityMode mode) throws Exception {
+    Fixture f = fixture("unvouched-accepted", 1);
+    long now = System.currentTimeMillis();
+    long w = Duration.ofMinutes(10).toMillis();
+    subscribe(f, consumer(f, options(mode), new ManualClock(now)));
+    sendAroundTheWindow(f, now, w);
+    broker.awaitCommitted(f.group(), f.topic(), 5);
+    assertThat(f.ledger().credits).as("every id handled, once")
+        .containsOnlyKeys("backlog", "ancient", "current", "ahead");
+    assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
+    assertThat(f.dead()).isEmpty();
+    assertThat(count(registry, "dedup.kafka.unvouched.accepts")).isEqualTo(2);
+    assertThat(count(registry, "dedup.kafka.redeliveries.beyond.window")).isEqualTo(1);
+    assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(1);
+  }
+
+  /**
+   * With {@code unvouchedRecords} DEAD_LETTER the records the window cannot vouch for go to the dead-letter handler
+   * with reason UNVOUCHED, the detail naming the record's age and the window; their ids stay remembered (a copy is a
+   * duplicate, not a second dead letter), and the records it vouches for are handled.
+   */
+  @ParameterizedTest
+  @EnumSource(AtomicityMode.class)
+  void shouldDeadLetterRecordsTheWindowCannotVouchForWhenAskedTo(AtomicityMode mode) throws Exception {
+    Fixture f = fixture("unvouched-dead", 1);
+    long now = System.currentTimeMillis();
+    long w = Duration.ofMinutes(10).toMillis();
+    subscribe(f, consumer(f, options(mode).setUnvouchedRecords(UnvouchedRecordPolicy.DEAD_LETTER),
+        new ManualClock(now)));
+    sendAroundTheWindow(f, now, w);
+    broker.awaitCommitted(f.group(), f.topic(), 5);
+    assertThat(f.ledger().credits).containsOnlyKeys("current", "ahead");
+    assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
+    assertThat(f.dead()).hasSize(2).allSatisfy(d -> assertThat(d.reason()).isEqualTo(DeadLetter.Reason.UNVOUCHED));
+    assertThat(f.dead().get(0).record().key()).isEqualTo("backlog");
+    assertThat(f.dead().get(0).detail()).contains("its timestamp is 60000 ms old, inside the window (600000 ms) but"
+        + " older than the window's memory");
+    assertThat(f.dead().get(1).record().key()).isEqualTo("ancient");
+    assertThat(f.dead().get(1).detail()).contains("its timestamp is 1800000 ms old, older than the window"
+        + " (600000 ms)");
+    assertThat(count(registry, "dedup.kafka.duplicates")).as("the copy of ancient").isEqualTo(1);
+    assertThat(registry.get("dedup.kafka.dead.letters").tag("topic", f.topic()).tag("reason", "unvouched")
+        .counter().count()).isEqualTo(2);
+    assertThat(count(registry, "dedup.kafka.unvouched.accepts")).isZero();
+    assertThat(count(registry, "dedup.kafka.redeliveries.beyond.window")).isZero();
+  }
+
+  /**
+   * Five records around a window W whose memory began at {@code now} (a consumer on a {@code ManualClock} stopped at
+   * {@code now}): {@code backlog} a minute before now (before the window's memory), {@code ancient} 3 W before now
+   * and a copy of it, {@code current} at now, {@code ahead} 2 W after now.
+   */
+  private static void sendAroundTheWindow(Fixture f, long now, long w) {
+    broker.sendAt(f.topic(), "backlog", "v", now - 60_000);
+    broker.sendAt(f.topic(), "ancient", "v", now - 3 * w);
+    broker.sendAt(f.topic(), "ancient", "v", now - 3 * w);
+    broker.sendAt(f.topic(), "current", "v", now);
+    broker.sendAt(f.topic(), "ahead", "v", now + 2 * w);
+    broker.flush();
   }
 
   /**
@@ -377,21 +452,32 @@ class DedupKafkaConsumerTest {
     assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(1);
   }
 
+  /**
+   * Two consumers of one group share the partitions while records flow: the second joins after round 1, the first
+   * leaves after round 3. Every round publishes 200 new ids and 20 copies (10 %) of ids picked at random among those
+   * published before the round (in round 0, before the copy), so copies of many distinct ids reach every partition,
+   * and many of them arrive after their partition has moved. No id is applied twice, every copy is a duplicate.
+   */
   @ParameterizedTest
   @EnumSource(AtomicityMode.class)
   void shouldApplyNoIdTwiceWhilePartitionsMoveBetweenTwoConsumers(AtomicityMode mode) throws Exception {
-    Fixture f = fixture("rebalance", 4);
+    int partitions = 4;
+    Fixture f = fixture("rebalance", partitions);
     DedupKafkaConsumer<String, String> a = start(f, options(mode));
     DedupKafkaConsumer<String, String> b = null;
+    Random random = new Random(7919);
+    Map<Integer, Set<String>> copiedPerPartition = new HashMap<>();
     int sent = 0;
     int ids = 0;
-    // Five rounds of 200 new ids plus 20 copies of earlier ids (10 % duplicates); partitions move between rounds.
     for (int round = 0; round < 5; round++) {
+      int before = ids;
       for (int i = 0; i < 200; i++) {
         broker.send(f.topic(), "id-" + ids++, "v");
         sent++;
-        if (i % 10 == 0) {
-          broker.send(f.topic(), "id-" + (ids * 7919 % ids), "v");
+        if (i % 10 == 9) {
+          String copy = "id-" + random.nextInt(round == 0 ? ids : before);
+          broker.send(f.topic(), copy, "v");
+          copiedPerPartition.computeIfAbsent(partitionOf(copy, partitions), p -> new HashSet<>()).add(copy);
           sent++;
         }
       }
@@ -409,10 +495,17 @@ class DedupKafkaConsumerTest {
       int expected = ids;
       await().atMost(Duration.ofSeconds(60)).until(() -> f.ledger().size() == expected);
     }
+    assertThat(copiedPerPartition).as("distinct ids copied, per partition").hasSize(partitions)
+        .allSatisfy((p, copied) -> assertThat(copied).hasSizeGreaterThanOrEqualTo(15));
     broker.awaitCommitted(f.group(), f.topic(), sent);
     assertThat(f.ledger().size()).isEqualTo(ids);
     assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
     assertThat(f.dead()).isEmpty();
     assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(sent - ids);
+  }
+
+  /** The partition the producer's default partitioner gives a record keyed {@code key}: murmur2 of its bytes. */
+  private static int partitionOf(String key, int partitions) {
+    return Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8))) % partitions;
   }
 }

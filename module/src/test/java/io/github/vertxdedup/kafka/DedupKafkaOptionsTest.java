@@ -26,12 +26,30 @@ class DedupKafkaOptionsTest {
         .setMaxUnansweredCommits(3)
         .setRevocationTimeoutMs(3000)
         .setAssignmentTimeoutMs(4000)
-        .setInstanceId("node-1");
+        .setInstanceId("node-1")
+        .setEventTimeSource(EventTimeSource.NONE)
+        .setUnvouchedRecords(UnvouchedRecordPolicy.ACCEPT);
     DedupKafkaOptions back = new DedupKafkaOptions(new JsonObject(o.toJson().encode()));
     assertThat(back).isEqualTo(o);
     assertThat(back.getDedup().getLeaseMs()).isEqualTo(2000);
     assertThat(back.getMaxUnansweredCommits()).isEqualTo(3);
+    assertThat(back.getEventTimeSource()).isEqualTo(EventTimeSource.NONE);
     assertThat(new DedupKafkaOptions(new DedupKafkaOptions(o).toJson())).isEqualTo(o);
+    DedupKafkaOptions deadLetters = new DedupKafkaOptions(o).setEventTimeSource(EventTimeSource.RECORD_TIMESTAMP)
+        .setUnvouchedRecords(UnvouchedRecordPolicy.DEAD_LETTER);
+    DedupKafkaOptions back2 = new DedupKafkaOptions(new JsonObject(deadLetters.toJson().encode()));
+    assertThat(back2).isEqualTo(deadLetters).isNotEqualTo(o);
+    assertThat(back2.getUnvouchedRecords()).isEqualTo(UnvouchedRecordPolicy.DEAD_LETTER);
+    assertThat(back2.getEventTimeSource()).isEqualTo(EventTimeSource.RECORD_TIMESTAMP);
+  }
+
+  @Test
+  void shouldSendRecordTimestampsAndAcceptUnvouchedRecordsByDefault() {
+    DedupKafkaOptions o = new DedupKafkaOptions(new JsonObject());
+    assertThat(o.getEventTimeSource()).isEqualTo(EventTimeSource.RECORD_TIMESTAMP)
+        .isEqualTo(DedupKafkaOptions.DEFAULT_EVENT_TIME_SOURCE);
+    assertThat(o.getUnvouchedRecords()).isEqualTo(UnvouchedRecordPolicy.ACCEPT)
+        .isEqualTo(DedupKafkaOptions.DEFAULT_UNVOUCHED_RECORDS);
   }
 
   @Test
@@ -65,6 +83,22 @@ class DedupKafkaOptionsTest {
     assertThatThrownBy(() -> new DedupKafkaOptions().setMaxUnansweredCommits(0))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("maxUnansweredCommits must be in 1..1000000 but was 0");
+    assertThatThrownBy(() -> new DedupKafkaOptions(new JsonObject().put("eventTimeSource", "HEADER")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("eventTimeSource must be RECORD_TIMESTAMP or NONE but was HEADER");
+    assertThatThrownBy(() -> new DedupKafkaOptions(new JsonObject().put("unvouchedRecords", "DROP")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("unvouchedRecords must be ACCEPT or DEAD_LETTER but was DROP");
+    assertThatThrownBy(() -> new DedupKafkaOptions().setEventTimeSource(null))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("eventTimeSource must be RECORD_TIMESTAMP or NONE but was null");
+    assertThatThrownBy(() -> new DedupKafkaOptions().setUnvouchedRecords(null))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("unvouchedRecords must be ACCEPT or DEAD_LETTER but was null");
+    assertThatThrownBy(() -> new DedupKafkaOptions().setDedup(new DedupOptions().setWindowMs(60000))
+        .setEventTimeSource(EventTimeSource.NONE).setUnvouchedRecords(UnvouchedRecordPolicy.DEAD_LETTER).validate())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("unvouchedRecords DEAD_LETTER needs an event time, but eventTimeSource was NONE");
   }
 
   @Test

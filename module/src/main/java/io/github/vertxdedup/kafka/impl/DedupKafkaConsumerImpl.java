@@ -1,6 +1,7 @@
 package io.github.vertxdedup.kafka.impl;
 
 import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.UnvouchedPolicy;
 import io.github.vertxdedup.kafka.DeadLetterHandler;
 import io.github.vertxdedup.kafka.DedupKafkaConsumer;
 import io.github.vertxdedup.kafka.DedupKafkaOptions;
@@ -198,7 +199,9 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
       MeterRegistry r = BackendRegistries.getDefaultNow();
       registry = r != null ? r : Metrics.globalRegistry;
     }
-    DedupOptions dedup = options.getDedup();
+    // The windows accept what they cannot vouch for (recording the id) and mark it unvouched; the owner applies
+    // unvouchedRecords. One behaviour for every window, whichever consumer of the group opened it first.
+    DedupOptions dedup = options.getDedup().setUnvouchedPolicy(UnvouchedPolicy.ACCEPT);
     windows = WindowStore.create(vertx, dedup, clock, registry, options.getAssignmentTimeoutMs());
     Context caller = vertx.getOrCreateContext();
     Promise<Void> subscribed = Promise.promise();

@@ -18,7 +18,10 @@ import java.util.Map;
  * (of those, the ids the owner recorded afterwards with a check, as no other delivery had claimed them meanwhile),
  * {@code dedup.kafka.redeliveries.beyond.window}
  * (records accepted whose Kafka timestamp is older than now minus the window {@code W}: probably redeliveries the
- * window no longer remembers; the verdict is not changed, the handler runs), {@code dedup.kafka.orphaned.claims}
+ * window no longer remembers; the verdict is not changed, the handler runs), {@code dedup.kafka.unvouched.accepts}
+ * (records the window could not vouch for, by their event time, handled under {@code unvouchedRecords} ACCEPT; under
+ * DEAD_LETTER they are counted in {@code dedup.kafka.dead.letters{reason=unvouched}} instead),
+ * {@code dedup.kafka.orphaned.claims}
  * (claims this consumer's instance id left open in a previous run, released when it took the partition over),
  * {@code dedup.kafka.window.open.failures} (assignments of the partition whose window could not be opened; each stops
  * the consumer, see {@code DedupKafkaConsumer#exceptionHandler}).
@@ -36,6 +39,7 @@ final class KafkaMetrics {
   final Counter lapsedClaims;
   final Counter lapsedClaimsRecorded;
   final Counter redeliveriesBeyondWindow;
+  final Counter unvouchedAccepts;
   final Counter orphanedClaims;
   final Counter windowOpenFailures;
   private final Map<DeadLetter.Reason, Counter> deadLetters = new EnumMap<>(DeadLetter.Reason.class);
@@ -61,6 +65,10 @@ final class KafkaMetrics {
     redeliveriesBeyondWindow = Counter.builder("dedup.kafka.redeliveries.beyond.window")
         .description("records accepted whose Kafka timestamp is older than now minus the window: probably"
             + " redeliveries the window no longer remembers (the verdict is not changed)")
+        .tags(tags).register(registry);
+    unvouchedAccepts = Counter.builder("dedup.kafka.unvouched.accepts")
+        .description("records handled although the window could not vouch for them: event time older than now minus"
+            + " the window, or than the window's memory (unvouchedRecords ACCEPT)")
         .tags(tags).register(registry);
     orphanedClaims = Counter.builder("dedup.kafka.orphaned.claims")
         .description("claims left open by this instance id's previous run, released on taking the partition")

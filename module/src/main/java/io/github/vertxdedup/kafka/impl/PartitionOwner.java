@@ -11,9 +11,11 @@ import io.github.vertxdedup.kafka.AtomicityMode;
 import io.github.vertxdedup.kafka.DeadLetter;
 import io.github.vertxdedup.kafka.DeadLetterHandler;
 import io.github.vertxdedup.kafka.DedupKafkaOptions;
+import io.github.vertxdedup.kafka.EventTimeSource;
 import io.github.vertxdedup.kafka.IdentityExtractor;
 import io.github.vertxdedup.kafka.RecordHandler;
 import io.github.vertxdedup.kafka.RecordIdentity;
+import io.github.vertxdedup.kafka.UnvouchedRecordPolicy;
 import io.github.vertxdedup.window.DedupClock;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Context;
@@ -80,6 +82,20 @@ import org.apache.kafka.common.TopicPartition;
  * can have the claims it left open released when it takes the partition back (the window store does that before this
  * owner starts) instead of waiting out their leases.
  *
+ * <h2>Event time and unvouched records</h2>
+ * With {@link EventTimeSource#RECORD_TIMESTAMP} every check and claim carries the record's timestamp as its event
+ * time (none for a record without one). The consumer's windows accept an event they cannot vouch for, recording its
+ * id, and mark it {@code unvouched}; this owner then applies {@link UnvouchedRecordPolicy}: the handler runs and the
+ * record is counted, or it goes to the dead-letter path (effect-first commits its claim after, so the id stays
+ * remembered, as after a failed handler). Only the first acceptance of a record is judged: a claim taken again after a
+ * handler failure keeps the first answer.
+ *
+ * <h2>Verdicts it does not handle</h2>
+ * A check or claim answered with any verdict but ACCEPTED, DUPLICATE, CONFLICT or IN_FLIGHT ({@code UNKNOWN} from a
+ * window configured otherwise, or a reply meant for another action) fails closed: the record goes to the dead-letter
+ * path with {@link DeadLetter.Reason#UNEXPECTED_VERDICT}, counted like every dead letter; it is never settled
+ * without the handler or the dead-letter handler seeing it.
+ *
  * <h2>Fence</h2>
  * Once fenced (revocation) nothing new is decided. What was decided is finished: the running handler and its
  * commit, and in record-first mode every record already checked (its id is recorded: skipping it would lose its
@@ -109,6 +125,10 @@ final class PartitionOwner<K, V> {
   private final int maxUnansweredCommits;
   /** Effect-first: the lease of every claim (the window's default {@code leaseMs}; claims name no lease). */
   private final long leaseMs;
+  /** Checks and claims carry the record's timestamp as their event time ({@link EventTimeSource#RECORD_TIMESTAMP}). */
+  private final boolean recordTimestamps;
+  /** Records the window cannot vouch for go to the dead-letter path ({@link UnvouchedRecordPolicy#DEAD_LETTER}). */
+  private final boolean deadLetterUnvouched;
 
   final AtomicInteger buffered = new AtomicInteger();
   private volatile long settledNext = -1;
@@ -167,6 +187,8 @@ final class PartitionOwner<K, V> {
     this.windowMs = options.getDedup().getWindowMs();
     this.maxUnansweredCommits = options.getMaxUnansweredCommits();
     this.leaseMs = options.getDedup().getLeaseMs();
+    this.recordTimestamps = options.getEventTimeSource() == EventTimeSource.RECORD_TIMESTAMP;
+    this.deadLetterUnvouched = options.getUnvouchedRecords() == UnvouchedRecordPolicy.DEAD_LETTER;
   }
 
   /**
@@ -326,7 +348,11 @@ final class PartitionOwner<K, V> {
               continue;
             }
           }
-          runHandler(it);
+          if (it.unvouched && deadLetterUnvouched) {
+            deadLetter(it, DeadLetter.Reason.UNVOUCHED, unvouchedDetail(it.record, clock.nowMs(), windowMs), null);
+          } else {
+            runHandler(it);
+          }
         }
         case CONFLICT -> deadLetter(it, DeadLetter.Reason.CONFLICT, "id '" + it.identity.id() + "' is remembered"
             + " with another payload hash (first seen at " + it.decision.firstSeenMs() + " ms, remembered until "
@@ -341,10 +367,14 @@ final class PartitionOwner<K, V> {
           retryAfter(delay, true);
         }
         default -> {
-          // UNKNOWN needs an event time, which this consumer never sends; anything else is a bug in the window.
+          // The consumer's windows answer unvouched records ACCEPTED (unvouched), never UNKNOWN; COMMITTED and
+          // RELEASED answer other actions. A fault of the window or its configuration: fail closed, never settle the
+          // record unseen.
           LOG.log(System.Logger.Level.ERROR, tp + ": unexpected verdict " + it.decision + " at offset "
-              + it.record.offset() + "; the record is skipped");
-          settle(it);
+              + it.record.offset() + "; the record goes to the dead-letter path");
+          deadLetter(it, DeadLetter.Reason.UNEXPECTED_VERDICT, "the window answered " + it.decision.verdict()
+              + " to the " + (effectFirst ? "claim" : "check") + " of id '" + it.identity.id() + "', a verdict this"
+              + " consumer does not handle (" + it.decision + ")", null);
         }
       }
     }
@@ -386,7 +416,7 @@ final class PartitionOwner<K, V> {
     }
     if (run.size() == 1) {
       Item<K, V> it = run.get(0);
-      DedupEvent e = decisionEvent(it.identity);
+      DedupEvent e = decisionEvent(it);
       Future<DedupResult> f = effectFirst ? client.claim(e) : client.check(e);
       f.onComplete(ar -> onContext(() -> {
         if (stopped) {
@@ -404,7 +434,7 @@ final class PartitionOwner<K, V> {
     }
     List<DedupEvent> events = new ArrayList<>(run.size());
     for (Item<K, V> it : run) {
-      events.add(decisionEvent(it.identity));
+      events.add(decisionEvent(it));
     }
     Future<List<DedupBatchResult>> f = effectFirst ? client.claimBatch(events) : client.checkBatch(events);
     f.onComplete(ar -> onContext(() -> {
@@ -456,8 +486,15 @@ final class PartitionOwner<K, V> {
     it.decisionRetries = 0;
     if (result.verdict() == DedupVerdict.ACCEPTED && !it.acceptedBefore) {
       it.acceptedBefore = true;
-      if (beyondWindow(it.record.timestamp(), nowMs, windowMs)) {
-        metrics.redeliveriesBeyondWindow.increment();
+      it.unvouched = result.unvouched();
+      // A record dead-lettered as unvouched is counted among the dead letters, not among the accepted ones.
+      if (!(it.unvouched && deadLetterUnvouched)) {
+        if (it.unvouched) {
+          metrics.unvouchedAccepts.increment();
+        }
+        if (beyondWindow(it.record.timestamp(), nowMs, windowMs)) {
+          metrics.redeliveriesBeyondWindow.increment();
+        }
       }
     }
     if (fenced && effectFirst && result.verdict() == DedupVerdict.ACCEPTED) {
@@ -703,7 +740,8 @@ final class PartitionOwner<K, V> {
 
   /**
    * Hands a record to the dead-letter handler, retrying it until it succeeds, then settles it. In effect-first
-   * mode a record whose handler failed still holds its claim: it is committed, so its id stays remembered.
+   * mode a record whose handler failed, or that was dead-lettered as unvouched, still holds its claim: it is
+   * committed, so its id stays remembered.
    */
   private void deadLetter(Item<K, V> it, DeadLetter.Reason reason, String detail, Throwable cause) {
     busy = true;
@@ -740,7 +778,7 @@ final class PartitionOwner<K, V> {
         });
         return;
       }
-      if (effectFirst && reason == DeadLetter.Reason.HANDLER_FAILED) {
+      if (effectFirst && (reason == DeadLetter.Reason.HANDLER_FAILED || reason == DeadLetter.Reason.UNVOUCHED)) {
         pipelineCommit(it);
         pump();
         return;
@@ -825,7 +863,9 @@ final class PartitionOwner<K, V> {
    * than the window {@code W} before now. Seed 004: an id older than the window cannot be vouched for, so watch how
    * often such records arrive and size {@code W} to cover them. The verdict stands (the record was not seen within
    * {@code W}, and the handler runs); only {@code dedup.kafka.redeliveries.beyond.window} counts it. A record
-   * without a timestamp ({@code -1}) is never counted.
+   * without a timestamp ({@code -1}) is never counted. Computed by the owner from the timestamp whatever the
+   * {@link EventTimeSource}; under {@link UnvouchedRecordPolicy#DEAD_LETTER} such a record (which the window marks
+   * unvouched) is dead-lettered instead, and not counted here.
    *
    * @param timestampMs the record's timestamp, epoch milliseconds, or negative if none
    * @param nowMs now, from the injected clock
@@ -834,6 +874,25 @@ final class PartitionOwner<K, V> {
    */
   static boolean beyondWindow(long timestampMs, long nowMs, long windowMs) {
     return timestampMs >= 0 && timestampMs < nowMs - windowMs;
+  }
+
+  /**
+   * The detail of an {@link DeadLetter.Reason#UNVOUCHED} dead letter: the record's age (now minus its timestamp) and
+   * the window, in milliseconds, and which limit it passed: older than the window, or within it but older than the
+   * window's memory (a window that began after the record: a first start, a new group, a window without a journal in
+   * a new process).
+   *
+   * @param record the record (it has a timestamp: without one no event time was sent, and nothing is unvouched)
+   * @param nowMs now, from the injected clock
+   * @param windowMs the window {@code W} in milliseconds
+   * @return the detail
+   */
+  static String unvouchedDetail(ConsumerRecord<?, ?> record, long nowMs, long windowMs) {
+    long ageMs = nowMs - record.timestamp();
+    return "the window cannot vouch for the record: its timestamp is " + ageMs + " ms old, "
+        + (ageMs > windowMs ? "older than the window (" + windowMs + " ms)"
+            : "inside the window (" + windowMs + " ms) but older than the window's memory, which began later")
+        + ", and its id is not remembered";
   }
 
   private long backoff(int attempt) {
@@ -854,9 +913,18 @@ final class PartitionOwner<K, V> {
     return it;
   }
 
-  /** The event of a {@code check} or {@code claim}; a claim names this consumer's instance id as its claimer. */
-  private DedupEvent decisionEvent(RecordIdentity id) {
+  /**
+   * The event of a {@code check} or {@code claim}: with {@link EventTimeSource#RECORD_TIMESTAMP} the record's
+   * timestamp is its event time (none if the record has none, {@code ConsumerRecord.NO_TIMESTAMP}); a claim names
+   * this consumer's instance id as its claimer.
+   */
+  private DedupEvent decisionEvent(Item<K, V> it) {
+    RecordIdentity id = it.identity;
     DedupEvent e = new DedupEvent(id.id()).setKey(id.key()).setPayloadHash(id.payloadHash());
+    long timestampMs = it.record.timestamp();
+    if (recordTimestamps && timestampMs >= 0) {
+      e.setEventTimeMs(timestampMs);
+    }
     return effectFirst ? e.setClaimer(claimer) : e;
   }
 
@@ -891,6 +959,8 @@ final class PartitionOwner<K, V> {
     long leaseEndMs;
     /** Effect-first: its claim was given back and made again by {@link #claimAgain} since its handler last started. */
     boolean claimedForLease;
+    /** Its first acceptance was unvouched: the window could not vouch for its event time. */
+    boolean unvouched;
 
     Item(ConsumerRecord<K, V> record) {
       this.record = record;

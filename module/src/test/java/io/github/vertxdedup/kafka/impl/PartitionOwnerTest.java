@@ -3,9 +3,11 @@ package io.github.vertxdedup.kafka.impl;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.github.vertxdedup.DedupBatchResult;
 import io.github.vertxdedup.DedupClient;
 import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.EntryState;
 import io.github.vertxdedup.impl.ChronicleJournal;
@@ -13,7 +15,9 @@ import io.github.vertxdedup.impl.MemoryJournal;
 import io.github.vertxdedup.impl.PartitionVerticle;
 import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.kafka.AtomicityMode;
+import io.github.vertxdedup.kafka.DeadLetter;
 import io.github.vertxdedup.kafka.DedupKafkaOptions;
+import io.github.vertxdedup.kafka.EventTimeSource;
 import io.github.vertxdedup.kafka.IdentityExtractor;
 import io.github.vertxdedup.window.CapacityPolicy;
 import io.github.vertxdedup.kafka.RecordHandler;
@@ -28,6 +32,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -36,14 +41,20 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.record.TimestampType;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.provider.CsvSource;
 
-/** The partition owner alone, on its window's context, with the window's commits slowed down by a wrapping client. */
+/**
+ * The partition owner alone, on its window's context; a wrapping client slows the window's commits down, records
+ * the events it is asked to decide, or answers a verdict of the test's choosing.
+ */
 class PartitionOwnerTest {
 
   private static final TopicPartition TP = new TopicPartition("orders", 0);
@@ -57,6 +68,11 @@ class PartitionOwnerTest {
   private final ManualClock clock = new ManualClock(1_700_000_000_000L);
   private PartitionVerticle window;
 
+  /**
+   * The window: memory only, W = 10 minutes, its memory beginning at the clock's start, and the service's default
+   * {@code unvouchedPolicy} UNKNOWN (the consumer configures its windows with ACCEPT instead: here an event older
+   * than the window can vouch for is answered UNKNOWN, a verdict the owner does not handle).
+   */
   @BeforeEach
   void setUp() throws Exception {
     vertx = Vertx.vertx();
@@ -346,6 +362,118 @@ class PartitionOwnerTest {
     assertThat(owner.wantsPause()).isFalse();
   }
 
+  /** A record of {@link #TP} whose id is its key, with a create-time timestamp (or none: {@code NO_TIMESTAMP}). */
+  private static ConsumerRecord<String, String> stamped(long offset, String key, long timestampMs) {
+    return new ConsumerRecord<>(TP.topic(), TP.partition(), offset, timestampMs,
+        timestampMs == ConsumerRecord.NO_TIMESTAMP ? TimestampType.NO_TIMESTAMP_TYPE : TimestampType.CREATE_TIME,
+        0, 0, key, "v", new RecordHeaders(), Optional.empty());
+  }
+
+  /**
+   * An owner over {@code client} whose handler adds each record's key to {@code handled} and whose dead-letter
+   * handler collects into {@code dead}, with meters in {@code registry}.
+   */
+  private PartitionOwner<String, String> owner(DedupClient client, DedupKafkaOptions options, List<String> handled,
+      List<DeadLetter<String, String>> dead, SimpleMeterRegistry registry) {
+    return new PartitionOwner<>(vertx, window.context(), client, TP, options, IdentityExtractor.recordKey(), r -> {
+      handled.add(r.key());
+      return Future.succeededFuture();
+    }, d -> {
+      dead.add(d);
+      return Future.succeededFuture();
+    }, clock, new KafkaMetrics(registry, "g", TP.topic(), TP.partition()), () -> { }, "instance-1");
+  }
+
+  /**
+   * With {@link EventTimeSource#RECORD_TIMESTAMP} (the default) the check (record-first) or claim (effect-first) of a
+   * record carries its timestamp as event time, and a record without a timestamp carries none; with
+   * {@link EventTimeSource#NONE} no record carries one.
+   */
+  @ParameterizedTest
+  @EnumSource(AtomicityMode.class)
+  void shouldSendTheRecordTimestampAsTheEventTimeOfItsCheckOrClaim(AtomicityMode mode) {
+    Map<String, Optional<Long>> eventTimes = new ConcurrentHashMap<>();
+    DedupClient recording = recordingDecisions(window.inProcessClient(), eventTimes);
+    long now = clock.nowMs();
+    List<String> handled = new CopyOnWriteArrayList<>();
+    PartitionOwner<String, String> stamping = owner(recording, new DedupKafkaOptions().setMode(mode), handled,
+        new CopyOnWriteArrayList<>(), new SimpleMeterRegistry());
+    stamping.offer(List.of(stamped(0, "stamped", now), stamped(1, "unstamped", ConsumerRecord.NO_TIMESTAMP),
+        stamped(2, "ahead", now + 3_600_000)));
+    await().atMost(Duration.ofSeconds(30)).until(() -> stamping.settledNext() == 3);
+
+    PartitionOwner<String, String> none = owner(recording, new DedupKafkaOptions().setMode(mode)
+        .setEventTimeSource(EventTimeSource.NONE), handled, new CopyOnWriteArrayList<>(), new SimpleMeterRegistry());
+    none.offer(List.of(stamped(3, "not-sent", now)));
+    await().atMost(Duration.ofSeconds(30)).until(() -> none.settledNext() == 4);
+
+    assertThat(eventTimes).containsExactlyInAnyOrderEntriesOf(Map.of("stamped", Optional.of(now),
+        "unstamped", Optional.empty(), "ahead", Optional.of(now + 3_600_000), "not-sent", Optional.empty()));
+    assertThat(handled).containsExactly("stamped", "unstamped", "ahead", "not-sent");
+  }
+
+  /**
+   * A verdict the owner does not handle fails closed. Here the window answers UNKNOWN for a record stamped before its
+   * memory began (its {@code unvouchedPolicy} is UNKNOWN, which the consumer never configures): the record goes to
+   * the dead-letter handler with {@link DeadLetter.Reason#UNEXPECTED_VERDICT} naming the verdict, counted in
+   * {@code dedup.kafka.dead.letters{reason=unexpected_verdict}}, and only then settled; the handler never sees it, and
+   * the record after it is handled as usual.
+   */
+  @ParameterizedTest
+  @EnumSource(AtomicityMode.class)
+  void shouldDeadLetterAnUnknownVerdictInsteadOfSettlingItUnseen(AtomicityMode mode) throws Exception {
+    List<String> handled = new CopyOnWriteArrayList<>();
+    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    PartitionOwner<String, String> owner = owner(window.inProcessClient(), new DedupKafkaOptions().setMode(mode),
+        handled, dead, registry);
+
+    owner.offer(List.of(stamped(0, "old", clock.nowMs() - 60_000), stamped(1, "new", clock.nowMs())));
+
+    await().atMost(Duration.ofSeconds(30)).until(() -> owner.settledNext() == 2);
+    assertThat(handled).containsExactly("new");
+    assertThat(dead).singleElement().satisfies(d -> {
+      assertThat(d.reason()).isEqualTo(DeadLetter.Reason.UNEXPECTED_VERDICT);
+      assertThat(d.record().key()).isEqualTo("old");
+      assertThat(d.detail()).contains("answered UNKNOWN").contains("id 'old'");
+    });
+    assertThat(registry.get("dedup.kafka.dead.letters").tag("reason", "unexpected_verdict").counter().count())
+        .isEqualTo(1);
+    assertThat(registry.get("dedup.kafka.records").counter().count()).isEqualTo(2);
+    assertThat(window.inProcessClient().lookup(new DedupEvent("old"))
+        .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).state())
+        .as("UNKNOWN records nothing").isEqualTo(EntryState.ABSENT);
+  }
+
+  /**
+   * Any other verdict the owner does not handle fails closed the same way: a client that answers the decision of one
+   * record with a verdict meant for another action (COMMITTED, RELEASED: no window answers a check or a claim so)
+   * sends that record to the dead-letter handler, never to the handler and never settled silently.
+   */
+  @ParameterizedTest
+  @CsvSource({"RECORD_FIRST, COMMITTED", "RECORD_FIRST, RELEASED", "EFFECT_FIRST, COMMITTED",
+      "EFFECT_FIRST, RELEASED"})
+  void shouldDeadLetterAVerdictMeantForAnotherAction(AtomicityMode mode, DedupVerdict verdict) {
+    List<String> handled = new CopyOnWriteArrayList<>();
+    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    PartitionOwner<String, String> owner = owner(answeringFor(window.inProcessClient(), "odd", verdict),
+        new DedupKafkaOptions().setMode(mode), handled, dead, registry);
+
+    owner.offer(List.of(stamped(0, "a", clock.nowMs()), stamped(1, "odd", clock.nowMs()),
+        stamped(2, "b", clock.nowMs())));
+
+    await().atMost(Duration.ofSeconds(30)).until(() -> owner.settledNext() == 3);
+    assertThat(handled).containsExactly("a", "b");
+    assertThat(dead).singleElement().satisfies(d -> {
+      assertThat(d.reason()).isEqualTo(DeadLetter.Reason.UNEXPECTED_VERDICT);
+      assertThat(d.record().key()).isEqualTo("odd");
+      assertThat(d.detail()).contains("answered " + verdict);
+    });
+    assertThat(registry.get("dedup.kafka.dead.letters").tag("reason", "unexpected_verdict").counter().count())
+        .isEqualTo(1);
+  }
+
   @SuppressWarnings("unchecked")
   private static PartitionOwner<String, String>[] newOwnerArray() {
     return (PartitionOwner<String, String>[]) new PartitionOwner<?, ?>[1];
@@ -380,6 +508,54 @@ class PartitionOwnerTest {
         .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).state())
         .isEqualTo(EntryState.ABSENT);
     assertThat(owner.settledNext()).as("nothing settled: the next owner reads the record again").isEqualTo(-1);
+  }
+
+  /**
+   * The window's in-process client, recording the event time of every event it is asked to check or claim (singly or
+   * in a batch) by id, {@code Optional.empty()} for none.
+   */
+  private static DedupClient recordingDecisions(DedupClient window, Map<String, Optional<Long>> eventTimes) {
+    return (DedupClient) Proxy.newProxyInstance(DedupClient.class.getClassLoader(),
+        new Class<?>[] {DedupClient.class}, (proxy, method, args) -> {
+          switch (method.getName()) {
+            case "check", "claim" -> record((DedupEvent) args[0], eventTimes);
+            case "checkBatch", "claimBatch" -> ((List<?>) args[0]).forEach(e -> record((DedupEvent) e, eventTimes));
+            default -> { }
+          }
+          return method.invoke(window, args);
+        });
+  }
+
+  private static void record(DedupEvent e, Map<String, Optional<Long>> eventTimes) {
+    eventTimes.put(e.getId(), Optional.ofNullable(e.getEventTimeMs()));
+  }
+
+  /**
+   * A test seam: the window's in-process client, except that the decision (check or claim, single or batch) of the
+   * event whose id is {@code id} is answered {@code verdict}, whatever the window decided.
+   */
+  @SuppressWarnings("unchecked")
+  private static DedupClient answeringFor(DedupClient window, String id, DedupVerdict verdict) {
+    return (DedupClient) Proxy.newProxyInstance(DedupClient.class.getClassLoader(),
+        new Class<?>[] {DedupClient.class}, (proxy, method, args) -> {
+          Object result = method.invoke(window, args);
+          DedupResult forced = DedupResult.of(verdict, 0);
+          return switch (method.getName()) {
+            case "check", "claim" -> id.equals(((DedupEvent) args[0]).getId())
+                ? ((Future<DedupResult>) result).map(r -> forced) : result;
+            case "checkBatch", "claimBatch" -> ((Future<List<DedupBatchResult>>) result).map(rs -> {
+              List<?> events = (List<?>) args[0];
+              List<DedupBatchResult> out = new ArrayList<>(rs);
+              for (int i = 0; i < events.size(); i++) {
+                if (id.equals(((DedupEvent) events.get(i)).getId())) {
+                  out.set(i, DedupBatchResult.decided(forced));
+                }
+              }
+              return out;
+            });
+            default -> result;
+          };
+        });
   }
 
   /**

@@ -10,6 +10,7 @@ import io.github.vertxdedup.window.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonObject;
@@ -20,6 +21,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Supplier;
 
 /**
  * The event-bus dedup service: deploys one partition verticle per partition, each owning one dedup window on its own
@@ -48,6 +50,9 @@ import java.util.Objects;
  * recovered, or waits for the journal's lock held by another process (such a partition answers 503 until it can
  * take it over). Without it the service runs memory only and forgets everything on restart.
  *
+ * <p>Undeploying stops the partitions first (each answers 503 while it flushes its journal, then unregisters), then
+ * the router, which answers 503 at once every request still waiting for a partition; see {@code docs/service.md}.
+ *
  * <p>Setters must be called before deployment; the verticle then belongs to its Vert.x context.
  */
 public class DedupVerticle extends VerticleBase {
@@ -58,6 +63,8 @@ public class DedupVerticle extends VerticleBase {
   private DedupOptions options;
   private final List<PartitionVerticle> partitions = new ArrayList<>();
   private MessageConsumer<Object> router;
+  private Router routerHandler;
+  private Supplier<Future<Void>> stopHold;
 
   /** Creates the verticle with the system clock; this is what deployment by name uses. */
   public DedupVerticle() {
@@ -143,9 +150,18 @@ public class DedupVerticle extends VerticleBase {
       deployed.add(vertx.deployVerticle(partition));
     }
     return Future.all(deployed).compose(v -> {
-      router = vertx.eventBus().consumer(options.getAddress(), new Router(vertx, options));
+      routerHandler = new Router(vertx, options);
+      router = vertx.eventBus().consumer(options.getAddress(), routerHandler);
       return router.completion();
     });
+  }
+
+  /**
+   * Tests only: {@link #stop()} calls {@code hold} first (every partition has stopped by then, the router still
+   * routes) and goes on once the returned future completes.
+   */
+  void stopHold(Supplier<Future<Void>> hold) {
+    this.stopHold = hold;
   }
 
   @Override
@@ -153,8 +169,22 @@ public class DedupVerticle extends VerticleBase {
     for (PartitionVerticle partition : partitions) {
       healthChecks.unregister(procedureName(partition.partition()));
     }
-    // The partitions are child deployments: Vert.x undeploys (drains) them with this verticle.
-    return router == null ? Future.succeededFuture() : router.unregister();
+    // The partitions are child deployments: Vert.x has undeployed (drained) them before this runs.
+    Future<Void> held = Future.succeededFuture();
+    if (stopHold != null) {
+      Promise<Void> released = Promise.promise();
+      stopHold.get().onComplete(ar -> context.runOnContext(v -> released.handle(ar)));
+      held = released.future();
+    }
+    return held.compose(v -> {
+      if (router == null) {
+        return Future.succeededFuture();
+      }
+      // Answer what still waits for a partition now: once this stop completes, Vert.x closes this verticle's
+      // context and with it the reply handlers of the forwarded requests, so a later answer would reach nobody.
+      routerHandler.stop();
+      return router.unregister();
+    });
   }
 
   private String procedureName(int partition) {

@@ -30,6 +30,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
+import java.util.function.Consumer;
 import org.agrona.collections.Long2ObjectHashMap;
 
 /**
@@ -75,8 +76,9 @@ import org.agrona.collections.Long2ObjectHashMap;
  * <h2>Roll snapshots and retention</h2>
  * The journal keeps a copy of the open claims (added once their {@code CLAIM} record is written, removed once
  * their commit or release is) and of the committed offsets; the first append of each roll cycle writes them again
- * into the new cycle, so that old cycles can go once their accepts have expired. Once per roll cycle, on the first
- * append in it, {@link Journal#deleteExpiredCycles} runs on a worker.
+ * into the new cycle, so that old cycles can go once their accepts have expired. {@link #retain} runs
+ * {@link Journal#deleteExpiredCycles} on a worker at most once per roll cycle: on the first append in it, or on the
+ * partition's periodic timer when nothing is appended (an idle partition's expired files go too).
  *
  * <p>Not thread-safe: confined to the partition's event loop, like the partition.
  */
@@ -119,6 +121,7 @@ public final class ChronicleJournal implements PartitionJournal {
   /** When this partition's journal was first opened (its {@link #MEMORY_FILE}); written by open, read by recover. */
   private volatile long memoryBeganMs = Long.MAX_VALUE;
   private long nextRetentionMs = Long.MIN_VALUE;
+  private Consumer<RetentionResult> retentionListener;
 
   private final Long2ObjectHashMap<ClaimEntry> openClaims = new Long2ObjectHashMap<>();
   private CommittedOffsets offsets = new CommittedOffsets();
@@ -512,7 +515,7 @@ public final class ChronicleJournal implements PartitionJournal {
 
   /** The future of a record appended at {@code index}: done now, or (SYNC) once a sync covers it. */
   private Future<Void> written(long index) {
-    maybeDeleteExpiredCycles();
+    retain();
     if (policy != SyncPolicy.SYNC) {
       return DONE;
     }
@@ -570,14 +573,25 @@ public final class ChronicleJournal implements PartitionJournal {
     }
   }
 
-  /** Once per roll cycle, on the first write in it: delete the cycle files that hold no live entry, on a worker. */
-  private void maybeDeleteExpiredCycles() {
+  /**
+   * The retention pass, the one path for both callers: the first write of each roll cycle ({@link #written}) and the
+   * partition's periodic timer, which trims an idle journal too. Runs {@link Journal#deleteExpiredCycles} on a worker
+   * at most once per roll cycle of the partition's clock (the first call at or after the start of a cycle it has not
+   * run in), so a cycle file goes at most one roll cycle after the last entry in it expired; the newest file always
+   * stays. Nothing runs while the journal is not open, is opening, replaying or closing, or while a pass is in flight:
+   * a replay reads what a pass would delete, and {@code close} waits for the pass in flight.
+   */
+  @Override
+  public void retain() {
+    Journal j = journal;
+    if (j == null || opening != null || recovering != null || retention != null || closing) {
+      return;
+    }
     long now = clock.nowMs();
-    if (now < nextRetentionMs || retention != null || closing) {
+    if (now < nextRetentionMs) {
       return;
     }
     nextRetentionMs = (Math.floorDiv(now, cycleMs) + 1) * cycleMs;
-    Journal j = journal;
     Future<RetentionResult> f = context.executeBlocking(() -> j.deleteExpiredCycles(now), false);
     retention = f;
     f.onComplete(ar -> {
@@ -585,10 +599,21 @@ public final class ChronicleJournal implements PartitionJournal {
       if (ar.failed()) {
         LOG.log(System.Logger.Level.WARNING, "journal " + dir + ": deleting expired cycle files failed; retried "
             + "next cycle", ar.cause());
-      } else if (ar.result().deletedCycles() > 0) {
+        return;
+      }
+      if (ar.result().deletedCycles() > 0) {
         LOG.log(System.Logger.Level.DEBUG, "journal {0}: {1}", dir, ar.result());
       }
+      Consumer<RetentionResult> listener = retentionListener;
+      if (listener != null) {
+        listener.accept(ar.result());
+      }
     });
+  }
+
+  /** Tests only: called on the partition's context with the result of each retention pass; null removes it. */
+  void retentionListener(Consumer<RetentionResult> listener) {
+    this.retentionListener = listener;
   }
 
   /** The roll snapshot: every open claim whose lease has not ended, and every committed offset. Event loop. */

@@ -139,6 +139,15 @@ public interface PartitionJournal {
   }
 
   /**
+   * Runs the journal's retention if it is due: deletes, off the event loop, what no replay needs any more. The
+   * partition calls it from its periodic timer (every second) while it is ready, so that a journal nobody writes to
+   * is trimmed too; an implementation decides how often a pass is due and must return at once. Default: nothing (a
+   * journal that keeps nothing).
+   */
+  default void retain() {
+  }
+
+  /**
    * Flushes and closes. Called when the partition stops or reopens its journal; no write follows until the next
    * {@link #open()}.
    *

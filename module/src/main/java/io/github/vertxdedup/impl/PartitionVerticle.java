@@ -56,13 +56,15 @@ import java.util.Objects;
  * order. With the memory-only journal every write is already complete and the reply goes out at once. At most
  * {@code maxPending} replies wait; a request that finds the queue full gets a 503 and records nothing.
  *
- * <h2>Leases</h2>
- * A periodic timer ({@value #TICK_MS} ms) forgets lapsed claims (counting them) and publishes the metrics snapshot;
- * a request that touches a lapsed claim forgets it at once, so correctness never waits for the timer.
+ * <h2>Leases and retention</h2>
+ * A periodic timer ({@value #TICK_MS} ms) forgets lapsed claims (counting them), asks the journal to run its
+ * retention if due ({@link PartitionJournal#retain()}, off the event loop; so an idle partition's expired journal
+ * files are deleted too) and publishes the metrics snapshot; a request that touches a lapsed claim forgets it at
+ * once, so correctness never waits for the timer.
  */
 public final class PartitionVerticle extends VerticleBase {
 
-  /** Period of the lease sweep and metrics publication, in milliseconds. */
+  /** Period of the lease sweep, the journal retention check and metrics publication, in milliseconds. */
   static final long TICK_MS = 1000;
   /** First delay before opening the journal again after a failed attempt, in milliseconds. */
   static final long RETRY_MIN_MS = 50;
@@ -594,6 +596,9 @@ public final class PartitionVerticle extends VerticleBase {
 
   private void tick() {
     core.sweepExpiredLeases();
+    if (state == State.READY) {
+      journal.retain();
+    }
     publish();
   }
 

@@ -14,7 +14,10 @@ import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The consumer of {@code <address>}: forwards a single request to the partition that owns it (by the fingerprint of
@@ -23,12 +26,21 @@ import java.util.List;
  * a bad request gets the same 400 either way; an event the routing mode refuses goes to partition 0 for that 400.
  * {@code stats} here answers {@code {"partitions":[...]}}, one entry per partition. Batches are refused: they go to a
  * partition address. Confined to the deploying verticle's event loop.
+ *
+ * <p>Every forwarded request's reply handler belongs to the deploying verticle's context, and Vert.x removes it
+ * (with its timeout) when that context closes: a partition's answer that arrives afterwards reaches nobody, and the
+ * caller would wait out its own timeout. So {@link #stop()} answers every request still waiting for its partition
+ * with a 503 before the verticle's stop completes; the partitions have stopped by then (they are child deployments,
+ * undeployed first), so none of them would have been answered otherwise.
  */
 public final class Router implements Handler<Message<Object>> {
 
   private final Vertx vertx;
   private final String address;
   private final Routing routing;
+  /** Requests forwarded to a partition and not answered yet. */
+  private final Set<Message<Object>> waiting = Collections.newSetFromMap(new IdentityHashMap<>());
+  private boolean stopped;
 
   /**
    * @param vertx the Vert.x instance
@@ -40,8 +52,31 @@ public final class Router implements Handler<Message<Object>> {
     this.routing = new Routing(options);
   }
 
+  /**
+   * Stops routing: fails every request still waiting for its partition with 503, and every later one at once. Call
+   * it on the deploying verticle's context when the service stops, before the router's consumer is unregistered.
+   * A partition's answer that arrives afterwards is dropped (its request was answered already).
+   */
+  public void stop() {
+    stopped = true;
+    List<Message<Object>> refused = new ArrayList<>(waiting);
+    waiting.clear();
+    for (Message<Object> msg : refused) {
+      msg.fail(DedupFailure.UNAVAILABLE, stoppingMessage());
+    }
+  }
+
+  private String stoppingMessage() {
+    return "service " + address + " is stopping and this request's partition did not answer before it stopped;"
+        + " nothing recorded, retry after it restarts";
+  }
+
   @Override
   public void handle(Message<Object> msg) {
+    if (stopped) {
+      msg.fail(DedupFailure.UNAVAILABLE, stoppingMessage());
+      return;
+    }
     Object body = msg.body();
     DedupAction action;
     String id = null;
@@ -88,7 +123,11 @@ public final class Router implements Handler<Message<Object>> {
     int p = routed == Routing.NOT_ADMITTED ? 0 : routed;
     DeliveryOptions options = body instanceof LocalRequest ? new DeliveryOptions()
         : new DeliveryOptions().setHeaders(msg.headers());
+    waiting.add(msg);
     vertx.eventBus().request(address + "." + p, body, options).onComplete(ar -> {
+      if (!waiting.remove(msg)) {
+        return; // answered by stop()
+      }
       if (ar.succeeded()) {
         msg.reply(ar.result().body());
       } else {
@@ -103,7 +142,11 @@ public final class Router implements Handler<Message<Object>> {
       replies.add(vertx.eventBus().request(address + "." + p, null,
           new DeliveryOptions().addHeader(DedupAction.HEADER, DedupAction.STATS.wireName())));
     }
+    waiting.add(msg);
     Future.all(replies).onComplete(ar -> {
+      if (!waiting.remove(msg)) {
+        return; // answered by stop()
+      }
       if (ar.failed()) {
         relayFailure(msg, -1, ar.cause());
         return;

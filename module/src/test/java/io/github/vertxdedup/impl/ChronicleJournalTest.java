@@ -7,20 +7,25 @@ import io.github.vertxdedup.TestFutures;
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.journal.JournalWriteException;
+import io.github.vertxdedup.journal.RetentionResult;
 import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.window.DedupWindow;
 import io.github.vertxdedup.window.ManualClock;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -120,6 +125,56 @@ class ChronicleJournalTest {
     await(vertx.undeploy(deployment));
     deploy(chronicle(SyncPolicy.SYNC), SyncPolicy.SYNC);
     assertThat(check("s499")).isEqualTo("DUPLICATE");
+  }
+
+  @Test
+  void shouldDeleteAnIdleJournalsExpiredCycleFileOnTheTimerWithoutAnAppendAndKeepWhatIsLive() throws IOException {
+    // A 10-minute window: 5-minute cycle files.
+    DedupOptions options = new DedupOptions().setWindowMs(600_000).setBucketMs(10_000).setJournalDir(dir.toString())
+        .setJournalSync(SyncPolicy.ASYNC).validate();
+    Path files = dir.resolve("dedup").resolve("0");
+    ChronicleJournal journal = new ChronicleJournal(vertx, files, options, clock);
+    Promise<RetentionResult> trimmed = Promise.promise();
+    journal.retentionListener(r -> {
+      if (r.deletedCycles() > 0) {
+        trimmed.tryComplete(r);
+      }
+    });
+    partition = new PartitionVerticle(options, 0, clock, journal, null);
+    deployment = await(vertx.deployVerticle(partition));
+
+    long cycle0 = T0 - Math.floorMod(T0, 300_000); // cycles start at multiples of 5 minutes since the epoch
+    await(partition.commitOffset("orders", 0, 10));  // cycle 0
+    clock.setMs(cycle0 + 299_000);
+    assertThat(check("a")).isEqualTo("ACCEPTED");    // cycle 0; expires 899 s after it began
+    clock.setMs(cycle0 + 599_000);
+    assertThat(check("b")).isEqualTo("ACCEPTED");    // cycle 1; expires at 1199 s
+    clock.setMs(cycle0 + 601_000);
+    assertThat(check("c")).isEqualTo("ACCEPTED");    // cycle 2; expires at 1201 s
+    assertThat(cycleFiles(files)).hasSize(3);
+    assertThat(trimmed.future().isComplete()).as("nothing had expired at any append").isFalse();
+
+    // Idle from here on: no request, so no append. Cycle 0 expires; cycles 1 and 2 still hold live ids.
+    clock.setMs(cycle0 + 900_000);
+    RetentionResult pass = await(trimmed.future()); // run by the partition's periodic timer
+    assertThat(pass.deletedCycles()).isEqualTo(1);
+    assertThat(pass.keptCycles()).isEqualTo(2);
+    assertThat(cycleFiles(files)).hasSize(2);
+
+    // A restart replays what is left: the live ids, and the offset committed in the deleted cycle (every later
+    // cycle carries it).
+    await(vertx.undeploy(deployment));
+    partition = new PartitionVerticle(options, 0, clock, new ChronicleJournal(vertx, files, options, clock), null);
+    deployment = await(vertx.deployVerticle(partition));
+    assertThat(check("b")).isEqualTo("DUPLICATE");
+    assertThat(check("c")).isEqualTo("DUPLICATE");
+    assertThat(await(partition.committedOffset("orders", 0))).isEqualTo(10);
+  }
+
+  private static List<Path> cycleFiles(Path journalDir) throws IOException {
+    try (Stream<Path> s = Files.list(journalDir)) {
+      return s.filter(p -> p.getFileName().toString().endsWith(".cq4")).toList();
+    }
   }
 
   @Test

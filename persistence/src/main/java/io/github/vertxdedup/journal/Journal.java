@@ -934,7 +934,8 @@ public final class Journal implements AutoCloseable {
    * Deletes the cycle files a replay at {@code nowMs} would not read: those before the oldest cycle that may still
    * hold a live entry (every accept and commit in them has expired, and their claims and offsets were carried into
    * a later cycle). Never deletes the newest cycle. Thread-safe with appends; blocking (file deletion): run it off
-   * the event loop, for example once per roll cycle. O(number of cycle files).
+   * the event loop, for example once per roll cycle from a timer (a journal nobody appends to still has files to
+   * delete). O(number of cycle files).
    *
    * @param nowMs the owner's current time, epoch milliseconds
    * @return what was deleted and what is kept

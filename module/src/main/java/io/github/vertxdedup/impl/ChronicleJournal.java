@@ -42,7 +42,7 @@ import org.agrona.collections.Long2ObjectHashMap;
  * Every method is called on the partition's event loop and none blocks it: {@link Journal#open},
  * {@link Journal#replay}, {@link Journal#sync}, {@link Journal#deleteExpiredCycles} and {@link Journal#close} run
  * in {@code executeBlocking} on a worker and complete on the partition's context. Appends run on the event loop:
- * each writes into the memory-mapped queue file and returns (about 0.2 us, see {@code docs/benchmarks-journal.md});
+ * each writes into the memory-mapped queue file and returns (a few hundred ns, see {@code docs/benchmarks-journal.md});
  * only the first append of a new roll cycle also creates that cycle's file.
  *
  * <h2>Durability</h2>

@@ -44,9 +44,9 @@ public class DedupKafkaOptions {
   public static final long DEFAULT_COMMIT_INTERVAL_MS = 200;
   /**
    * Default records held per topic-partition before it is paused: 4,000, eight polls of Kafka's default
-   * {@code max.poll.records} (500), or four of the benchmark's 1,000. With 1,000 a partition was paused and resumed
-   * after about every poll, and the dedup consumer ran 22-28 % slower (docs/benchmarks-kafka.md, "In-process
-   * windows"). Records held cost memory: about their size times this per assigned partition.
+   * {@code max.poll.records} (500), or four of the benchmark's 1,000. A bound near one poll's records pauses and
+   * resumes a partition after about every poll, which slows the consumer (docs/results/README.md, "Kafka consumer").
+   * Records held cost memory: about their size times this per assigned partition.
    */
   public static final int DEFAULT_MAX_BUFFERED_PER_PARTITION = 4000;
   /** Largest {@code maxBufferedPerPartition}: 1,000,000. */

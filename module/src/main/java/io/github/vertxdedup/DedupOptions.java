@@ -36,7 +36,7 @@ public class DedupOptions {
   public static final boolean DEFAULT_ROUTE_BY_KEY = false;
   /** Largest number of partitions (each is a verticle on an event loop). */
   public static final int MAX_PARTITIONS = 1024;
-  /** Largest window: one year. A longer promise needs a store other than memory (seed 004: tiered retention). */
+  /** Largest window: one year. A longer promise needs a durable store (a database inbox), not memory. */
   public static final long MAX_WINDOW_MS = 366L * 24 * 3600 * 1000;
   /** Default cap of live ids (and business keys) per partition: at most a few hundred MB of table per partition. */
   public static final long DEFAULT_MAX_IDS_PER_PARTITION = 10_000_000L;
@@ -321,7 +321,8 @@ public class DedupOptions {
 
   /**
    * Sets the window {@code W}: how long an accepted id is remembered. Required; choose it above the longest
-   * redelivery path of your system (seed {@code 004_cde7cf8c0ac9f52f}).
+   * redelivery path of your system: the longest of its scenarios, stages in sequence added, plus a margin
+   * ({@code docs/choosing-window.md}).
    *
    * @param windowMs milliseconds, {@code 1 ..} {@link #MAX_WINDOW_MS}
    * @return this

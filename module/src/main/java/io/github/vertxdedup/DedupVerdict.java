@@ -8,12 +8,13 @@ package io.github.vertxdedup;
  *   <li>{@link #ACCEPTED}: first sighting; the caller applies the effect. After {@code claim} the id is held for a
  *       lease and the reply carries a {@code claimToken}.</li>
  *   <li>{@link #DUPLICATE}: the id (or its business key) is remembered; drop the event, still acknowledge it.</li>
- *   <li>{@link #CONFLICT}: remembered with another payload hash (seed {@code 004_cde7cf8c0ac9f52f}: same id,
- *       different hash is an identity conflict); the first hash is kept; route the event to a conflict path.</li>
+ *   <li>{@link #CONFLICT}: remembered with another payload hash (the same id for other content: an identity
+ *       conflict, not a duplicate); the first hash is kept; route the event to a conflict path.</li>
  *   <li>{@link #IN_FLIGHT}: another delivery holds a claim on the id (or key) and has neither committed nor released
  *       it, and its lease has not run out; retry later.</li>
  *   <li>{@link #UNKNOWN}: the event's {@code eventTimeMs} is older than the partition can vouch for and the id is not
- *       remembered; nothing was recorded; the caller decides (seed 004: behaviour after expiry is a policy).</li>
+ *       remembered; nothing was recorded; the caller decides (what to do once an id may have expired is its
+ *       policy).</li>
  *   <li>{@link #COMMITTED}: reply to {@code commit}; the id is now remembered until its expiry.</li>
  *   <li>{@link #RELEASED}: reply to {@code release}; the id is forgotten and a redelivery will be accepted.</li>
  * </ul>

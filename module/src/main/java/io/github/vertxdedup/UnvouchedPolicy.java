@@ -4,7 +4,7 @@ package io.github.vertxdedup;
  * What a partition answers for an event whose {@code eventTimeMs} is older than it can vouch for (older than
  * {@code now - windowMs}, or older than the moment its memory begins, e.g. its start when it runs memory only) and
  * whose id it does not remember. Such an event may have been accepted before and forgotten since; the partition
- * cannot tell (seed {@code 004_cde7cf8c0ac9f52f}: "deliveries older than the promised window"). A remembered id is
+ * cannot tell: the event arrived later than the window promises to remember. A remembered id is
  * answered duplicate whatever its age.
  */
 public enum UnvouchedPolicy {

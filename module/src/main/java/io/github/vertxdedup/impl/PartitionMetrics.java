@@ -13,10 +13,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
 /**
- * The Micrometer meters of one partition, tagged {@code address} and {@code partition} (seed 004, "monitor the
- * promise"). Counters and gauges read a {@link Snapshot} that the partition publishes from its event loop (every
- * second, on {@code stats} and at stop), so the hot path only bumps plain fields and a metrics thread never touches
- * the single-threaded window; readings lag by at most a second. The duplicate-age histogram is recorded directly.
+ * The Micrometer meters of one partition, tagged {@code address} and {@code partition}: what shows whether the
+ * window keeps its promise (late copies, duplicate ages, early evictions). Counters and gauges read a
+ * {@link Snapshot} that the partition publishes from its event loop (every second, on {@code stats} and at stop), so
+ * the hot path only bumps plain fields and a metrics thread never touches the single-threaded window; readings lag
+ * by at most a second. The duplicate-age histogram is recorded directly.
  *
  * <p>Meters: {@code dedup.verdicts{verdict=accepted|duplicate|conflict|in_flight|unknown}},
  * {@code dedup.unvouched.accepts}, {@code dedup.late.deliveries} (event time older than the window),

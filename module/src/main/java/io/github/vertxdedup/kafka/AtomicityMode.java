@@ -1,9 +1,9 @@
 package io.github.vertxdedup.kafka;
 
 /**
- * When a record's id is recorded relative to its effect (seed {@code 001_6cc8b31c674d1b46}: the effect and the
- * record of the id are one unit only with a shared transaction; without one, a crash between the two either loses
- * or repeats the effect; seed {@code 002_b821bd0e3ec93e48}: claim, process, then commit or release).
+ * When a record's id is recorded relative to its effect. The effect and the record of the id are one unit only
+ * with a shared transaction; without one, a crash between the two either loses the effect (the id recorded first)
+ * or repeats it (the effect applied first, the id claimed meanwhile, then committed or released).
  */
 public enum AtomicityMode {
 

@@ -7,8 +7,8 @@ import java.util.Objects;
  * assigned topic-partition has its own window, so equal ids on two topics never collide.
  *
  * @param id the event id, stable across redeliveries and producer retries; 1..maxIdBytes UTF-8 bytes
- * @param key an optional business key (seed {@code 002_b821bd0e3ec93e48}: dedup on both the transport id and the
- *     business key), or null; a record is a duplicate if either was seen
+ * @param key an optional business key (it catches a producer that publishes one event again under a new id), or
+ *     null; a record is a duplicate if either was seen
  * @param payloadHash an optional hash of the canonical payload, or null; the same id with another hash is a
  *     conflict and goes to the dead-letter handler
  */

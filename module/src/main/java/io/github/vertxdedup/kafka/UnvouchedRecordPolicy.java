@@ -5,7 +5,7 @@ package io.github.vertxdedup.kafka;
  * {@link EventTimeSource}) is older than the window can vouch for: older than now minus the window {@code W}, or
  * older than the moment the window's memory began (a new group, a first start over a topic's backlog, a window
  * without a journal started after the record was produced). The window cannot tell whether it saw that id and
- * forgot it (seed {@code 004_cde7cf8c0ac9f52f}: behaviour after expiry is a policy, not a default). Either way the
+ * forgot it, so what to do is a policy the application picks, not a default the window can. Either way the
  * window records the id, so a later copy of the record is a duplicate.
  */
 public enum UnvouchedRecordPolicy {

@@ -12,11 +12,12 @@ import java.util.Objects;
  * <h2>Semantics</h2>
  * Time is cut into buckets of width {@code b}; {@code W} is a whole number {@code N = W / b} of buckets
  * ({@code 1 <= N <= }{@value #MAX_BUCKETS}). An id accepted at arrival time {@code t} gets the remember-until instant
- * {@code T = t + W}, or an earlier {@code T} the caller passes (seed {@code 004_cde7cf8c0ac9f52f}: per-entry
- * remember-until). The rule, for both: <b>an arrival before {@code T - b} finds the id (duplicate); an arrival at or
- * after {@code T} does not (accepted again)</b>; in between either answer may come, because a whole bucket expires at
- * once. So a default entry is remembered for between {@code W - b} and {@code W}. Once forgotten an id is never
- * remembered again, and a duplicate never extends an entry's life (a broken producer cannot keep a key alive).
+ * {@code T = t + W}, or an earlier {@code T} the caller passes (a remember-until per entry, for ids whose promise is
+ * shorter than {@code W}). The rule, for both: <b>an arrival before {@code T - b} finds the id (duplicate); an
+ * arrival at or after {@code T} does not (accepted again)</b>; in between either answer may come, because a whole
+ * bucket expires at once. So a default entry is remembered for between {@code W - b} and {@code W}. Once forgotten
+ * an id is never remembered again, and a duplicate never extends an entry's life (a broken producer cannot keep a
+ * key alive).
  * Order does not matter: a late or past-stamped event is judged by its arrival time and goes to the newest bucket.
  *
  * <h2>Time</h2>
@@ -675,7 +676,8 @@ public final class DedupWindow {
 
     /**
      * Sets {@code W}, how long an accepted id is remembered. Required; choose it above the longest redelivery path
-     * of your system (seed {@code 004_cde7cf8c0ac9f52f}).
+     * of your system: the longest of its scenarios, stages in sequence added, plus a margin
+     * ({@code docs/choosing-window.md}).
      *
      * @param window positive, whole milliseconds
      * @return this builder

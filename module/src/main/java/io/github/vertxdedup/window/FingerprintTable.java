@@ -16,11 +16,11 @@ import org.agrona.BitUtil;
  * A probe reads keys only; metas is read when the fingerprint matches (is that entry still live?) and by the sweep,
  * which scans metas alone (4 bytes per slot) and touches keys only for the dead entries it deletes.
  *
- * Why not Agrona's LongHashSet plus one id list per bucket (the seed's shape)? That shape costs two random accesses
- * per event: one to look up / insert, and one more when the id's bucket expires and the id is deleted from the set.
- * Here an expired entry is simply "dead": lookups skip it, and a sweep that walks metas sequentially (hardware-
- * prefetch friendly) removes dead entries with backward-shift deletion (Knuth, TAOCP vol. 3, 6.4, Algorithm R),
- * which keeps every probe chain intact without tombstones. A dead copy of a fingerprint may sit in a chain before a
+ * Why not Agrona's LongHashSet plus one id list per bucket (the textbook bucket ring)? That shape costs two random
+ * accesses per event: one to look up / insert, and one more when the id's bucket expires and the id is deleted from the
+ * set. Here an expired entry is simply "dead": lookups skip it, and a sweep that walks metas sequentially
+ * (hardware-prefetch friendly) removes dead entries with backward-shift deletion (Knuth, TAOCP vol. 3, 6.4, Algorithm
+ * R), which keeps every probe chain intact without tombstones. A dead copy of a fingerprint may sit in a chain before a
  * live one (it is re-accepted after expiry, before the sweep reaches the old copy): lookups look past dead copies.
  *
  * Expiry epochs wrap every 2^EPOCH_BITS buckets. Comparisons are done modulo that period, which is correct while

@@ -103,7 +103,8 @@ public final class Fingerprinter {
   }
 
   /**
-   * Hashes a payload for conflict detection (seed {@code 004_cde7cf8c0ac9f52f}): XXH3-64 with a fixed seed, never 0
+   * Hashes a payload for conflict detection (the same id with another payload hash is a {@code CONFLICT}, not a
+   * duplicate): XXH3-64 with a fixed seed, never 0
    * (0 means "no payload hash" to the window). Independent of any scope.
    *
    * @param payload the canonical payload bytes

@@ -8,8 +8,8 @@ package io.github.vertxdedup.window;
  *       effect.</li>
  *   <li>{@link #DUPLICATE}: the id is remembered; the caller drops the event and still acknowledges it so that the
  *       broker stops redelivering.</li>
- *   <li>{@link #CONFLICT}: the id is remembered with a different payload hash (seed
- *       {@code 004_cde7cf8c0ac9f52f}: "same ID + different hash -> identity conflict"); the first hash is kept and
+ *   <li>{@link #CONFLICT}: the id is remembered with a different payload hash: an id reused
+ *       for other content, an identity conflict rather than a duplicate; the first hash is kept and
  *       the caller routes the event to its conflict / dead-letter path.</li>
  * </ul>
  */

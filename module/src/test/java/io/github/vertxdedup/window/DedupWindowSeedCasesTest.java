@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
-/** The cases of seed 000 (window semantics, memory bound), restated against this window. */
+/** The textbook cases of a bucket-ring window (semantics, memory bound), restated against this window. */
 class DedupWindowSeedCasesTest {
 
   private final ManualClock clock = new ManualClock(0);

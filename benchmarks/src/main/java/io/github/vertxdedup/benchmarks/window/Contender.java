@@ -30,7 +30,7 @@ public enum Contender {
       return new DedupWindowContender(workload, clock, 0, true);
     }
   },
-  /** The seed's direct design: Agrona {@code LongHashSet} + one {@code LongArrayList} per bucket. */
+  /** The textbook bucket ring: Agrona {@code LongHashSet} + one {@code LongArrayList} per bucket. */
   DIRECT_DESIGN("directDesign", "Direct design (Agrona)") {
     @Override
     public DedupContender create(Workload workload, SimulatedClock clock) {

@@ -4,8 +4,8 @@ import org.agrona.collections.LongArrayList;
 import org.agrona.collections.LongHashSet;
 
 /**
- * The "direct design" of seed document {@code 000_6c19ab27211d57f8}, kept as a compact reference to measure our
- * window against: one union set of all held ids (Agrona {@link LongHashSet}, open addressing over a {@code long[]},
+ * The "direct design": the textbook bucket-ring dedup window, kept as a compact reference to measure our window
+ * against: one union set of all held ids (Agrona {@link LongHashSet}, open addressing over a {@code long[]},
  * default load factor 0.65) plus, per bucket, the list of ids it added (Agrona {@link LongArrayList}), in a ring of
  * {@code N = W / b} buckets. When a bucket's slot comes round again, its ids are removed from the set one by one.
  *
@@ -14,7 +14,7 @@ import org.agrona.collections.LongHashSet;
  * fullest, 8 more in the bucket lists (plus their growth slack). Nothing presized: the set starts at Agrona's
  * default capacity and doubles.
  *
- * <p>Semantics as in the seed: an id accepted in bucket {@code k} is forgotten when bucket {@code k + N} starts;
+ * <p>Semantics of the textbook ring: an id accepted in bucket {@code k} is forgotten when bucket {@code k + N} starts;
  * after an idle gap of {@code N} buckets or more everything is dropped at once. Not thread-safe.
  */
 public final class DirectDesignWindow implements DedupContender {

@@ -5,7 +5,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 
 /**
- * A plain JDK port of the seed's bucket ring (seed document {@code 000_6c19ab27211d57f8}): a {@code HashSet<Long>}
+ * A plain JDK port of the textbook bucket ring (as {@link DirectDesignWindow}): a {@code HashSet<Long>}
  * as the union set and an {@code ArrayDeque} of per-bucket {@code ArrayList<Long>}, newest first. What a team
  * would write without a primitive-collections library: every id is boxed, every set entry is a node object.
  *

@@ -22,8 +22,8 @@ import org.openjdk.jmh.runner.options.Options;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 
 /*
- * The dedup window side by side with the structures a team would otherwise reach for, on the workload of seed
- * document 000_6c19ab27211d57f8 (see Workload.SEED): 10 M events at 100 k events/s of simulated time, W = 60 s,
+ * The dedup window side by side with the structures a team would otherwise reach for, on the reference workload
+ * (Workload.SEED): 10 M events at 100 k events/s of simulated time, W = 60 s,
  * b = 1 s, 10 % redeliveries of ids accepted in the last 5 s, about 5.4 M ids held at peak.
  *
  * One invocation feeds the whole pre-generated stream to a fresh, empty structure (created, after a full GC, in
@@ -40,7 +40,7 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
  */
 
 /**
- * JMH benchmark: cost per event of {@link Contender each dedup structure} over the seed workload's 10 M events.
+ * JMH benchmark: cost per event of {@link Contender each dedup structure} over the reference workload's 10 M events.
  *
  * <p>Score: nanoseconds per event (lower is better), one sample per 10 M-event run. Not thread-safe; JMH runs it on
  * one thread.
@@ -54,7 +54,7 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 @Measurement(iterations = 3, batchSize = 1)
 public class WindowBenchmark {
 
-  /** Events per invocation: the seed workload's 10 M. */
+  /** Events per invocation: the reference workload's 10 M. */
   static final int EVENTS = 10_000_000;
 
   /** Which structure this fork measures; the keys of {@link Contender}. */

@@ -13,7 +13,7 @@ import java.util.List;
 import org.openjdk.jol.info.GraphStats;
 
 /**
- * Measures the heap footprint of each {@link Contender} after the seed workload's whole 10 M-event run (the window
+ * Measures the heap footprint of each {@link Contender} after the reference workload's whole 10 M-event run (the window
  * in steady state, holding about 5.4 M ids) and writes it as JSON for {@link WindowReport}.
  *
  * <p>Two measures per structure: the size of the object graph reachable from it, walked by JOL

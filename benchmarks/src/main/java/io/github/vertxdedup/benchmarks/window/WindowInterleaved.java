@@ -8,8 +8,8 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The window side-by-side with the contenders interleaved in one JVM: round after round, each contender runs the
- * whole seed stream once on a fresh structure, in turn. On a shared machine whose load drifts, interleaving puts the
+ * The window side-by-side with the contenders interleaved in one JVM: round after round, each contender runs the whole
+ * reference stream once on a fresh structure, in turn. On a shared machine whose load drifts, interleaving puts the
  * same drift on every contender, so the ratios are steadier than those of separate JMH forks (which run one after the
  * other); the absolute figures are not better than JMH's. The first round is a warm-up and is not reported.
  *

@@ -24,7 +24,7 @@ public record Workload(int events, int eventsPerSecond, long windowMs, long buck
     long redeliverySpanMs, double staleShare, long staleAgeMs, long seed) {
 
   /**
-   * The workload of seed document {@code 000_6c19ab27211d57f8}: 10 M events at 100 k events/s (100 s simulated),
+   * The reference workload, the one the window's targets were set for: 10 M events at 100 k events/s (100 s simulated),
    * {@code W} = 60 s, {@code b} = 1 s, 10 % redeliveries of ids accepted in the last 5 s, so about 5.4 M ids
    * (90 k new ids/s x 60 s) are held at peak.
    */

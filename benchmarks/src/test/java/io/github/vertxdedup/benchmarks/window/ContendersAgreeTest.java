@@ -16,8 +16,8 @@ import org.junit.jupiter.api.Test;
 class ContendersAgreeTest {
 
   /**
-   * A small stream with the seed's W and b: 1,000 events/s for 150 s, 10 % recent redeliveries, and 2 % late
-   * redeliveries of ids older than W + b, which every structure must accept again.
+   * A small stream with the reference workload's W and b: 1,000 events/s for 150 s, 10 % recent redeliveries, and 2 %
+   * late redeliveries of ids older than W + b, which every structure must accept again.
    */
   private static final Workload SMALL = new Workload(150_000, 1_000, 60_000, 1_000, 0.10, 5_000, 0.02, 61_000, 7);
 

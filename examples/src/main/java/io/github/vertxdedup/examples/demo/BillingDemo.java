@@ -42,7 +42,7 @@ import picocli.CommandLine.Spec;
 /**
  * The one-command demo: a billing service consuming {@code payment.succeeded} from an at-least-once topic, whose
  * consumer is killed with SIGKILL midway and restarted, and whose ledger must still credit every payment exactly
- * once (seed {@code 001_6cc8b31c674d1b46}). See {@code docs/demo.md} for what each line of the summary means.
+ * once. See {@code docs/demo.md} for what each line of the summary means.
  *
  * <ol>
  *   <li>Starts a one-node KRaft broker in this JVM ({@link LocalKafka}), or uses {@code --bootstrap-servers}.
@@ -87,7 +87,7 @@ public final class BillingDemo implements Callable<Integer> {
    * Fewest {@code --events} per {@code --kills}: kill {@code i} is due once {@code i / (kills + 1)} of the payments
    * are credited, and the driver sees the consumer's count every {@value BillingConsumer#STATUS_INTERVAL_MS} ms. A
    * restarted run works off its backlog in bursts of hundreds of records in that time: with fewer payments between
-   * two kills it can finish them all before the next kill is due (with 100 per kill, 4 of 5 kills happened here).
+   * two kills it can finish them all before the next kill is due, and the run then ends with fewer kills than asked.
    */
   static final int MIN_EVENTS_PER_KILL = 1_000;
   /** Exit code: the ledger and receipts are right, but fewer SIGKILLs happened than {@code --kills} asked for. */

@@ -5,8 +5,8 @@ import io.vertx.core.json.JsonObject;
 import java.util.Objects;
 
 /**
- * A {@code payment.succeeded} event of the billing story (seed {@code 001_6cc8b31c674d1b46}): the payment's unique
- * id, the account to credit and the amount. Its JSON form is the Kafka record value:
+ * A {@code payment.succeeded} event of the billing story ({@code docs/demo.md}): the payment's unique id, the account
+ * to credit and the amount. Its JSON form is the Kafka record value:
  * {@code {"paymentId":"pay-k3x9-17","account":"acct-042","amountCents":12550}}.
  *
  * @param paymentId the payment's id, stable across producer retries and redeliveries; not blank, no whitespace

@@ -26,8 +26,8 @@ import java.util.Set;
  *
  * <h2>The payment-id key</h2>
  * A keyed book (the default) refuses a second line for a payment id it already holds, like a table with a unique key
- * on the payment id: the write of the effect and the record of its id are one step (seed
- * {@code 001_6cc8b31c674d1b46}: "the ledger write and its identity record commit together"). This is what makes the
+ * on the payment id: the write of the effect and the record of its id are one step, so a crash can neither apply
+ * the one without the other nor record an id whose credit never happened. This is what makes the
  * ledger exactly-once across a crash; the dedup window in front of it keeps every duplicate it can recognise away
  * from the book, so the key only ever refuses the few records that were in flight when the consumer was killed (see
  * {@code docs/demo.md}). An unkeyed book appends every line it is given, to show what happens without the key.

@@ -91,7 +91,7 @@ public final class Payments {
 
   /**
    * Publishes one record with an id that was already used and another value: not a redelivery but an identity
-   * conflict (seed {@code 004_cde7cf8c0ac9f52f}: same id, different payload).
+   * conflict (the same id with another payload: an id reused for another event, which must be looked at, not dropped).
    *
    * @param bootstrapServers the cluster
    * @param topic the topic

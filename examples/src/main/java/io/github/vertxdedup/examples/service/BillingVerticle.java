@@ -16,7 +16,7 @@ import java.util.Objects;
 
 /**
  * A billing verticle that consumes {@code payment.succeeded} deliveries from the event bus and guards its two
- * effects with the dedup service (seed {@code 001_6cc8b31c674d1b46}: credit the ledger once, send one receipt):
+ * effects with the dedup service (an idempotent receiver: credit the ledger once, send one receipt):
  *
  * <ul>
  *   <li>the ledger credit with {@code claim}, credit, {@code commit} ({@code release} when the credit fails): a

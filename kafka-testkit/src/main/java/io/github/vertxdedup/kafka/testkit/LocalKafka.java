@@ -129,14 +129,14 @@ public final class LocalKafka implements AutoCloseable {
    * the leader of every partition serves it: it answers a {@code ListOffsets} request for the partition, which it
    * does only once it has created the partition's log and taken its leadership (the check a produce request meets).
    *
-   * <p>Why a leader in the metadata is not enough: a KRaft broker publishes a new topic's leaders in its metadata
-   * cache first and then creates the partitions' logs one by one (on a loaded machine the last one up to
-   * several hundred milliseconds later: 160-900 ms measured for 16 partitions). A produce request in between is refused with {@code NOT_LEADER_OR_FOLLOWER}. An idempotent
+   * <p>Why a leader in the metadata is not enough: a KRaft broker publishes a new topic's leaders in its metadata cache
+   * first and then creates the partitions' logs one by one (on a loaded machine the last one up to several hundred
+   * milliseconds later). A produce request in between is refused with {@code NOT_LEADER_OR_FOLLOWER}. An idempotent
    * producer (the default since Kafka 3.0) keeps up to five requests per connection in flight; when the refused one
-   * held a partition's first batch (sequence 0) and a later one of the same partition arrives after the log exists,
-   * the broker, which knows no state for that producer yet, takes the later batch's sequence as the start. The
-   * retried first batch is then refused with {@code OUT_OF_ORDER_SEQUENCE_NUMBER} on every try until the producer's
-   * delivery timeout expires it, and its records are never written.
+   * held a partition's first batch (sequence 0) and a later one of the same partition arrives after the log exists, the
+   * broker, which knows no state for that producer yet, takes the later batch's sequence as the start. The retried
+   * first batch is then refused with {@code OUT_OF_ORDER_SEQUENCE_NUMBER} on every try until the producer's delivery
+   * timeout expires it, and its records are never written.
    *
    * <p>Blocks: call it from a test, a {@code main} or a worker, never an event loop.
    *

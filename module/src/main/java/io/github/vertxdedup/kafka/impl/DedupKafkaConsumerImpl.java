@@ -57,11 +57,12 @@ import org.apache.kafka.common.errors.WakeupException;
  * its owner's event loop; commit the offsets settled since the last commit with {@code commitAsync}, at most once
  * per {@code commitIntervalMs}; repeat. Revocation and close commit with {@code commitSync}.
  *
- * <p>A paused partition must not wait out a poll timeout once its owner has caught up (measured: with every
- * partition paused, each {@code poll} slept its full 100 ms while the owners sat idle, which cost the loop more
- * than half of its time). So an owner signals {@link #wake} when it drops back to the resume mark or stops waiting
- * for a lease; while every partition is paused the loop waits on that signal (bounded by {@code pollTimeoutMs})
- * and then polls without blocking, and while only some are paused it polls for at most {@value #PAUSED_POLL_MS} ms.
+ * <p>A paused partition must not wait out a poll timeout once its owner has caught up: with every partition paused, a
+ * blocking {@code poll} sleeps its full timeout while the owners sit idle, and under load that would be most of the
+ * loop's time (docs/results/README.md, "Kafka consumer"). So an owner signals {@link #wake} when it drops back to the
+ * resume mark or stops waiting for a lease; while every partition is paused the loop waits on that signal (bounded by
+ * {@code pollTimeoutMs}) and then polls without blocking, and while only some are paused it polls for at most
+ * {@value #PAUSED_POLL_MS} ms.
  *
  * <h2>A window that does not open</h2>
  * The consumer stops rather than retrying: the window store already waits up to {@code assignmentTimeoutMs} for a

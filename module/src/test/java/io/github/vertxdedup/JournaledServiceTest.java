@@ -6,8 +6,6 @@ import static org.assertj.core.api.Assertions.fail;
 
 import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.window.ManualClock;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -57,8 +55,7 @@ class JournaledServiceTest {
   }
 
   private void deploy(DedupOptions options) {
-    deployment = await(vertx.deployVerticle(new DedupVerticle(clock).setMeterRegistry(new SimpleMeterRegistry()),
-        new DeploymentOptions().setConfig(options.toJson())));
+    deployment = TestDeployments.deployService(vertx, clock, options);
   }
 
   private void restart(DedupOptions options) {
@@ -212,8 +209,7 @@ class JournaledServiceTest {
     Vertx other = Vertx.vertx();
     try {
       // The second service deploys, but its partitions wait for the journal's lock.
-      await(other.deployVerticle(new DedupVerticle(clock).setMeterRegistry(new SimpleMeterRegistry()),
-          new DeploymentOptions().setConfig(options().toJson())));
+      TestDeployments.deployService(other, clock, options());
       ReplyException locked = failure(other, "check", id("a"));
       assertThat(locked.failureCode()).isEqualTo(503);
       assertThat(locked.getMessage()).contains("journal locked by another process");

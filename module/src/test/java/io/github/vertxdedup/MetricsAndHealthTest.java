@@ -119,7 +119,6 @@ class MetricsAndHealthTest extends ServiceTestSupport {
   private void deploy(String address, CapacityPolicy policy) {
     DedupOptions o = new DedupOptions().setAddress(address).setWindowMs(WINDOW_MS).setBucketMs(BUCKET_MS)
         .setMaxIdsPerPartition(2).setCapacityPolicy(policy);
-    await(vertx.deployVerticle(new DedupVerticle(clock).setMeterRegistry(registry),
-        new DeploymentOptions().setConfig(o.toJson())));
+    TestDeployments.deployService(vertx, new DedupVerticle(clock).setMeterRegistry(registry), o);
   }
 }

@@ -2,6 +2,7 @@ package io.github.vertxdedup;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.vertxdedup.testing.ChildJvm;
 import java.io.BufferedReader;
 import java.io.BufferedWriter;
 import java.io.IOException;
@@ -11,7 +12,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,7 +19,6 @@ import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -45,7 +44,7 @@ class ServiceCrashTest {
     long seed = System.nanoTime();
     Random random = new Random(seed);
     Path journalDir = tmp.resolve("journal");
-    List<String> classpath = productionClasspath();
+    ChildJvm childJvm = childJvm();
     Map<String, Integer> acceptedTimes = new ConcurrentHashMap<>();
     List<String> sent = new ArrayList<>();
     List<String> restarts = new ArrayList<>();
@@ -54,7 +53,7 @@ class ServiceCrashTest {
     for (int run = 1; run <= cycles; run++) {
       Path stderr = tmp.resolve("child-" + run + ".err");
       long startNanos = System.nanoTime();
-      Process child = start(classpath, journalDir, stderr);
+      Process child = start(childJvm, journalDir, stderr);
       Child output = new Child(child, acceptedTimes);
       Feeder feeder = new Feeder(child, run, random.nextLong(), List.copyOf(sent));
       try {
@@ -86,7 +85,7 @@ class ServiceCrashTest {
     List<String> accepted = new ArrayList<>(acceptedTimes.keySet());
     Map<String, Integer> finalAccepts = new ConcurrentHashMap<>();
     Path stderr = tmp.resolve("child-final.err");
-    Process child = start(classpath, journalDir, stderr);
+    Process child = start(childJvm, journalDir, stderr);
     Child output = new Child(child, finalAccepts);
     try (BufferedWriter in = new BufferedWriter(new OutputStreamWriter(child.getOutputStream(),
         StandardCharsets.UTF_8))) {
@@ -111,50 +110,20 @@ class ServiceCrashTest {
     assertThat(output.verdicts.values()).containsOnly("DUPLICATE");
   }
 
-  private static Process start(List<String> classpath, Path journalDir, Path stderr) throws IOException {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.addAll(Arrays.asList(System.getProperty("dedup.jvm.flags", "").trim().split("\\s+")));
-    cmd.add("-Xmx256m");
-    cmd.add("-cp");
-    cmd.add(String.join(java.io.File.pathSeparator, classpath));
-    cmd.add(ServiceCrashChild.class.getName());
-    cmd.add(journalDir.toString());
-    cmd.removeIf(String::isEmpty);
-    return new ProcessBuilder(cmd).redirectError(stderr.toFile()).start();
+  private static Process start(ChildJvm child, Path journalDir, Path stderr) throws IOException {
+    return child.command(List.of(), List.of(journalDir.toString())).redirectError(stderr.toFile()).start();
   }
 
   /**
-   * This module's classes and its runtime dependencies (written by the build to a file), plus the child's own class
-   * copied alone into a directory: no JUnit, no AssertJ, no other test class.
+   * The child's production classpath ({@link ChildJvm}): this module's classes with the persistence module and
+   * Chronicle among its runtime dependencies.
    */
-  private List<String> productionClasspath() throws IOException {
-    String classes = System.getProperty("module.classes");
-    String runtime = System.getProperty("module.runtime.classpath");
-    assertThat(classes).as("system property module.classes (set by the build)").isNotNull();
-    assertThat(runtime).as("system property module.runtime.classpath (set by the build)").isNotNull();
-    Path childDir = tmp.resolve("child-classes");
-    String relative = ServiceCrashChild.class.getName().replace('.', '/');
-    Path source = Path.of(ServiceCrashChild.class.getProtectionDomain().getCodeSource().getLocation().getPath());
-    Path packageDir = source.resolve(relative).getParent();
-    Files.createDirectories(childDir.resolve(relative).getParent());
-    try (Stream<Path> files = Files.list(packageDir)) {
-      for (Path f : (Iterable<Path>) files::iterator) {
-        String name = f.getFileName().toString();
-        if (name.equals("ServiceCrashChild.class") || name.startsWith("ServiceCrashChild$")) {
-          Files.copy(f, childDir.resolve(relative).getParent().resolve(name));
-        }
-      }
-    }
-    List<String> cp = new ArrayList<>();
-    cp.add(classes);
-    cp.addAll(Arrays.asList(Files.readString(Path.of(runtime)).trim().split(java.io.File.pathSeparator)));
-    cp.add(childDir.toString());
-    assertThat(cp).map(e -> Path.of(e).getFileName().toString())
-        .noneMatch(name -> name.contains("junit") || name.contains("assertj") || name.equals("test-classes"))
+  private ChildJvm childJvm() throws IOException {
+    ChildJvm child = ChildJvm.of(ServiceCrashChild.class, tmp);
+    assertThat(child.classpath()).map(e -> Path.of(e).getFileName().toString())
         .anyMatch(name -> name.contains("vertx-dedup-persistence") || name.equals("classes"))
         .anyMatch(name -> name.contains("chronicle-queue"));
-    return cp;
+    return child;
   }
 
   /** Writes ids to the child until its pipe breaks (the kill): mostly new ones, every tenth one sent before. */

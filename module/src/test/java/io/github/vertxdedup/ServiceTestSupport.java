@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.fail;
 
 import io.github.vertxdedup.window.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -43,7 +42,7 @@ abstract class ServiceTestSupport {
   void deployService(Vertx vertx) {
     this.vertx = vertx;
     verticle = new DedupVerticle(clock).setMeterRegistry(registry);
-    deploymentId = await(vertx.deployVerticle(verticle, new DeploymentOptions().setConfig(options().toJson())));
+    deploymentId = TestDeployments.deployService(vertx, verticle, options());
   }
 
   static <T> T await(Future<T> f) {

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.fail;
 
 import io.github.vertxdedup.window.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -48,7 +47,7 @@ class UndeployUnderLoadTest {
     DedupOptions options = new DedupOptions().setWindowMs(60_000).setBucketMs(1_000).setPartitions(2)
         .setJournalDir(journalDir.toString());
     DedupVerticle verticle = new DedupVerticle(clock).setMeterRegistry(new SimpleMeterRegistry());
-    String deployment = await(vertx.deployVerticle(verticle, new DeploymentOptions().setConfig(options.toJson())));
+    String deployment = TestDeployments.deployService(vertx, verticle, options);
     Promise<Void> held = Promise.promise();
     Promise<Void> release = Promise.promise();
     verticle.stopHold(() -> {

@@ -8,9 +8,8 @@ import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerdict;
-import io.github.vertxdedup.DedupVerticle;
+import io.github.vertxdedup.TestDeployments;
 import io.github.vertxdedup.window.ManualClock;
-import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.Message;
@@ -33,8 +32,7 @@ class RouterLocalTest {
   @Test
   void shouldRouteALocalRequestToTheOwningPartition(Vertx vertx) throws Exception {
     DedupOptions options = new DedupOptions().setWindowMs(60_000).setPartitions(4);
-    await(vertx.deployVerticle(new DedupVerticle(new ManualClock(0)),
-        new DeploymentOptions().setConfig(options.toJson())));
+    TestDeployments.deployService(vertx, new ManualClock(0), options);
     Routing routing = new Routing(options);
     for (String id : List.of("a", "b", "c", "d", "e")) {
       Message<DedupResult> reply = await(vertx.eventBus()
@@ -59,8 +57,7 @@ class RouterLocalTest {
   @Test
   void shouldRouteALocalRequestByItsKeyWhenTheServiceRoutesByKey(Vertx vertx) throws Exception {
     DedupOptions options = new DedupOptions().setWindowMs(60_000).setPartitions(4).setRouteByKey(true);
-    await(vertx.deployVerticle(new DedupVerticle(new ManualClock(0)),
-        new DeploymentOptions().setConfig(options.toJson())));
+    TestDeployments.deployService(vertx, new ManualClock(0), options);
     Routing routing = new Routing(options);
     Set<Integer> partitions = new HashSet<>();
     for (int i = 0; i < 40; i++) {

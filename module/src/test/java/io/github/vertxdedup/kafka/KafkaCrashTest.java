@@ -2,13 +2,13 @@ package io.github.vertxdedup.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.vertxdedup.testing.ChildJvm;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -17,7 +17,6 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.stream.Stream;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -65,7 +64,7 @@ class KafkaCrashTest {
     broker.createTopic(topic, PARTITIONS);
     Path journalDir = tmp.resolve("journal");
     Path ledger = tmp.resolve("ledger.txt");
-    List<String> classpath = productionClasspath();
+    ChildJvm childJvm = childJvm();
 
     Producer producer = new Producer(topic, random.nextLong());
     List<String> runs = new ArrayList<>();
@@ -73,7 +72,7 @@ class KafkaCrashTest {
       for (int run = 1; run <= cycles; run++) {
         long before = lines(ledger);
         long startNanos = System.nanoTime();
-        Process child = start(classpath, mode, topic, group, journalDir, ledger, run);
+        Process child = start(childJvm, mode, topic, group, journalDir, ledger, run);
         try {
           // Wait until this child applies effects of its own, then kill it at a random moment.
           Awaitility.await().atMost(Duration.ofSeconds(40)).pollInterval(Duration.ofMillis(20))
@@ -93,7 +92,7 @@ class KafkaCrashTest {
     int total = producer.sent.size();
 
     // The final child consumes everything: every record is settled once the group committed all offsets.
-    Process last = start(classpath, mode, topic, group, journalDir, ledger, cycles + 1);
+    Process last = start(childJvm, mode, topic, group, journalDir, ledger, cycles + 1);
     try {
       broker.awaitCommitted(group, topic, total);
     } finally {
@@ -143,7 +142,7 @@ class KafkaCrashTest {
     broker.createTopic(topic, 1);
     Path journalDir = tmp.resolve("journal");
     Path ledger = tmp.resolve("ledger.txt");
-    List<String> classpath = productionClasspath();
+    ChildJvm childJvm = childJvm();
     List<String> ids = new ArrayList<>();
     for (int i = 0; i < 5; i++) {
       ids.add("before-" + i);
@@ -157,7 +156,7 @@ class KafkaCrashTest {
     }
     broker.flush();
 
-    Process held = start(classpath, AtomicityMode.EFFECT_FIRST, topic, group, journalDir, ledger, 1, leaseMs,
+    Process held = start(childJvm, AtomicityMode.EFFECT_FIRST, topic, group, journalDir, ledger, 1, leaseMs,
         "stuck");
     long claimedNanos;
     try {
@@ -172,7 +171,7 @@ class KafkaCrashTest {
     }
     assertThat(ledgerCounts(ledger)).as("the effects before the held record").containsOnlyKeys(ids.subList(0, 5));
 
-    Process restarted = start(classpath, AtomicityMode.EFFECT_FIRST, topic, group, journalDir, ledger, 2, leaseMs,
+    Process restarted = start(childJvm, AtomicityMode.EFFECT_FIRST, topic, group, journalDir, ledger, 2, leaseMs,
         null);
     long handledMs;
     try {
@@ -199,27 +198,20 @@ class KafkaCrashTest {
     assertThat(effects.values().stream().mapToInt(n -> n - 1).sum()).as("repeats: %s", effects).isLessThanOrEqualTo(1);
   }
 
-  private Process start(List<String> classpath, AtomicityMode mode, String topic, String group, Path journalDir,
+  private Process start(ChildJvm child, AtomicityMode mode, String topic, String group, Path journalDir,
       Path ledger, int run) throws IOException {
-    return start(classpath, mode, topic, group, journalDir, ledger, run, 2_000, null);
+    return start(child, mode, topic, group, journalDir, ledger, run, 2_000, null);
   }
 
-  private Process start(List<String> classpath, AtomicityMode mode, String topic, String group, Path journalDir,
+  private Process start(ChildJvm child, AtomicityMode mode, String topic, String group, Path journalDir,
       Path ledger, int run, long leaseMs, String holdId) throws IOException {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.addAll(Arrays.asList(System.getProperty("dedup.jvm.flags", "").trim().split("\\s+")));
-    cmd.add("-Xmx256m");
-    cmd.add("-cp");
-    cmd.add(String.join(java.io.File.pathSeparator, classpath));
-    cmd.add(KafkaCrashChild.class.getName());
-    cmd.addAll(List.of(broker.bootstrapServers(), topic, group, group.equals("orphan") ? "orphan-child"
-        : "crash-child", journalDir.toString(), mode.name(), ledger.toString(), Long.toString(leaseMs)));
+    List<String> args = new ArrayList<>(List.of(broker.bootstrapServers(), topic, group, group.equals("orphan")
+        ? "orphan-child" : "crash-child", journalDir.toString(), mode.name(), ledger.toString(),
+        Long.toString(leaseMs)));
     if (holdId != null) {
-      cmd.add(holdId);
+      args.add(holdId);
     }
-    cmd.removeIf(String::isEmpty);
-    return new ProcessBuilder(cmd)
+    return child.command(List.of(), args)
         .redirectOutput(tmp.resolve("child-" + run + ".out").toFile())
         .redirectError(tmp.resolve("child-" + run + ".err").toFile())
         .start();
@@ -254,36 +246,15 @@ class KafkaCrashTest {
   }
 
   /**
-   * This module's classes and its runtime dependencies (written by the build to a file), plus the child's class
-   * copied alone into a directory: no JUnit, no AssertJ, no other test class.
+   * The child's production classpath ({@link ChildJvm}): this module's classes with the Kafka client and Chronicle
+   * among its runtime dependencies.
    */
-  private List<String> productionClasspath() throws IOException {
-    String classes = System.getProperty("module.classes");
-    String runtime = System.getProperty("module.runtime.classpath");
-    assertThat(classes).as("system property module.classes (set by the build)").isNotNull();
-    assertThat(runtime).as("system property module.runtime.classpath (set by the build)").isNotNull();
-    String relative = KafkaCrashChild.class.getName().replace('.', '/');
-    Path source = Path.of(KafkaCrashChild.class.getProtectionDomain().getCodeSource().getLocation().getPath());
-    Path packageDir = source.resolve(relative).getParent();
-    Path target = tmp.resolve("child-classes").resolve(relative).getParent();
-    Files.createDirectories(target);
-    try (Stream<Path> files = Files.list(packageDir)) {
-      for (Path f : (Iterable<Path>) files::iterator) {
-        String name = f.getFileName().toString();
-        if (name.equals("KafkaCrashChild.class") || name.startsWith("KafkaCrashChild$")) {
-          Files.copy(f, target.resolve(name));
-        }
-      }
-    }
-    List<String> cp = new ArrayList<>();
-    cp.add(classes);
-    cp.addAll(Arrays.asList(Files.readString(Path.of(runtime)).trim().split(java.io.File.pathSeparator)));
-    cp.add(tmp.resolve("child-classes").toString());
-    assertThat(cp).map(e -> Path.of(e).getFileName().toString())
-        .noneMatch(name -> name.contains("junit") || name.contains("assertj") || name.equals("test-classes"))
+  private ChildJvm childJvm() throws IOException {
+    ChildJvm child = ChildJvm.of(KafkaCrashChild.class, tmp);
+    assertThat(child.classpath()).map(e -> Path.of(e).getFileName().toString())
         .anyMatch(name -> name.contains("kafka-clients"))
         .anyMatch(name -> name.contains("chronicle-queue"));
-    return cp;
+    return child;
   }
 
   /**

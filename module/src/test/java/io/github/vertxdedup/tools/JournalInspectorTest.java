@@ -4,15 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.DedupVerticle;
+import io.github.vertxdedup.TestDeployments;
 import io.github.vertxdedup.journal.Journal;
 import io.github.vertxdedup.journal.JournalOptions;
 import io.github.vertxdedup.journal.JournalVisitor;
 import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.window.Fingerprinter;
 import io.github.vertxdedup.window.ManualClock;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -48,8 +46,7 @@ class JournalInspectorTest {
     try {
       DedupOptions options = new DedupOptions().setWindowMs(60_000).setBucketMs(1_000)
           .setJournalDir(journalDir.toString());
-      String deployment = await(vertx.deployVerticle(new DedupVerticle(clock)
-          .setMeterRegistry(new SimpleMeterRegistry()), new DeploymentOptions().setConfig(options.toJson())));
+      String deployment = TestDeployments.deployService(vertx, clock, options);
       request(vertx, "check", new JsonObject().put("id", "a"));
       request(vertx, "check", new JsonObject().put("id", "b").put("key", "invoice-1").put("payloadHash", "h"));
       request(vertx, "claim", new JsonObject().put("id", "c").put("leaseMs", 10_000).put("claimer", "worker-1"));

@@ -205,4 +205,35 @@ class DedupWindowCapacityTest {
     assertThat(stats.held() + stats.expired() + stats.earlyEvictions()).isEqualTo(id - 1);
     assertThat(window.liveEntriesInTable()).isEqualTo(stats.held());
   }
+
+  @Test
+  void shouldNotVouchForIdsForgottenByEvictingAShortLivedBucket() {
+    ManualClock fromZero = new ManualClock(0);
+    DedupWindow w = DedupWindow.builder().window(Duration.ofSeconds(60)).bucket(Duration.ofSeconds(1))
+        .clock(fromZero).maxIds(2).capacityPolicy(CapacityPolicy.EVICT_OLDEST).build();
+    fromZero.setMs(100_000);
+    w.check(1);
+    w.check(2, DedupWindow.NO_PAYLOAD_HASH, 130_000);
+    w.check(3, DedupWindow.NO_PAYLOAD_HASH, 110_000);
+
+    assertThat(w.stats().earlyEvictions()).isEqualTo(1);
+    assertThat(w.contains(2)).isFalse();
+    // Id 2 was first seen at 100 s and is forgotten: the window vouches only for arrivals after that bucket.
+    assertThat(w.memoryStartMs()).isEqualTo(101_000);
+  }
+
+  @Test
+  void shouldKeepTheMemoryStartOfDefaultEntriesWhenEvictingThem() {
+    ManualClock fromZero = new ManualClock(0);
+    DedupWindow w = DedupWindow.builder().window(Duration.ofSeconds(60)).bucket(Duration.ofSeconds(1))
+        .clock(fromZero).maxIds(2).capacityPolicy(CapacityPolicy.EVICT_OLDEST).build();
+    fromZero.setMs(100_000);
+    w.check(1);
+    fromZero.setMs(101_000);
+    w.check(2);
+    w.check(3);
+
+    assertThat(w.contains(1)).isFalse();
+    assertThat(w.memoryStartMs()).isEqualTo(101_000);
+  }
 }

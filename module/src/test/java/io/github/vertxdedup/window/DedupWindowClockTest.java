@@ -154,4 +154,18 @@ class DedupWindowClockTest {
     d.verifyAll();
     assertThat(sleeperRounds).isGreaterThanOrEqualTo(4);
   }
+
+  @Test
+  void shouldKeepItsPresizedTableAfterIdlingLongerThanTheWindow() {
+    ManualClock clock = new ManualClock(0);
+    DedupWindow w = DedupWindow.builder().window(Duration.ofMinutes(1)).clock(clock).expectedIds(100_000).build();
+    w.check(1);
+    long slots = w.stats().tableSlots();
+    clock.advanceMs(60_000);
+    w.check(2);
+
+    assertThat(w.stats().tableSlots()).isEqualTo(slots).isGreaterThan(100_000);
+    assertThat(w.held()).isEqualTo(1);
+    assertThat(w.contains(1)).isFalse();
+  }
 }

@@ -144,6 +144,13 @@ class DedupWindowValidationTest {
   }
 
   @Test
+  void shouldRefuseExpectedIdsAboveMaxIds() {
+    assertThatThrownBy(() -> DedupWindow.builder().window(Duration.ofMinutes(1)).maxIds(10).expectedIds(11).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("expectedIds must be <= maxIds (10) but was 11");
+  }
+
+  @Test
   void shouldBuildAgainFromAChangedBuilder() {
     DedupWindow.Builder builder = DedupWindow.builder().window(Duration.ofMinutes(1)).clock(clock);
     assertThat(builder.build().bucketCount()).isEqualTo(60);
@@ -169,6 +176,13 @@ class DedupWindowValidationTest {
     assertThatThrownBy(() -> window.restore(0, 0, 1_000_000, 1_010_000))
         .isInstanceOf(IllegalArgumentException.class).hasMessage(message);
     assertNothingRecorded(window);
+  }
+
+  @Test
+  void shouldNameTheNullArrayOfABatch() {
+    DedupWindow w = DedupWindow.builder().window(Duration.ofMinutes(1)).clock(clock).build();
+    assertThatThrownBy(() -> w.checkBatch(new long[] {1}, 0, 1, null))
+        .isInstanceOf(NullPointerException.class).hasMessageContaining("verdicts");
   }
 
   @Test

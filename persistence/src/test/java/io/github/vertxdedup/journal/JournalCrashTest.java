@@ -3,6 +3,7 @@ package io.github.vertxdedup.journal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.vertxdedup.testing.ChildJvm;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -10,7 +11,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -45,7 +45,7 @@ class JournalCrashTest {
     long seed = System.nanoTime();
     Random random = new Random(seed);
     Path dir = tmp.resolve("journal");
-    List<String> classpath = productionClasspath();
+    ChildJvm childJvm = ChildJvm.of(CrashChild.class, tmp);
     Set<Long> acked = new HashSet<>();
     long highestOffset = -1;
     List<String> restarts = new ArrayList<>();
@@ -53,7 +53,7 @@ class JournalCrashTest {
     Path childTmp = Files.createDirectories(tmp.resolve("child-tmp"));
 
     for (int run = 1; run <= cycles; run++) {
-      Process child = start(classpath, dir, childTmp, run, tmp.resolve("child-" + run + ".err"));
+      Process child = start(childJvm, dir, childTmp, run, tmp.resolve("child-" + run + ".err"));
       ChildOutput output = new ChildOutput(child);
       try {
         String ready = output.awaitReady(60, TimeUnit.SECONDS);
@@ -117,51 +117,9 @@ class JournalCrashTest {
     assertThat(offsets.get("orders", 0)).isGreaterThanOrEqualTo(highestOffset);
   }
 
-  private static Process start(List<String> classpath, Path dir, Path childTmp, int run, Path stderr)
-      throws IOException {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.addAll(Arrays.asList(System.getProperty("dedup.jvm.flags", "").trim().split("\\s+")));
-    cmd.add("-Xmx256m");
-    cmd.add("-Djava.io.tmpdir=" + childTmp);
-    cmd.add("-cp");
-    cmd.add(String.join(java.io.File.pathSeparator, classpath));
-    cmd.add(CrashChild.class.getName());
-    cmd.add(dir.toString());
-    cmd.add(Integer.toString(run));
-    cmd.removeIf(String::isEmpty);
-    return new ProcessBuilder(cmd).redirectError(stderr.toFile()).start();
-  }
-
-  /**
-   * This module's classes and its runtime dependencies (written by the build to a file), plus the child's own class
-   * copied alone into a directory: no JUnit, no AssertJ, no other test class.
-   */
-  private List<String> productionClasspath() throws IOException {
-    String classes = System.getProperty("journal.classes");
-    String runtime = System.getProperty("journal.runtime.classpath");
-    assertThat(classes).as("system property journal.classes (set by the build)").isNotNull();
-    assertThat(runtime).as("system property journal.runtime.classpath (set by the build)").isNotNull();
-    Path childDir = tmp.resolve("child-classes");
-    String relative = CrashChild.class.getName().replace('.', '/');
-    Path source = Path.of(CrashChild.class.getProtectionDomain().getCodeSource().getLocation().getPath());
-    Path packageDir = source.resolve(relative).getParent();
-    Files.createDirectories(childDir.resolve(relative).getParent());
-    try (Stream<Path> files = Files.list(packageDir)) {
-      for (Path f : (Iterable<Path>) files::iterator) {
-        String name = f.getFileName().toString();
-        if (name.equals("CrashChild.class") || name.startsWith("CrashChild$")) {
-          Files.copy(f, childDir.resolve(relative).getParent().resolve(name));
-        }
-      }
-    }
-    List<String> cp = new ArrayList<>();
-    cp.add(classes);
-    cp.addAll(Arrays.asList(Files.readString(Path.of(runtime)).trim().split(java.io.File.pathSeparator)));
-    cp.add(childDir.toString());
-    assertThat(cp).map(e -> Path.of(e).getFileName().toString())
-        .noneMatch(name -> name.contains("junit") || name.contains("assertj") || name.equals("test-classes"));
-    return cp;
+  private static Process start(ChildJvm child, Path dir, Path childTmp, int run, Path stderr) throws IOException {
+    return child.command(List.of("-Djava.io.tmpdir=" + childTmp), List.of(dir.toString(), Integer.toString(run)))
+        .redirectError(stderr.toFile()).start();
   }
 
   private static Map<String, Long> parseReady(String line) {

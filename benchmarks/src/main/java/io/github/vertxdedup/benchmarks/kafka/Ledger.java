@@ -1,4 +1,4 @@
-package io.github.vertxdedup.bench.kafka;
+package io.github.vertxdedup.benchmarks.kafka;
 
 import java.util.HashMap;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package io.github.vertxdedup.bench.service;
+package io.github.vertxdedup.benchmarks.service;
 
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupOptions;

@@ -1,4 +1,4 @@
-package io.github.vertxdedup.bench.journal;
+package io.github.vertxdedup.benchmarks.journal;
 
 import io.github.vertxdedup.benchmarks.report.ResultsFile;
 import java.io.IOException;

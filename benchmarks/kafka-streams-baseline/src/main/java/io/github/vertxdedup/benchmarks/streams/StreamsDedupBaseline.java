@@ -1,4 +1,4 @@
-package io.github.vertxdedup.bench.streams;
+package io.github.vertxdedup.benchmarks.streams;
 
 import java.io.BufferedReader;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package io.github.vertxdedup.bench.kafka;
+package io.github.vertxdedup.benchmarks.kafka;
 
 import io.github.vertxdedup.benchmarks.report.ResultsFile;
 import java.io.IOException;

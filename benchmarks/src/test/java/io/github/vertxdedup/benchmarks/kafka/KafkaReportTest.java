@@ -1,4 +1,4 @@
-package io.github.vertxdedup.bench.kafka;
+package io.github.vertxdedup.benchmarks.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;

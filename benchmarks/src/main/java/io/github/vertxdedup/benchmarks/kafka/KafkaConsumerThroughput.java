@@ -1,4 +1,4 @@
-package io.github.vertxdedup.bench.kafka;
+package io.github.vertxdedup.benchmarks.kafka;
 
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.journal.SyncPolicy;
@@ -464,7 +464,7 @@ public final class KafkaConsumerThroughput {
    */
   static final class StreamsChild implements AutoCloseable {
 
-    private static final String MAIN = "io.github.vertxdedup.bench.streams.StreamsDedupBaseline";
+    private static final String MAIN = "io.github.vertxdedup.benchmarks.streams.StreamsDedupBaseline";
 
     private final Process process;
     private final BufferedReader out;

@@ -1,4 +1,4 @@
-package io.github.vertxdedup.bench.journal;
+package io.github.vertxdedup.benchmarks.journal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -100,7 +100,9 @@ import org.apache.kafka.common.TopicPartition;
  * Once fenced (revocation) nothing new is decided. What was decided is finished: the running handler and its
  * commit, and in record-first mode every record already checked (its id is recorded: skipping it would lose its
  * effect); in effect-first mode the claims not yet started are released, so the next owner can claim them at once.
- * The fence completes when no decided record is left; the poll thread bounds the wait.
+ * A record-first check batch is answered per record, so a full window can refuse a record while recording one behind
+ * it: handlers run in offset order, so the fence then still decides (and handles) the undecided records before the
+ * last checked one. The fence completes when no decided record is left; the poll thread bounds the wait.
  */
 final class PartitionOwner<K, V> {
 
@@ -122,6 +124,8 @@ final class PartitionOwner<K, V> {
   /** The consumer's instance id, named as the claimer of every claim (effect-first). */
   private final String claimer;
   private final long windowMs;
+  /** The window's bucket width: it vouches from the start of the bucket after {@code now - windowMs}. */
+  private final long bucketMs;
   private final int maxUnansweredCommits;
   /** Effect-first: the lease of every claim (the window's default {@code leaseMs}; claims name no lease). */
   private final long leaseMs;
@@ -185,6 +189,7 @@ final class PartitionOwner<K, V> {
     this.resumeMark = resumeMark(options.getMaxBufferedPerPartition());
     this.claimer = instanceId;
     this.windowMs = options.getDedup().getWindowMs();
+    this.bucketMs = options.getDedup().getEffectiveBucketMs();
     this.maxUnansweredCommits = options.getMaxUnansweredCommits();
     this.leaseMs = options.getDedup().getLeaseMs();
     this.recordTimestamps = options.getEventTimeSource() == EventTimeSource.RECORD_TIMESTAMP;
@@ -264,7 +269,7 @@ final class PartitionOwner<K, V> {
     context.runOnContext(v -> {
       fenced = true;
       drained = p;
-      if (timerId != -1 && timerRedecides) {
+      if (timerId != -1 && timerRedecides && !checkedBehindHead()) {
         vertx.cancelTimer(timerId);
         timerId = -1;
         busy = false;
@@ -306,7 +311,25 @@ final class PartitionOwner<K, V> {
       return false;
     }
     Item<K, V> head = queue.peek();
-    return head == null || head.decision == null || head.decision.verdict() == DedupVerdict.IN_FLIGHT;
+    return head == null || (head.decision == null || head.decision.verdict() == DedupVerdict.IN_FLIGHT)
+        && !checkedBehindHead();
+  }
+
+  /**
+   * Record-first: whether a record behind the head was checked (its id is recorded) while the head is not decided,
+   * which a full window's per-record batch answer allows. Such a record must still be handled, and handlers run in
+   * offset order, so a fence goes on deciding the records before it. O(queued records); called only while fenced.
+   */
+  private boolean checkedBehindHead() {
+    if (effectFirst) {
+      return false;
+    }
+    for (Item<K, V> it : queue) {
+      if (it.decision != null && it.decision.verdict() == DedupVerdict.ACCEPTED) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private void advance() {
@@ -317,7 +340,7 @@ final class PartitionOwner<K, V> {
         return;
       }
       if (it.decision == null) {
-        if (fenced) {
+        if (fenced && !checkedBehindHead()) {
           return;
         }
         if (it.identity == null) {
@@ -349,7 +372,7 @@ final class PartitionOwner<K, V> {
             }
           }
           if (it.unvouched && deadLetterUnvouched) {
-            deadLetter(it, DeadLetter.Reason.UNVOUCHED, unvouchedDetail(it.record, clock.nowMs(), windowMs), null);
+            deadLetter(it, DeadLetter.Reason.UNVOUCHED, unvouchedDetail(it.record, clock.nowMs(), windowMs, bucketMs), null);
           } else {
             runHandler(it);
           }
@@ -878,20 +901,29 @@ final class PartitionOwner<K, V> {
 
   /**
    * The detail of an {@link DeadLetter.Reason#UNVOUCHED} dead letter: the record's age (now minus its timestamp) and
-   * the window, in milliseconds, and which limit it passed: older than the window, or within it but older than the
-   * window's memory (a window that began after the record: a first start, a new group, a window without a journal in
-   * a new process).
+   * the window, in milliseconds, and which limit it passed: older than the window; within it but older than the window
+   * reaches back at bucket precision (from the start of the bucket after {@code now - W}); or older than the window's
+   * memory (a window that began after the record: a first start, a new group, a window without a journal in a new
+   * process).
    *
    * @param record the record (it has a timestamp: without one no event time was sent, and nothing is unvouched)
    * @param nowMs now, from the injected clock
    * @param windowMs the window {@code W} in milliseconds
+   * @param bucketMs the window's bucket width in milliseconds
    * @return the detail
    */
-  static String unvouchedDetail(ConsumerRecord<?, ?> record, long nowMs, long windowMs) {
+  static String unvouchedDetail(ConsumerRecord<?, ?> record, long nowMs, long windowMs, long bucketMs) {
     long ageMs = nowMs - record.timestamp();
-    return "the window cannot vouch for the record: its timestamp is " + ageMs + " ms old, "
-        + (ageMs > windowMs ? "older than the window (" + windowMs + " ms)"
-            : "inside the window (" + windowMs + " ms) but older than the window's memory, which began later")
+    String why;
+    if (ageMs > windowMs) {
+      why = "older than the window (" + windowMs + " ms)";
+    } else if (ageMs > windowMs - bucketMs) {
+      // The window reaches back to the start of the bucket after now - W (docs/semantics.md).
+      why = "older than the window reaches back (" + windowMs + " ms, at bucket precision of " + bucketMs + " ms)";
+    } else {
+      why = "inside the window (" + windowMs + " ms) but older than the window's memory, which began later";
+    }
+    return "the window cannot vouch for the record: its timestamp is " + ageMs + " ms old, " + why
         + ", and its id is not remembered";
   }
 

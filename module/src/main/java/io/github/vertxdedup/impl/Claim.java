@@ -11,9 +11,9 @@ final class Claim {
   /** Explicit expiry to apply on commit, or {@code DedupWindow.DEFAULT_REMEMBER_UNTIL}. */
   final long rememberUntilMs;
   final String token;
-  /** The token as a number (its 16 hex digits); see {@code PartitionCore#newToken}. */
+  /** The token as a number (its 16 hex digits); see {@link ClaimTokens}. */
   final long tokenValue;
-  /** True if the token encodes this claim's lease end (see {@code PartitionCore#newToken}). */
+  /** True if the token encodes this claim's lease end (see {@link ClaimTokens}). */
   final boolean tokenHasLeaseEnd;
   final long claimedAtMs;
   final long leaseEndMs;

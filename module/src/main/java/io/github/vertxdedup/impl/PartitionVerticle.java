@@ -1,18 +1,13 @@
 package io.github.vertxdedup.impl;
 
 import io.github.vertxdedup.DedupAction;
-import io.github.vertxdedup.DedupBatchResult;
 import io.github.vertxdedup.DedupClient;
 import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.DedupCommitResult;
 import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.journal.CommittedOffsets;
-import io.github.vertxdedup.journal.JournalLockedException;
 import io.github.vertxdedup.journal.OffsetCommit;
 import io.github.vertxdedup.window.DedupClock;
-import io.github.vertxdedup.window.WindowFullException;
-import io.github.vertxdedup.window.WindowStats;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -23,22 +18,24 @@ import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.util.ArrayDeque;
 import java.util.Objects;
 
 /**
- * One partition of the dedup service: owns one window (in a {@link PartitionCore}) and one journal, listens on
- * {@code <address>.<partition>}, and answers every request on its own event loop, so nothing needs a lock.
- * Deployed by {@link io.github.vertxdedup.DedupVerticle}; internal.
+ * The lifecycle of one partition of the dedup service: owns one window (in a {@link PartitionCore}) and one journal,
+ * listens on {@code <address>.<partition>}, and answers every request on its own event loop, so nothing needs a lock.
+ * Deployed by {@link io.github.vertxdedup.DedupVerticle}; internal. It moves the partition through its states and
+ * hands the work to its parts: {@link PartitionRequests} decodes and decides a request, {@link PendingReplies} holds
+ * replies until their journal write completes, {@link PartitionRecovery} rebuilds the partition from its journal (with
+ * a backoff on the injected {@link PartitionTimer}), and {@link PartitionCounters} counts.
  *
  * <h2>States</h2>
  * {@link State#RECOVERING} from deployment until the journal has opened and replayed (every request is answered 503
  * and nothing is accepted: the partition cannot vouch for anything yet), then {@link State#READY}. If another owner
  * holds the journal, the partition stays {@link State#RECOVERING} (503 "journal locked by another process") and
- * tries again with a backoff ({@value #RETRY_MIN_MS} ms doubling to {@value #RETRY_MAX_MS} ms); its deployment
- * completes meanwhile. Any other failure of the first recovery fails the deployment ({@link State#FAILED}).
+ * tries again with a backoff ({@value PartitionRecovery#RETRY_MIN_MS} ms doubling to
+ * {@value PartitionRecovery#RETRY_MAX_MS} ms); its deployment completes meanwhile. Any other failure of the first
+ * recovery fails the deployment ({@link State#FAILED}).
  *
  * <p>A failed journal write means the decision is not in the journal. The partition goes back to
  * {@link State#RECOVERING} at once (it decides nothing more), fails that reply and every later waiting one with 503,
@@ -52,24 +49,25 @@ import java.util.Objects;
  *
  * <h2>Replies and the journal</h2>
  * A request is decided at once (window and claims updated on the event loop), its state change handed to the
- * journal, and its reply held until every journal write issued up to then has completed; replies go out in decision
- * order. With the memory-only journal every write is already complete and the reply goes out at once. At most
- * {@code maxPending} replies wait; a request that finds the queue full gets a 503 and records nothing.
+ * journal, and its reply held until every journal write issued up to then has completed ({@link PendingReplies});
+ * replies go out in decision order. At most {@code maxPending} replies wait; a request that finds the queue full gets
+ * a 503 and records nothing.
  *
  * <h2>Leases and retention</h2>
  * A periodic timer ({@value #TICK_MS} ms) forgets lapsed claims (counting them), asks the journal to run its
  * retention if due ({@link PartitionJournal#retain()}, off the event loop; so an idle partition's expired journal
  * files are deleted too) and publishes the metrics snapshot; a request that touches a lapsed claim forgets it at
  * once, so correctness never waits for the timer.
+ *
+ * <h2>Threads</h2>
+ * Everything runs on the partition's event loop, except {@link #state()}, {@link #failure()}, {@link #address()} and
+ * {@link #partition()}, which any thread may read, and the public operations that return a future, which any thread
+ * may call: they hand their work to the partition's context.
  */
 public final class PartitionVerticle extends VerticleBase {
 
   /** Period of the lease sweep, the journal retention check and metrics publication, in milliseconds. */
   static final long TICK_MS = 1000;
-  /** First delay before opening the journal again after a failed attempt, in milliseconds. */
-  static final long RETRY_MIN_MS = 50;
-  /** Longest delay between attempts to open the journal, in milliseconds. */
-  static final long RETRY_MAX_MS = 2000;
 
   private static final System.Logger LOG = System.getLogger(PartitionVerticle.class.getName());
 
@@ -94,25 +92,21 @@ public final class PartitionVerticle extends VerticleBase {
   private final PartitionJournal journal;
   private final MeterRegistry registry;
   private final String address;
-  private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+  /** The partition's counters, for its whole deployment: every core rebuilt from the journal counts into them. */
+  private final PartitionCounters counters = new PartitionCounters();
 
   private volatile State state = State.RECOVERING;
   private volatile String failure = "";
+  private PartitionTimer timer;
   private PartitionCore core;
   private CommittedOffsets offsets = new CommittedOffsets();
   private Promise<Void> started;
-  private long retryTimerId = -1;
-  private long retryDelayMs = RETRY_MIN_MS;
-  private long journalReopens;
-  private RequestDecoder decoder;
+  private PartitionRequests requests;
+  private PendingReplies pending;
+  private PartitionRecovery recovery;
   private PartitionMetrics metrics;
   private MessageConsumer<Object> consumer;
   private long timerId = -1;
-  private Future<?> watched;
-  private long badRequests;
-  private long stateConflicts;
-  private long unavailable;
-  private long internalErrors;
 
   /**
    * @param options validated options
@@ -123,6 +117,20 @@ public final class PartitionVerticle extends VerticleBase {
    */
   public PartitionVerticle(DedupOptions options, int partition, DedupClock clock, PartitionJournal journal,
       MeterRegistry registry) {
+    this(options, partition, clock, journal, registry, null);
+  }
+
+  /**
+   * @param options validated options
+   * @param partition this partition's number, {@code 0 .. partitions - 1}
+   * @param clock the clock of the window and the leases
+   * @param journal the journal (e.g. {@link MemoryJournal#INSTANCE})
+   * @param registry where to register the meters, or null for none
+   * @param timer the timers of the tick and of the recovery's backoff, or null for Vert.x timers
+   */
+  PartitionVerticle(DedupOptions options, int partition, DedupClock clock, PartitionJournal journal,
+      MeterRegistry registry, PartitionTimer timer) {
+    this.timer = timer;
     this.options = new DedupOptions(options);
     this.partition = partition;
     this.clock = new RequestClock(Objects.requireNonNull(clock, "clock"));
@@ -249,11 +257,16 @@ public final class PartitionVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    core = new PartitionCore(options, partition, clock, journal);
-    decoder = new RequestDecoder(options, partition);
+    if (timer == null) {
+      timer = PartitionTimer.of(vertx);
+    }
+    core = newCore();
+    requests = new PartitionRequests(options, partition, clock, counters, this::stats);
+    pending = new PendingReplies(options.getMaxPending(), context, this::drainPending);
+    recovery = new PartitionRecovery(journal, timer, context, this::newCore, new Recovery());
     if (registry != null) {
       metrics = new PartitionMetrics(registry, options.getAddress(), partition, options.getWindowMs());
-      core.duplicateAges(metrics::recordDuplicateAge);
+      counters.duplicateAges(metrics::recordDuplicateAge);
     }
     started = Promise.promise();
     // Listen first, so that requests during recovery are answered 503 rather than finding no handler.
@@ -262,99 +275,23 @@ public final class PartitionVerticle extends VerticleBase {
       if (ar.failed()) {
         started.tryFail(ar.cause());
       } else {
-        recover(true);
+        recovery.recover(true);
       }
     });
     return started.future();
   }
 
-  /**
-   * Opens and replays the journal into a new core, then answers. On failure: a locked journal, or any failure after
-   * the first start, is retried with a backoff; any other failure of the first start fails the deployment.
-   */
-  private void recover(boolean first) {
-    if (state == State.STOPPING) {
-      return;
-    }
-    PartitionCore fresh = new PartitionCore(options, partition, clock, journal);
-    fresh.carryCountersFrom(core);
-    CommittedOffsets freshOffsets = new CommittedOffsets();
-    long startNanos = System.nanoTime();
-    onContext(journal.open())
-        .compose(v -> onContext(journal.recover(new Sink(fresh, freshOffsets))))
-        .onComplete(ar -> {
-          if (state == State.STOPPING) {
-            return; // stop() closes the journal and completes the undeployment
-          }
-          if (ar.succeeded()) {
-            core = fresh;
-            offsets = freshOffsets;
-            failure = "";
-            retryDelayMs = RETRY_MIN_MS;
-            state = State.READY;
-            if (timerId == -1) {
-              timerId = vertx.setPeriodic(TICK_MS, id -> tick());
-            }
-            LOG.log(System.Logger.Level.INFO, journal instanceof MemoryJournal
-                    ? "partition {0}: ready in {1} ms, memory only (no journal), {2} entries held"
-                    : "partition {0}: ready {1} ms after its journal began to open, {2} entries held",
-                address, (System.nanoTime() - startNanos) / 1_000_000, fresh.windowStats().held());
-            publish();
-            started.tryComplete();
-            return;
-          }
-          Throwable cause = ar.cause();
-          boolean locked = isLocked(cause);
-          if (first && !locked) {
-            failure = "recovery failed: " + cause;
-            state = State.FAILED;
-            publish();
-            journal.close().onComplete(v -> started.tryFail(cause));
-            return;
-          }
-          failure = locked
-              ? "journal locked by another process (" + cause.getMessage() + "); retrying"
-              : "journal recovery failed (" + cause + "); retrying";
-          LOG.log(locked ? System.Logger.Level.INFO : System.Logger.Level.WARNING, "partition " + address + ": "
-              + failure + " in " + retryDelayMs + " ms", locked ? null : cause);
-          publish();
-          // The deployment completes while another owner holds the journal: this partition answers 503 until it can
-          // take the journal over.
-          started.tryComplete();
-          journal.close().onComplete(v -> context.runOnContext(w -> scheduleRetry()));
-        });
-  }
-
-  private void scheduleRetry() {
-    if (state == State.STOPPING) {
-      return;
-    }
-    long delay = retryDelayMs;
-    retryDelayMs = Math.min(RETRY_MAX_MS, retryDelayMs * 2);
-    retryTimerId = vertx.setTimer(delay, id -> {
-      retryTimerId = -1;
-      recover(false);
-    });
-  }
-
-  private static boolean isLocked(Throwable t) {
-    for (Throwable c = t; c != null; c = c.getCause()) {
-      if (c instanceof JournalLockedException) {
-        return true;
-      }
-    }
-    return false;
+  private PartitionCore newCore() {
+    return new PartitionCore(options, partition, clock, journal, counters);
   }
 
   @Override
   public Future<?> stop() {
     state = State.STOPPING;
     if (timerId != -1) {
-      vertx.cancelTimer(timerId);
+      timer.cancel(timerId);
     }
-    if (retryTimerId != -1) {
-      vertx.cancelTimer(retryTimerId);
-    }
+    recovery.cancel();
     Promise<Void> drained = Promise.promise();
     journal.close().onComplete(ar -> context.runOnContext(v -> {
       if (ar.failed()) {
@@ -362,11 +299,8 @@ public final class PartitionVerticle extends VerticleBase {
       }
       drainPending();
       // Writes that did not complete even after the flush: their outcome is unknown to us, never leave them hanging.
-      Pending p;
-      while ((p = pending.poll()) != null) {
-        p.message.fail(DedupFailure.UNAVAILABLE, "partition " + partition + " is stopping and the journal write of"
-            + " this decision did not complete; retry after it restarts");
-      }
+      pending.failAll(DedupFailure.UNAVAILABLE, "partition " + partition + " is stopping and the journal write of"
+          + " this decision did not complete; retry after it restarts");
       publish();
       if (metrics != null) {
         metrics.close();
@@ -379,7 +313,7 @@ public final class PartitionVerticle extends VerticleBase {
   // ---------------------------------------------------------------------------------------------------------------
 
   private void handle(Message<Object> msg) {
-    serve(msg.body(), msg.headers().get(DedupAction.HEADER), new BusReply(msg));
+    serve(msg.body(), msg.headers().get(DedupAction.HEADER), ReplySink.of(msg));
   }
 
   /**
@@ -400,12 +334,12 @@ public final class PartitionVerticle extends VerticleBase {
   <T> Future<T> serveLocal(LocalRequest request) {
     Promise<T> p = Promise.promise();
     if (context == null) {
-      new PromiseReply<>(p).fail(DedupFailure.UNAVAILABLE, "partition " + partition + " is not deployed yet;"
+      ReplySink.of(p).fail(DedupFailure.UNAVAILABLE, "partition " + partition + " is not deployed yet;"
           + " nothing accepted, retry once it is");
     } else if (Vertx.currentContext() == context) {
-      serve(request, null, new PromiseReply<>(p));
+      serve(request, null, ReplySink.of(p));
     } else {
-      context.runOnContext(v -> serve(request, null, new PromiseReply<>(p)));
+      context.runOnContext(v -> serve(request, null, ReplySink.of(p)));
     }
     return p.future();
   }
@@ -428,156 +362,25 @@ public final class PartitionVerticle extends VerticleBase {
   private void serve(Object body, String actionHeader, ReplySink msg) {
     State s = state;
     if (s != State.READY) {
-      unavailable++;
+      counters.unavailable++;
       msg.fail(DedupFailure.UNAVAILABLE, unavailableMessage(s));
       return;
     }
-    if (pending.size() >= options.getMaxPending()) {
-      unavailable++;
+    if (pending.isFull()) {
+      counters.unavailable++;
       msg.fail(DedupFailure.UNAVAILABLE, "partition " + partition + " pending queue full: maxPending="
           + options.getMaxPending() + " replies wait for their journal write; nothing recorded, retry later");
       return;
     }
-    Object reply;
-    try {
-      reply = dispatch(body, actionHeader);
-    } catch (RequestFailure f) {
-      if (f.code() == DedupFailure.BAD_REQUEST) {
-        badRequests++;
-      } else if (f.code() == DedupFailure.STATE_CONFLICT) {
-        stateConflicts++;
-      } else {
-        unavailable++;
-      }
-      msg.fail(f.code(), f.getMessage());
-      return;
-    } catch (WindowFullException e) {
-      unavailable++;
-      msg.fail(DedupFailure.UNAVAILABLE, "partition " + partition + " window full (maxIdsPerPartition="
-          + options.getMaxIdsPerPartition() + "): " + e.getMessage() + "; nothing recorded, retry later");
-      return;
-    } catch (IllegalArgumentException e) {
-      // The window's own checks; with the clock pinned per request they repeat the decoder's, so this is a backstop.
-      badRequests++;
-      msg.fail(DedupFailure.BAD_REQUEST, e.getMessage());
-      return;
-    } catch (RuntimeException e) {
-      internalErrors++;
-      LOG.log(System.Logger.Level.ERROR, "partition " + partition + ": internal error", e);
-      msg.fail(DedupFailure.INTERNAL_ERROR, "partition " + partition + " internal error: " + e);
+    Object reply = requests.decide(core, body, actionHeader, msg);
+    if (reply == PartitionRequests.REFUSED) {
       return;
     }
-    Future<?> write = core.lastWrite();
-    if (pending.isEmpty() && write.isComplete() && write.succeeded()) {
-      msg.reply(reply);
-      return;
+    Throwable failed = pending.send(msg, reply, core.lastWrite());
+    if (failed != null) {
+      // Not in the journal: decide nothing more; the reopen drains the queue and refuses this reply.
+      writeFailed(failed);
     }
-    pending.add(new Pending(msg, reply, write));
-    if (write.isComplete()) {
-      if (write.failed()) {
-        // Not in the journal: decide nothing more; the reopen drains the queue and refuses this reply.
-        writeFailed(write.cause());
-      }
-      return;
-    }
-    if (write != watched) {
-      watched = write;
-      write.onComplete(ar -> context.runOnContext(v -> drainPending()));
-    }
-  }
-
-  private Object dispatch(Object body, String actionHeader) {
-    // One clock reading for the whole request: validation and every decision of a batch see the same instant.
-    clock.pin();
-    try {
-      return dispatchPinned(body, actionHeader);
-    } finally {
-      clock.unpin();
-    }
-  }
-
-  private Object dispatchPinned(Object body, String actionHeader) {
-    if (body instanceof LocalRequest r) {
-      long now = clock.nowMs();
-      return switch (r.action) {
-        case CHECK -> core.check(decoder.decode(r.event, DedupAction.CHECK, now, -1));
-        case CLAIM -> core.claim(decoder.decode(r.event, DedupAction.CLAIM, now, -1));
-        case COMMIT -> core.commit(decoder.decode(r.event, DedupAction.COMMIT, now, -1));
-        case RELEASE -> core.release(decoder.decode(r.event, DedupAction.RELEASE, now, -1));
-        case LOOKUP -> core.lookup(decoder.decode(r.event, DedupAction.LOOKUP, now, -1));
-        case STATS -> stats();
-        case CHECK_BATCH -> new BatchReply(countRefusals(
-            core.batch(decoder.decodeBatch(r.events, DedupAction.CHECK, now), false)));
-        case CLAIM_BATCH -> new BatchReply(countRefusals(
-            core.batch(decoder.decodeBatch(r.events, DedupAction.CLAIM, now), true)));
-        case COMMIT_BATCH -> new CommitBatchReply(countConflicts(
-            core.commitBatch(decoder.decodeBatch(r.events, DedupAction.COMMIT, now))));
-      };
-    }
-    DedupAction action = RequestDecoder.action(actionHeader);
-    if (action == DedupAction.STATS) {
-      RequestDecoder.requireStatsBody(body);
-      return stats();
-    }
-    JsonObject json = RequestDecoder.requireObject(body);
-    long now = clock.nowMs();
-    return switch (action) {
-      case CHECK -> core.check(decoder.decode(json, action, now, -1)).toJson();
-      case CLAIM -> core.claim(decoder.decode(json, action, now, -1)).toJson();
-      case COMMIT -> core.commit(decoder.decode(json, action, now, -1)).toJson();
-      case RELEASE -> core.release(decoder.decode(json, action, now, -1)).toJson();
-      case LOOKUP -> core.lookup(decoder.decode(json, action, now, -1)).toJson();
-      case CHECK_BATCH -> batchJson(countRefusals(
-          core.batch(decoder.decodeBatch(json, DedupAction.CHECK, now), false)));
-      case CLAIM_BATCH -> batchJson(countRefusals(
-          core.batch(decoder.decodeBatch(json, DedupAction.CLAIM, now), true)));
-      case COMMIT_BATCH -> commitBatchJson(countConflicts(
-          core.commitBatch(decoder.decodeBatch(json, DedupAction.COMMIT, now))));
-      case STATS -> throw new IllegalStateException("unreachable");
-    };
-  }
-
-  private static JsonObject batchJson(DedupBatchResult[] results) {
-    JsonArray verdicts = new JsonArray(new java.util.ArrayList<>(results.length));
-    for (DedupBatchResult r : results) {
-      verdicts.add(r.toJson());
-    }
-    return new JsonObject().put("verdicts", verdicts);
-  }
-
-  /** Counts each failed element of a checkBatch or claimBatch as a single failed request would be counted. */
-  private DedupBatchResult[] countRefusals(DedupBatchResult[] results) {
-    for (DedupBatchResult r : results) {
-      countFailure(r.failureCode());
-    }
-    return results;
-  }
-
-  /** Counts each failed element of a commitBatch as a single failed commit would be counted. */
-  private DedupCommitResult[] countConflicts(DedupCommitResult[] results) {
-    for (DedupCommitResult r : results) {
-      countFailure(r.failureCode());
-    }
-    return results;
-  }
-
-  /** Counts the failure of one element of a batch by its code; 0 (no failure) counts nothing. */
-  private void countFailure(int code) {
-    if (code == DedupFailure.STATE_CONFLICT) {
-      stateConflicts++;
-    } else if (code == DedupFailure.BAD_REQUEST) {
-      badRequests++;
-    } else if (code != 0) {
-      unavailable++;
-    }
-  }
-
-  private static JsonObject commitBatchJson(DedupCommitResult[] results) {
-    JsonArray array = new JsonArray(new java.util.ArrayList<>(results.length));
-    for (DedupCommitResult r : results) {
-      array.add(r.toJson());
-    }
-    return new JsonObject().put("results", array);
   }
 
   private JsonObject stats() {
@@ -585,11 +388,11 @@ public final class PartitionVerticle extends VerticleBase {
     JsonObject s = core.statsJson()
         .put("state", state.name())
         .put("pending", pending.size())
-        .put("badRequests", badRequests)
-        .put("stateConflicts", stateConflicts)
-        .put("unavailable", unavailable)
-        .put("internalErrors", internalErrors)
-        .put("journalReopens", journalReopens);
+        .put("badRequests", counters.badRequests)
+        .put("stateConflicts", counters.stateConflicts)
+        .put("unavailable", counters.unavailable)
+        .put("internalErrors", counters.internalErrors)
+        .put("journalReopens", counters.journalReopens);
     publish();
     return s;
   }
@@ -606,11 +409,7 @@ public final class PartitionVerticle extends VerticleBase {
     if (metrics == null || core == null) {
       return;
     }
-    WindowStats w = core.windowStats();
-    metrics.publish(new PartitionMetrics.Snapshot(core.acceptedCount, core.duplicateCount, core.conflictCount,
-        core.inFlightCount, core.unknownCount, core.unvouchedCount, core.lateDeliveries, core.expiredLeases,
-        w.earlyEvictions(), w.rejected() + core.capacityRejects, w.held(), core.claimsHeld(), w.bytesPerHeldId(),
-        pending.size(), state == State.READY));
+    metrics.publish(counters.snapshot(core.windowStats(), core.claimsHeld(), pending.size(), state == State.READY));
   }
 
   /**
@@ -618,25 +417,16 @@ public final class PartitionVerticle extends VerticleBase {
    * refuses its reply and every later one (decided after it, so possibly on top of it) and starts the reopen.
    */
   private void drainPending() {
-    Pending p;
-    while ((p = pending.peek()) != null && p.write.isComplete()) {
-      if (p.write.failed()) {
-        Throwable cause = p.write.cause();
-        writeFailed(cause);
-        failPending();
-        return;
-      }
-      pending.poll();
-      p.message.reply(p.reply);
+    Throwable failed = pending.drain();
+    if (failed != null) {
+      writeFailed(failed);
+      failPending();
     }
   }
 
   private void failPending() {
-    Pending p;
-    while ((p = pending.poll()) != null) {
-      p.message.fail(DedupFailure.UNAVAILABLE, unavailableMessage(state) + ": the journal write of this decision "
-          + "failed or follows one that failed; nothing of it is kept");
-    }
+    pending.failAll(DedupFailure.UNAVAILABLE, unavailableMessage(state) + ": the journal write of this decision "
+        + "failed or follows one that failed; nothing of it is kept");
   }
 
   /**
@@ -649,7 +439,7 @@ public final class PartitionVerticle extends VerticleBase {
       return;
     }
     state = State.RECOVERING;
-    journalReopens++;
+    counters.journalReopens++;
     failure = "journal write failed: " + cause.getMessage() + "; reopening the journal";
     LOG.log(System.Logger.Level.ERROR, "partition " + address + ": " + failure, cause);
     publish();
@@ -660,7 +450,7 @@ public final class PartitionVerticle extends VerticleBase {
       }
       drainPending();
       failPending();
-      recover(false);
+      recovery.recover(false);
     }));
   }
 
@@ -674,85 +464,48 @@ public final class PartitionVerticle extends VerticleBase {
     };
   }
 
-  /** The same outcome, delivered on this partition's context whatever thread completes the journal's future. */
-  private <T> Future<T> onContext(Future<T> f) {
-    Promise<T> p = Promise.promise();
-    f.onComplete(ar -> context.runOnContext(v -> p.handle(ar)));
-    return p.future();
-  }
+  /** What this partition does with the outcomes of {@link PartitionRecovery}; on its context. */
+  private final class Recovery implements PartitionRecovery.Owner {
 
-  /** A decided request whose reply waits for a journal write. */
-  private record Pending(ReplySink message, Object reply, Future<?> write) {}
-
-  /** Where a request's answer goes: its event-bus message, or the future of an in-process call. */
-  private interface ReplySink {
-    void reply(Object body);
-
-    void fail(int code, String message);
-  }
-
-  private record BusReply(Message<Object> message) implements ReplySink {
     @Override
-    public void reply(Object body) {
-      message.reply(body);
+    public boolean stopping() {
+      return state == State.STOPPING;
     }
 
     @Override
-    public void fail(int code, String text) {
-      message.fail(code, text);
-    }
-  }
-
-  private record PromiseReply<T>(Promise<T> promise) implements ReplySink {
-    @Override
-    @SuppressWarnings("unchecked")
-    public void reply(Object body) {
-      promise.complete((T) body);
-    }
-
-    @Override
-    public void fail(int code, String text) {
-      promise.fail(new ReplyException(ReplyFailure.RECIPIENT_FAILURE, code, text));
-    }
-  }
-
-  /** Recovery calls, on this partition's context, into the core being rebuilt. */
-  private static final class Sink implements PartitionJournal.RecoverySink {
-
-    private final PartitionCore core;
-    private final CommittedOffsets offsets;
-
-    Sink(PartitionCore core, CommittedOffsets offsets) {
-      this.core = core;
-      this.offsets = offsets;
+    public void recovered(PartitionCore fresh, CommittedOffsets freshOffsets, long startNanos) {
+      core = fresh;
+      offsets = freshOffsets;
+      failure = "";
+      state = State.READY;
+      if (timerId == -1) {
+        timerId = timer.periodic(TICK_MS, PartitionVerticle.this::tick);
+      }
+      LOG.log(System.Logger.Level.INFO, journal instanceof MemoryJournal
+              ? "partition {0}: ready in {1} ms, memory only (no journal), {2} entries held"
+              : "partition {0}: ready {1} ms after its journal began to open, {2} entries held",
+          address, (System.nanoTime() - startNanos) / 1_000_000, fresh.windowStats().held());
+      publish();
+      started.tryComplete();
     }
 
     @Override
-    public void restore(long fingerprint, long payloadHash, long firstSeenMs, long expiresAtMs) {
-      core.restore(fingerprint, payloadHash, firstSeenMs, expiresAtMs);
+    public void failed(Throwable cause) {
+      failure = "recovery failed: " + cause;
+      state = State.FAILED;
+      publish();
+      journal.close().onComplete(v -> started.tryFail(cause));
     }
 
     @Override
-    public void restoreBatch(long[] fingerprints, long[] payloadHashes, long[] firstSeenMs, long[] expiresAtMs,
-        int length) {
-      core.restoreBatch(fingerprints, payloadHashes, firstSeenMs, expiresAtMs, length);
-    }
-
-    @Override
-    public void restoreClaim(long idFingerprint, long keyFingerprint, long payloadHash, String claimToken,
-        long claimedAtMs, long leaseEndMs, long rememberUntilMs, String claimer) {
-      core.restoreClaim(idFingerprint, keyFingerprint, payloadHash, claimToken, claimedAtMs, leaseEndMs,
-          rememberUntilMs, claimer);
-    }
-
-    @Override
-    public void memoryBegins(long memoryBeginsMs) {
-      core.memoryBegins(memoryBeginsMs);
-    }
-
-    @Override
-    public void restoreOffset(String topic, int partition, long offset) {
-      offsets.record(topic, partition, offset);
+    public void retrying(String why, boolean locked, Throwable cause, long delayMs) {
+      failure = why;
+      LOG.log(locked ? System.Logger.Level.INFO : System.Logger.Level.WARNING, "partition " + address + ": "
+          + failure + " in " + delayMs + " ms", locked ? null : cause);
+      publish();
+      // The deployment completes while another owner holds the journal: this partition answers 503 until it can
+      // take the journal over.
+      started.tryComplete();
     }
   }
 }

@@ -245,7 +245,7 @@ class ClaimQueueModelPropertyTest {
       String id = "restored-" + fresh++;
       long end = now() + 1 + leaseMs;
       String text = (arg & 1) == 0
-          ? Long.toHexString(Long.MIN_VALUE | end << PartitionCore.TOKEN_SEQUENCE_BITS | (arg & 0xffff))
+          ? Long.toHexString(Long.MIN_VALUE | end << ClaimTokens.TOKEN_SEQUENCE_BITS | (arg & 0xffff))
           : Long.toHexString(Long.MIN_VALUE | (0x5eedL * (arg + 7) * 0x9E3779B97F4A7C15L));
       ParsedEvent e = decoder.decode(event(id), DedupAction.LOOKUP, now(), -1);
       String claimer = CLAIMERS[arg % 3];
@@ -295,7 +295,7 @@ class ClaimQueueModelPropertyTest {
       assertThat(core.statsJson().getLong("expiredLeases")).as("after %s", step).isEqualTo(expired);
       long held = queue.stream().filter(t -> t.state == State.LIVE || (t.state == State.COMMITTED && !t.indexed))
           .count();
-      assertThat(core.queuedClaimObjects()).as("claim objects the queue holds after %s: %s", step, queue)
+      assertThat(core.claims().queuedClaimObjects()).as("claim objects the queue holds after %s: %s", step, queue)
           .isEqualTo((int) held);
     }
   }

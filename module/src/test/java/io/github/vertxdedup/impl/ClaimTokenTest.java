@@ -19,8 +19,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Claim tokens name their lease end, so that a repeated commit finds its committed claim in the lease-ordered queue
- * (see {@link PartitionCore}, "Claim tokens"): the cases that queue must get right, and the claims it cannot locate
- * (restored from the journal, out of lease order), which keep the old map.
+ * (see {@link ClaimTokens}, and {@link Claims}, "Committed claims"): the cases that queue must get right, and the
+ * claims it cannot locate (restored from the journal, out of lease order), which keep the old map.
  */
 class ClaimTokenTest {
 
@@ -53,7 +53,7 @@ class ClaimTokenTest {
     for (int i = 0; i < 300; i++) {
       tokens.add(claim("id-" + i, 0).claimToken());
     }
-    assertThat(core.queuedClaimObjects()).as("live claims may lapse: kept").isEqualTo(300);
+    assertThat(core.claims().queuedClaimObjects()).as("live claims may lapse: kept").isEqualTo(300);
     for (int i = 0; i < 200; i++) {
       commit("id-" + i, tokens.get(i));
     }
@@ -61,7 +61,7 @@ class ClaimTokenTest {
       release("id-" + i, tokens.get(i));
     }
 
-    assertThat(core.queuedClaimObjects()).as("only the 50 live claims").isEqualTo(50);
+    assertThat(core.claims().queuedClaimObjects()).as("only the 50 live claims").isEqualTo(50);
     assertThat(commit("id-7", tokens.get(7)).verdict()).as("a repeat is still answered").isEqualTo(
         DedupVerdict.COMMITTED);
     assertConflict(() -> commit("id-207", tokens.get(207)), "a released claim is not committed by a repeat");
@@ -69,7 +69,7 @@ class ClaimTokenTest {
         "the token's text must be the one issued");
     clock.advanceMs(30_000);
     assertThat(core.sweepExpiredLeases()).as("the 50 live claims lapse").isEqualTo(50);
-    assertThat(core.queuedClaimObjects()).isZero();
+    assertThat(core.claims().queuedClaimObjects()).isZero();
     assertConflict(() -> commit("id-7", tokens.get(7)), "lease over");
   }
 
@@ -112,7 +112,7 @@ class ClaimTokenTest {
     // a token made of lease end and sequence would repeat here, so such claims get random tokens.
     String stale = claim("x", 20_000).claimToken();
     release("x", stale);
-    for (int i = 0; i < 1 << PartitionCore.TOKEN_SEQUENCE_BITS; i++) {
+    for (int i = 0; i < 1 << ClaimTokens.TOKEN_SEQUENCE_BITS; i++) {
       if (i % 1_000 == 999) {
         clock.advanceMs(1);
       }

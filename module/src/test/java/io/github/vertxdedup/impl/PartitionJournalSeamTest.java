@@ -26,8 +26,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * The partition against a journal whose futures the test completes by hand: 503 while recovering, replies held
- * until their write completes (in order), journal failure, the pending bound, and the drain on undeploy.
+ * The partition against a journal whose futures the test completes by hand and timers the test fires: 503 while
+ * recovering, replies held until their write completes (in order), journal failure and the reopen's backoff, counters
+ * across a reopen, the pending bound, and the drain on undeploy.
  */
 @ExtendWith(VertxExtension.class)
 class PartitionJournalSeamTest {
@@ -36,6 +37,7 @@ class PartitionJournalSeamTest {
 
   private final ManualClock clock = new ManualClock(T0);
   private final HeldJournal journal = new HeldJournal();
+  private final ManualPartitionTimer timer = new ManualPartitionTimer();
   private Vertx vertx;
 
   @BeforeEach
@@ -48,7 +50,7 @@ class PartitionJournalSeamTest {
   private Future<String> deploy(int maxPending) {
     DedupOptions options = new DedupOptions().setWindowMs(60_000).setBucketMs(1_000).setMaxPending(maxPending)
         .validate();
-    partition = new PartitionVerticle(options, 0, clock, journal, null);
+    partition = new PartitionVerticle(options, 0, clock, journal, null, timer);
     return vertx.deployVerticle(partition);
   }
 
@@ -144,6 +146,24 @@ class PartitionJournalSeamTest {
     assertThat(journal.opens.get()).isEqualTo(2);
     assertThat(partition.state()).isEqualTo(PartitionVerticle.State.READY);
     assertThat(((JsonObject) await(request("stats", null)).body()).getLong("journalReopens")).isEqualTo(1);
+    assertThat(timer.waiting()).as("the reopen after a failed write waits for no backoff").isZero();
+  }
+
+  @Test
+  void shouldKeepCountingAcrossAJournalReopen() {
+    deployReady(10);
+    assertThat(verdict(request("check", id("x")))).isEqualTo("ACCEPTED");
+    assertThat(verdict(request("check", id("x")))).isEqualTo("DUPLICATE");
+    journal.failWrites = true;
+    assertThat(failure(request("check", id("y"))).failureCode()).isEqualTo(503);
+    journal.failWrites = false;
+    assertThat(retryWhileUnavailable(() -> request("check", id("y")))).isEqualTo("ACCEPTED");
+
+    // The window was rebuilt from the journal, but the counters are the partition's: they never run backwards.
+    JsonObject stats = (JsonObject) await(request("stats", null)).body();
+    assertThat(stats.getLong("accepted")).as("x, y refused by the journal, y again").isEqualTo(3);
+    assertThat(stats.getLong("duplicates")).isEqualTo(1);
+    assertThat(stats.getLong("journalReopens")).isEqualTo(1);
   }
 
   @Test
@@ -157,8 +177,36 @@ class PartitionJournalSeamTest {
     assertThat(meanwhile.failureCode()).isEqualTo(503);
     assertThat(meanwhile.getMessage()).contains("recovering");
     journal.failWrites = false;
+    // Each refused open is retried after a backoff that doubles: the test fires the retries.
+    assertThat(timer.fireNext()).isEqualTo(PartitionRecovery.RETRY_MIN_MS);
+    assertThat(timer.fireNext()).isEqualTo(2 * PartitionRecovery.RETRY_MIN_MS);
+    assertThat(timer.fireNext()).isEqualTo(4 * PartitionRecovery.RETRY_MIN_MS);
     assertThat(retryWhileUnavailable(() -> request("check", id("a")))).isEqualTo("ACCEPTED");
     assertThat(journal.opens.get()).isEqualTo(5); // the first, three refused, the one that worked
+    assertThat(timer.waiting()).isZero();
+  }
+
+  @Test
+  void shouldWaitForEachRetryOfTheReopenAndCapItsBackoff() {
+    deployReady(10);
+    assertThat(timer.periods).as("the tick, set once ready").containsExactly(PartitionVerticle.TICK_MS);
+    journal.failWrites = true;
+    journal.failOpens.set(7);
+    assertThat(failure(request("check", id("a"))).failureCode()).isEqualTo(503);
+    journal.failWrites = false;
+    List<Long> delays = new ArrayList<>();
+    for (int i = 0; i < 7; i++) {
+      ManualPartitionTimer.Scheduled retry = timer.next();
+      // Until the retry fires nothing is opened: opened at deploy, at the reopen, then once per retry fired.
+      assertThat(journal.opens.get()).isEqualTo(2 + i);
+      assertThat(failure(request("check", id("a"))).getMessage()).contains("recovering", "disk still full");
+      timer.fire(retry);
+      delays.add(retry.delayMs());
+    }
+    assertThat(delays).containsExactly(50L, 100L, 200L, 400L, 800L, 1600L, PartitionRecovery.RETRY_MAX_MS);
+    assertThat(retryWhileUnavailable(() -> request("check", id("a")))).isEqualTo("ACCEPTED");
+    assertThat(journal.opens.get()).isEqualTo(9);
+    assertThat(timer.periods).as("the tick is set once for the deployment").hasSize(1);
   }
 
   @Test

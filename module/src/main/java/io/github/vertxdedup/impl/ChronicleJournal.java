@@ -23,8 +23,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Semaphore;
 import java.util.function.Consumer;
 
 /**
@@ -42,15 +40,15 @@ import java.util.function.Consumer;
  * <h2>Durability</h2>
  * Under {@link SyncPolicy#NONE} and {@link SyncPolicy#ASYNC} a write's future is complete when the append returns:
  * the record is in the page cache and survives a crash of the process. Under {@link SyncPolicy#SYNC} the future
- * completes once an {@code fsync} covering the record returned (group commit): writes join an open group, at most
- * one {@link Journal#sync()} is in flight per partition, and when it returns it completes every group whose last
- * record it covered; the writes that arrived meanwhile go into the next sync. So the event loop never waits for the
- * disk, and one {@code fsync} answers as many requests as arrived during the previous one.
+ * completes once an {@code fsync} covering the record returned ({@link GroupCommit}): writes join an open group, at
+ * most one {@link Journal#sync()} is in flight per partition, and when it returns it completes every group whose
+ * last record it covered; the writes that arrived meanwhile go into the next sync. So the event loop never waits for
+ * the disk, and one {@code fsync} answers as many requests as arrived during the previous one.
  *
  * <h2>Recovery</h2>
  * {@link #recover} replays the journal on a worker and hands the live entries back to the partition's context in
- * chunks of {@value #CHUNK} (at most {@value #CHUNKS_IN_FLIGHT} queued, so the replay and the window's rebuild overlap
- * on two cores and memory stays bounded). What the records mean (expired entries skipped, claims matched with their
+ * chunks ({@link RecoveryHandOff}: bounded, so the replay and the window's rebuild overlap on two cores and memory
+ * stays bounded). What the records mean (expired entries skipped, claims matched with their
  * commit or release, a claim left open coming back in flight until its lease ends, the highest offset per
  * topic-partition) is {@link Recovery}'s, in the journal module; this class only schedules it and hands its results
  * to the partition.
@@ -79,11 +77,6 @@ import java.util.function.Consumer;
  */
 public final class ChronicleJournal implements PartitionJournal {
 
-  /** Entries handed to the partition's context per recovery task. */
-  static final int CHUNK = 16_384;
-  /** Recovery chunks queued on the partition's context at most; the replay waits beyond that. */
-  static final int CHUNKS_IN_FLIGHT = 4;
-
   private static final System.Logger LOG = System.getLogger(ChronicleJournal.class.getName());
   private static final Future<Void> DONE = Future.succeededFuture();
 
@@ -100,7 +93,6 @@ public final class ChronicleJournal implements PartitionJournal {
   private boolean closing;
   private Future<?> opening;
   private Future<?> recovering;
-  private Future<?> syncing;
   private Future<?> retention;
   private Future<Void> closed;
   private volatile boolean abortReplay;
@@ -115,10 +107,8 @@ public final class ChronicleJournal implements PartitionJournal {
   private boolean batching;
   private Promise<Void> batchPromise;
 
-  /** SYNC only: the writes appended since the sync in flight started. */
-  private Group openGroup;
-  /** SYNC only: the writes the sync in flight covers. */
-  private Group syncingGroup;
+  /** SYNC only: the writes waiting for a sync. */
+  private final GroupCommit groupCommit = new GroupCommit(() -> closing ? null : journal);
 
   /**
    * @param vertx the Vert.x instance of the partition
@@ -185,7 +175,7 @@ public final class ChronicleJournal implements PartitionJournal {
       return Future.failedFuture(new IllegalStateException("journal " + dir + " is not open"));
     }
     Promise<Void> done = Promise.promise();
-    Replayer replayer = new Replayer(sink, clock.nowMs());
+    RecoveryHandOff replayer = new RecoveryHandOff(context, dir, sink, clock.nowMs(), windowMs, () -> abortReplay);
     Future<ReplayResult> replay = context.executeBlocking(() -> replayer.run(j), false);
     recovering = done.future();
     replay.onComplete(ar -> {
@@ -200,7 +190,7 @@ public final class ChronicleJournal implements PartitionJournal {
         return;
       }
       try {
-        replayer.finish();
+        replayer.finish(clock.nowMs(), memoryBeganMs, carried);
       } catch (RuntimeException e) {
         done.fail(e);
         return;
@@ -225,7 +215,7 @@ public final class ChronicleJournal implements PartitionJournal {
     closing = true;
     abortReplay = true;
     List<Future<?>> busy = new ArrayList<>(4);
-    for (Future<?> f : List.of(opt(opening), opt(recovering), opt(syncing), opt(retention))) {
+    for (Future<?> f : List.of(opt(opening), opt(recovering), opt(groupCommit.inFlight()), opt(retention))) {
       if (f != DONE) {
         busy.add(f);
       }
@@ -246,13 +236,7 @@ public final class ChronicleJournal implements PartitionJournal {
       batching = false;
       flushBatch();
     }
-    Future<Void> flushed = DONE;
-    if (j != null && openGroup != null) {
-      Group g = openGroup;
-      openGroup = null;
-      flushed = context.executeBlocking(j::sync, false).andThen(ar -> settle(g, ar.succeeded() ? null : ar.cause()))
-          .mapEmpty();
-    }
+    Future<Void> flushed = groupCommit.flush(context, j);
     flushed.transform(ignored -> j == null ? DONE : context.<Void>executeBlocking(() -> {
       j.close();
       return null;
@@ -404,58 +388,7 @@ public final class ChronicleJournal implements PartitionJournal {
     if (policy != SyncPolicy.SYNC) {
       return DONE;
     }
-    Group g = openGroup;
-    if (g == null) {
-      g = new Group();
-      openGroup = g;
-    }
-    g.lastIndex = index;
-    if (syncing == null) {
-      startSync();
-    }
-    return g.promise.future();
-  }
-
-  private void startSync() {
-    Group g = openGroup;
-    Journal j = journal;
-    if (g == null || j == null || closing) {
-      return;
-    }
-    openGroup = null;
-    syncingGroup = g;
-    Future<Long> f = context.executeBlocking(j::sync, false);
-    syncing = f;
-    f.onComplete(ar -> {
-      syncing = null;
-      syncingGroup = null;
-      if (ar.failed()) {
-        settle(g, ar.cause());
-        // The journal failed for good (see Journal.sync): every later write fails too.
-        Group next = openGroup;
-        openGroup = null;
-        if (next != null) {
-          settle(next, ar.cause());
-        }
-        return;
-      }
-      settle(g, null);
-      Group next = openGroup;
-      if (next != null && next.lastIndex <= ar.result()) {
-        openGroup = null;
-        settle(next, null);
-      } else if (next != null) {
-        startSync();
-      }
-    });
-  }
-
-  private static void settle(Group g, Throwable failure) {
-    if (failure == null) {
-      g.promise.tryComplete();
-    } else {
-      g.promise.tryFail(failure);
-    }
+    return groupCommit.written(context, index);
   }
 
   /**
@@ -523,119 +456,4 @@ public final class ChronicleJournal implements PartitionJournal {
     return Long.toHexString(token);
   }
 
-  // ------------------------------------------------------------------------------------------------------ types
-
-  /** Writes waiting for the same sync. */
-  private static final class Group {
-    final Promise<Void> promise = Promise.promise();
-    long lastIndex;
-  }
-
-  /** Entries handed to the partition's context in one task. */
-  private static final class Chunk {
-    final long[] fingerprints = new long[CHUNK];
-    final long[] payloadHashes = new long[CHUNK];
-    final long[] firstSeenMs = new long[CHUNK];
-    final long[] expiresAtMs = new long[CHUNK];
-    int size;
-  }
-
-  /**
-   * The replay (worker thread): {@link Recovery} says what the records mean; this hands what it found to the
-   * partition's context: chunks of live entries as they come, then the open claims, the start of memory and the
-   * offsets ({@link #finish}).
-   */
-  private final class Replayer implements Recovery.LiveEntrySink {
-    private final RecoverySink sink;
-    private final Recovery recovery;
-    private final Semaphore permits = new Semaphore(CHUNKS_IN_FLIGHT);
-    private final ConcurrentLinkedQueue<Chunk> free = new ConcurrentLinkedQueue<>();
-    private Chunk chunk = new Chunk();
-    volatile Throwable failure;
-    long restored;
-    long claimsRestored;
-
-    Replayer(RecoverySink sink, long nowMs) {
-      this.sink = sink;
-      this.recovery = new Recovery(nowMs, windowMs, this);
-    }
-
-    ReplayResult run(Journal j) throws InterruptedException {
-      ReplayResult r = j.replay(recovery);
-      handOff();
-      // Wait until every chunk has been applied: the outcome is known once all permits are back.
-      permits.acquire(CHUNKS_IN_FLIGHT);
-      permits.release(CHUNKS_IN_FLIGHT);
-      return r;
-    }
-
-    @Override
-    public void live(long fingerprint, long payloadHash, long firstSeenMs, long expiresAtMs) {
-      Chunk c = chunk;
-      int i = c.size;
-      c.fingerprints[i] = fingerprint;
-      c.payloadHashes[i] = payloadHash;
-      c.firstSeenMs[i] = firstSeenMs;
-      c.expiresAtMs[i] = expiresAtMs;
-      c.size = i + 1;
-      if (c.size == CHUNK) {
-        handOff();
-      }
-    }
-
-    /** Queues the current chunk on the partition's context; waits while {@value #CHUNKS_IN_FLIGHT} are queued. */
-    private void handOff() {
-      Chunk c = chunk;
-      if (c.size == 0) {
-        return;
-      }
-      if (failure != null) {
-        throw new IllegalStateException("recovery stopped: " + failure, failure);
-      }
-      if (abortReplay) {
-        throw new IllegalStateException("journal " + dir + " was closed during recovery");
-      }
-      permits.acquireUninterruptibly();
-      Chunk next = free.poll();
-      chunk = next != null ? next : new Chunk();
-      context.runOnContext(v -> {
-        try {
-          if (failure == null) {
-            sink.restoreBatch(c.fingerprints, c.payloadHashes, c.firstSeenMs, c.expiresAtMs, c.size);
-            restored += c.size;
-          }
-        } catch (RuntimeException e) {
-          failure = e;
-        } finally {
-          c.size = 0;
-          free.offer(c);
-          permits.release();
-        }
-      });
-    }
-
-    /** On the partition's context, after every chunk: open claims, start of memory, offsets. */
-    void finish() {
-      long now = clock.nowMs();
-      carried.clear();
-      recovery.forEachOpenClaim(now, c -> {
-        sink.restoreClaim(c.fingerprint(), c.keyFingerprint(), c.payloadHash(), tokenText(c.token()),
-            c.claimedAtMs(), c.leaseEndMs(), c.rememberUntilMs() == ClaimEntry.NOT_RECORDED
-                ? DedupWindow.DEFAULT_REMEMBER_UNTIL : c.rememberUntilMs(),
-            c.hasClaimer() ? c.claimerId() : null);
-        carried.claimOpened(c);
-        claimsRestored++;
-      });
-      long began = recovery.memoryBeginsMs(memoryBeganMs, now);
-      if (began != Recovery.NO_MEMORY) {
-        // The journal has recorded every accept of this partition since it was first opened (or since its first
-        // record, whichever is earlier).
-        sink.memoryBegins(began);
-      }
-      for (OffsetCommit o : recovery.offsets().toList()) {
-        carried.offsetCommitted(o);
-        sink.restoreOffset(o.topic(), o.partition(), o.offset());
-      }
-    }
-  }
 }

@@ -48,18 +48,16 @@ import java.util.function.Consumer;
  * <h2>Recovery</h2>
  * {@link #recover} replays the journal on a worker and hands the live entries back to the partition's context in
  * chunks ({@link RecoveryHandOff}: bounded, so the replay and the window's rebuild overlap on two cores and memory
- * stays bounded). What the records mean (expired entries skipped, claims matched with their
- * commit or release, a claim left open coming back in flight until its lease ends, the highest offset per
- * topic-partition) is {@link Recovery}'s, in the journal module; this class only schedules it and hands its results
- * to the partition.
+ * stays bounded). What the records mean (expired entries skipped, claims matched with their commit or release, a
+ * claim left open coming back in flight until its lease ends, the highest offset per topic-partition) is
+ * {@link Recovery}'s, in {@code persistence/}; this class only schedules it and hands its results to the partition.
  *
  * <h2>Mapping onto the journal's records</h2>
  * A claim is a {@code CLAIM} record ({@link ClaimEntry}): fingerprints, payload hash, token, claim time, lease end,
  * explicit remember-until ({@link ClaimEntry#NOT_RECORDED} for the default) and the claimer named by the request
  * (a consumer's instance id; {@link ClaimEntry#NO_CLAIMER} if none). A claim token (16 hex digits) is the record's
- * 64-bit token. A {@code COMMIT} record carries no key: replay takes it from the claim. The first-seen time of a
- * committed id is its commit time when the claim used the default remember-until ({@code expiry - W}), else its
- * claim time (the record has no commit time); lookups after a restart report it at bucket precision anyway.
+ * 64-bit token. A {@code COMMIT} record carries no key: replay takes it, and the committed id's first-seen time,
+ * from the claim ({@link Recovery}); lookups after a restart report that time at bucket precision anyway.
  *
  * <p>Journals written before format version 2 (0.1.0-SNAPSHOT) have {@code CLAIM} records without those columns:
  * the service then stored the claim time, payload hash and remember-until as text in the record's claimer column

@@ -6,6 +6,7 @@ import io.github.vertxdedup.impl.MemoryJournal;
 import io.github.vertxdedup.impl.PartitionJournal;
 import io.github.vertxdedup.impl.PartitionVerticle;
 import io.github.vertxdedup.impl.Router;
+import io.github.vertxdedup.journal.JournalLayout;
 import io.github.vertxdedup.window.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
@@ -125,7 +126,7 @@ public class DedupVerticle extends VerticleBase {
     }
     Path addressDir = Path.of(options.getJournalDir(), options.getAddress());
     return vertx.executeBlocking(() -> {
-      ChronicleJournal.checkLayout(addressDir, options.getPartitions(), options.isRouteByKey());
+      JournalLayout.checkLayout(addressDir, options.getPartitions(), options.isRouteByKey());
       return null;
     }, false).recover(e -> Future.failedFuture(
         new IllegalArgumentException("invalid DedupVerticle config: " + e.getMessage(), e)))

@@ -2,15 +2,15 @@ package io.github.vertxdedup.impl;
 
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.journal.AcceptBatch;
+import io.github.vertxdedup.journal.CarriedState;
 import io.github.vertxdedup.journal.ClaimEntry;
-import io.github.vertxdedup.journal.CommittedOffsets;
 import io.github.vertxdedup.journal.Journal;
+import io.github.vertxdedup.journal.JournalLayout;
 import io.github.vertxdedup.journal.JournalOptions;
-import io.github.vertxdedup.journal.JournalVisitor;
 import io.github.vertxdedup.journal.OffsetCommit;
+import io.github.vertxdedup.journal.Recovery;
 import io.github.vertxdedup.journal.ReplayResult;
 import io.github.vertxdedup.journal.RetentionResult;
-import io.github.vertxdedup.journal.RollSnapshotWriter;
 import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.window.DedupClock;
 import io.github.vertxdedup.window.DedupWindow;
@@ -18,20 +18,12 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Semaphore;
 import java.util.function.Consumer;
-import org.agrona.collections.Long2ObjectHashMap;
 
 /**
  * The durable {@link PartitionJournal}: one Chronicle Queue {@link Journal} per partition, in
@@ -42,41 +34,40 @@ import org.agrona.collections.Long2ObjectHashMap;
  * Every method is called on the partition's event loop and none blocks it: {@link Journal#open},
  * {@link Journal#replay}, {@link Journal#sync}, {@link Journal#deleteExpiredCycles} and {@link Journal#close} run
  * in {@code executeBlocking} on a worker and complete on the partition's context. Appends run on the event loop:
- * each writes into the memory-mapped queue file and returns (a few hundred ns, see {@code docs/benchmarks-journal.md});
- * only the first append of a new roll cycle also creates that cycle's file.
+ * each writes into the memory-mapped queue file and returns without waiting for the disk (its cost is in
+ * {@code docs/benchmarks-journal.md}); only the first append of a new roll cycle also creates that cycle's file.
  *
  * <h2>Durability</h2>
  * Under {@link SyncPolicy#NONE} and {@link SyncPolicy#ASYNC} a write's future is complete when the append returns:
  * the record is in the page cache and survives a crash of the process. Under {@link SyncPolicy#SYNC} the future
- * completes once an {@code fsync} covering the record returned (group commit): writes join an open group, at most
- * one {@link Journal#sync()} is in flight per partition, and when it returns it completes every group whose last
- * record it covered; the writes that arrived meanwhile go into the next sync. So the event loop never waits for the
- * disk, and one {@code fsync} answers as many requests as arrived during the previous one.
+ * completes once an {@code fsync} covering the record returned ({@link GroupCommit}): writes join an open group, at
+ * most one {@link Journal#sync()} is in flight per partition, and when it returns it completes every group whose
+ * last record it covered; the writes that arrived meanwhile go into the next sync. So the event loop never waits for
+ * the disk, and one {@code fsync} answers as many requests as arrived during the previous one.
  *
  * <h2>Recovery</h2>
  * {@link #recover} replays the journal on a worker and hands the live entries back to the partition's context in
- * chunks of {@value #CHUNK} (at most {@value #CHUNKS_IN_FLIGHT} queued, so the replay and the window's rebuild overlap
- * on two cores and memory stays bounded). Accepts and commits whose expiry has passed are skipped. Claims are
- * matched with their commit or release by fingerprint; a claim left open (its owner crashed) comes back in flight
- * until its lease ends and is never taken for a commit. Offsets keep the highest per topic-partition.
+ * chunks ({@link RecoveryHandOff}: bounded, so the replay and the window's rebuild overlap on two cores and memory
+ * stays bounded). What the records mean (expired entries skipped, claims matched with their commit or release, a
+ * claim left open coming back in flight until its lease ends, the highest offset per topic-partition) is
+ * {@link Recovery}'s, in {@code persistence/}; this class only schedules it and hands its results to the partition.
  *
  * <h2>Mapping onto the journal's records</h2>
  * A claim is a {@code CLAIM} record ({@link ClaimEntry}): fingerprints, payload hash, token, claim time, lease end,
  * explicit remember-until ({@link ClaimEntry#NOT_RECORDED} for the default) and the claimer named by the request
  * (a consumer's instance id; {@link ClaimEntry#NO_CLAIMER} if none). A claim token (16 hex digits) is the record's
- * 64-bit token. A {@code COMMIT} record carries no key: replay takes it from the claim. The first-seen time of a
- * committed id is its commit time when the claim used the default remember-until ({@code expiry - W}), else its
- * claim time (the record has no commit time); lookups after a restart report it at bucket precision anyway.
+ * 64-bit token. A {@code COMMIT} record carries no key: replay takes it, and the committed id's first-seen time,
+ * from the claim ({@link Recovery}); lookups after a restart report that time at bucket precision anyway.
  *
  * <p>Journals written before format version 2 (0.1.0-SNAPSHOT) have {@code CLAIM} records without those columns:
- * this class then stored the claim time, payload hash and remember-until as text in the record's claimer column
- * ({@code c1;<claimedAtMs>;<payloadHash hex>;<rememberUntilMs or ->}, {@link #decodeClaimer}). Replay still reads
- * them; such a claim has no claimer, so it is left to its lease. A roll snapshot writes it again in the new layout.
+ * the service then stored the claim time, payload hash and remember-until as text in the record's claimer column
+ * ({@link io.github.vertxdedup.journal.ClaimerTextV1}). Replay still reads them; such a claim has no claimer, so it
+ * is left to its lease. A roll snapshot writes it again in the new layout.
  *
  * <h2>Roll snapshots and retention</h2>
- * The journal keeps a copy of the open claims (added once their {@code CLAIM} record is written, removed once
- * their commit or release is) and of the committed offsets; the first append of each roll cycle writes them again
- * into the new cycle, so that old cycles can go once their accepts have expired. {@link #retain} runs
+ * {@link CarriedState} keeps a copy of the open claims (added once their {@code CLAIM} record is written, removed
+ * once their commit or release is) and of the committed offsets; the first append of each roll cycle writes them
+ * again into the new cycle, so that old cycles can go once their accepts have expired. {@link #retain} runs
  * {@link Journal#deleteExpiredCycles} on a worker at most once per roll cycle: on the first append in it, or on the
  * partition's periodic timer when nothing is appended (an idle partition's expired files go too).
  *
@@ -84,22 +75,8 @@ import org.agrona.collections.Long2ObjectHashMap;
  */
 public final class ChronicleJournal implements PartitionJournal {
 
-  /** Entries handed to the partition's context per recovery task. */
-  static final int CHUNK = 16_384;
-  /** Recovery chunks queued on the partition's context at most; the replay waits beyond that. */
-  static final int CHUNKS_IN_FLIGHT = 4;
-  /** Name of the file in {@code <journalDir>/<address>} that records the partition count the journals were written with. */
-  static final String LAYOUT_FILE = "partitions";
-  /**
-   * Name of the file in a partition's journal directory that holds the instant (clock milliseconds) the journal was
-   * first opened: every id the partition accepted since then is in the journal (or has expired), so after a restart
-   * the partition vouches for event times from then on, not only from its own start.
-   */
-  static final String MEMORY_FILE = "memory-begins-ms";
-
   private static final System.Logger LOG = System.getLogger(ChronicleJournal.class.getName());
   private static final Future<Void> DONE = Future.succeededFuture();
-  private static final String CLAIMER_PREFIX = "c1;";
 
   private final Vertx vertx;
   private final Path dir;
@@ -114,26 +91,22 @@ public final class ChronicleJournal implements PartitionJournal {
   private boolean closing;
   private Future<?> opening;
   private Future<?> recovering;
-  private Future<?> syncing;
   private Future<?> retention;
   private Future<Void> closed;
   private volatile boolean abortReplay;
-  /** When this partition's journal was first opened (its {@link #MEMORY_FILE}); written by open, read by recover. */
-  private volatile long memoryBeganMs = Long.MAX_VALUE;
+  /** When this partition's journal was first opened ({@link JournalLayout#memoryBegan}); written by open, read by recover. */
+  private volatile long memoryBeganMs = Recovery.NO_MEMORY;
   private long nextRetentionMs = Long.MIN_VALUE;
   private Consumer<RetentionResult> retentionListener;
 
-  private final Long2ObjectHashMap<ClaimEntry> openClaims = new Long2ObjectHashMap<>();
-  private CommittedOffsets offsets = new CommittedOffsets();
+  private final CarriedState carried;
 
   private final AcceptBatch batch = new AcceptBatch(256);
   private boolean batching;
   private Promise<Void> batchPromise;
 
-  /** SYNC only: the writes appended since the sync in flight started. */
-  private Group openGroup;
-  /** SYNC only: the writes the sync in flight covers. */
-  private Group syncingGroup;
+  /** SYNC only: the writes waiting for a sync. */
+  private final GroupCommit groupCommit = new GroupCommit(() -> closing ? null : journal);
 
   /**
    * @param vertx the Vert.x instance of the partition
@@ -149,109 +122,12 @@ public final class ChronicleJournal implements PartitionJournal {
     this.policy = options.getJournalSync();
     this.rollCycle = JournalOptions.rollCycleFor(Duration.ofMillis(windowMs));
     this.cycleMs = rollCycle.toMillis();
+    this.carried = new CarriedState(clock::nowMs);
   }
 
   /** @return the journal directory of this partition */
   public Path directory() {
     return dir;
-  }
-
-  /**
-   * Checks, and on first use records, the routing layout the journals under {@code addressDir} were written with:
-   * the partition count and, with more than one partition, the routed field ({@code routeByKey}). Routing is a
-   * function of both, so journals written with another layout hold ids that their partition no longer owns:
-   * redeliveries would reach partitions that never saw them and be accepted again. With one partition the routed
-   * field plays no part, so it may change freely.
-   *
-   * <p>The file holds the count on its first line and {@code routeBy=id} or {@code routeBy=key} on its second. A file
-   * of an earlier build holds the count alone: it was written when an event went by its key if it had one, else by
-   * its id, which agrees with either mode for the events that mode admits; the mode of this deployment is then
-   * recorded.
-   *
-   * <p>Blocking (file I/O): call it off the event loop.
-   *
-   * @param addressDir {@code <journalDir>/<address>}
-   * @param partitions the partition count of the deployment
-   * @param routeByKey the deployment's {@code routeByKey}
-   * @throws IllegalArgumentException if the directory records another partition count, or another routed field
-   *     with more than one partition, or a file that is not a layout
-   * @throws UncheckedIOException if the file cannot be read or written
-   */
-  public static void checkLayout(Path addressDir, int partitions, boolean routeByKey) {
-    Path file = addressDir.resolve(LAYOUT_FILE);
-    String routeBy = routeByKey ? "key" : "id";
-    try {
-      Files.createDirectories(addressDir);
-      if (Files.exists(file)) {
-        List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
-        String count = lines.isEmpty() ? "" : lines.get(0).trim();
-        int recorded;
-        try {
-          recorded = Integer.parseInt(count);
-        } catch (NumberFormatException e) {
-          throw new IllegalArgumentException("journalDir: " + file + " must hold the partition count on its first"
-              + " line but holds '" + count + "'");
-        }
-        if (recorded != partitions) {
-          throw new IllegalArgumentException("partitions must be " + recorded + " for the journals in " + addressDir
-              + " (they were written with " + recorded + " partitions, and an id's partition depends on the count)"
-              + " but was " + partitions + "; use a new journalDir or address to change the partition count");
-        }
-        String recordedRouteBy = lines.size() < 2 ? null : lines.get(1).trim();
-        if (recordedRouteBy == null) {
-          writeLayout(addressDir, file, partitions, routeBy);
-          return;
-        }
-        if (!recordedRouteBy.equals("routeBy=id") && !recordedRouteBy.equals("routeBy=key")) {
-          throw new IllegalArgumentException("journalDir: " + file + " must hold routeBy=id or routeBy=key on its"
-              + " second line but holds '" + recordedRouteBy + "'");
-        }
-        if (partitions > 1 && !recordedRouteBy.equals("routeBy=" + routeBy)) {
-          throw new IllegalArgumentException("routeByKey must be " + !routeByKey + " for the journals in "
-              + addressDir + " (they were written with " + recordedRouteBy + " over " + partitions + " partitions,"
-              + " and an event's partition depends on the routed field) but was " + routeByKey + "; use a new"
-              + " journalDir or address to change the routed field");
-        }
-        if (!recordedRouteBy.equals("routeBy=" + routeBy)) {
-          writeLayout(addressDir, file, partitions, routeBy);
-        }
-        return;
-      }
-      writeLayout(addressDir, file, partitions, routeBy);
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot check the journal layout file " + file, e);
-    }
-  }
-
-  /** Replaces the layout file atomically (a crash leaves the old file or the new one). Blocking. */
-  private static void writeLayout(Path addressDir, Path file, int partitions, String routeBy) throws IOException {
-    Path tmp = addressDir.resolve(LAYOUT_FILE + ".tmp");
-    Files.writeString(tmp, partitions + "\nrouteBy=" + routeBy + "\n", StandardCharsets.UTF_8);
-    Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
-        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-  }
-
-  /** Reads the journal's {@link #MEMORY_FILE}, creating it with {@code nowMs} on the first open. Blocking. */
-  private static long memoryBegan(Path dir, long nowMs) {
-    Path file = dir.resolve(MEMORY_FILE);
-    try {
-      if (Files.exists(file)) {
-        String text = Files.readString(file, StandardCharsets.UTF_8).trim();
-        try {
-          return Long.parseLong(text);
-        } catch (NumberFormatException e) {
-          LOG.log(System.Logger.Level.WARNING, "journal {0}: {1} holds ''{2}'', not an instant; the partition "
-              + "vouches only from its earliest record", dir, MEMORY_FILE, text);
-          return Long.MAX_VALUE;
-        }
-      }
-      Path tmp = dir.resolve(MEMORY_FILE + ".tmp");
-      Files.writeString(tmp, nowMs + "\n", StandardCharsets.UTF_8);
-      Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-      return nowMs;
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot read or write " + file, e);
-    }
   }
 
   // ------------------------------------------------------------------------------------------------- lifecycle
@@ -269,11 +145,11 @@ public final class ChronicleJournal implements PartitionJournal {
         .setClock(clock::nowMs)
         .setRollCycle(rollCycle)
         .setSyncPolicy(policy)
-        .setRollSnapshotSource(this::writeSnapshot);
+        .setRollSnapshotSource(carried);
     Future<Void> f = context.executeBlocking(() -> {
       Journal j = Journal.open(dir, jo);
       try {
-        memoryBeganMs = memoryBegan(dir, clock.nowMs());
+        memoryBeganMs = JournalLayout.memoryBegan(dir, clock.nowMs());
       } catch (RuntimeException e) {
         j.close();
         throw e;
@@ -297,7 +173,7 @@ public final class ChronicleJournal implements PartitionJournal {
       return Future.failedFuture(new IllegalStateException("journal " + dir + " is not open"));
     }
     Promise<Void> done = Promise.promise();
-    Replayer replayer = new Replayer(sink, clock.nowMs());
+    RecoveryHandOff replayer = new RecoveryHandOff(context, dir, sink, clock.nowMs(), windowMs, () -> abortReplay);
     Future<ReplayResult> replay = context.executeBlocking(() -> replayer.run(j), false);
     recovering = done.future();
     replay.onComplete(ar -> {
@@ -312,7 +188,7 @@ public final class ChronicleJournal implements PartitionJournal {
         return;
       }
       try {
-        replayer.finish();
+        replayer.finish(clock.nowMs(), memoryBeganMs, carried);
       } catch (RuntimeException e) {
         done.fail(e);
         return;
@@ -320,7 +196,7 @@ public final class ChronicleJournal implements PartitionJournal {
       ReplayResult r = ar.result();
       LOG.log(System.Logger.Level.INFO, "journal {0}: recovered {1} live entries, {2} open claims and {3} offsets "
           + "from {4} records ({5} torn) in {6} ms", dir, replayer.restored, replayer.claimsRestored,
-          offsets.size(), r.recordsRead(), r.tornRecords(), r.elapsed().toMillis());
+          carried.offsetCount(), r.recordsRead(), r.tornRecords(), r.elapsed().toMillis());
       done.complete();
     });
     return done.future();
@@ -337,7 +213,7 @@ public final class ChronicleJournal implements PartitionJournal {
     closing = true;
     abortReplay = true;
     List<Future<?>> busy = new ArrayList<>(4);
-    for (Future<?> f : List.of(opt(opening), opt(recovering), opt(syncing), opt(retention))) {
+    for (Future<?> f : List.of(opt(opening), opt(recovering), opt(groupCommit.inFlight()), opt(retention))) {
       if (f != DONE) {
         busy.add(f);
       }
@@ -358,20 +234,13 @@ public final class ChronicleJournal implements PartitionJournal {
       batching = false;
       flushBatch();
     }
-    Future<Void> flushed = DONE;
-    if (j != null && openGroup != null) {
-      Group g = openGroup;
-      openGroup = null;
-      flushed = context.executeBlocking(j::sync, false).andThen(ar -> settle(g, ar.succeeded() ? null : ar.cause()))
-          .mapEmpty();
-    }
+    Future<Void> flushed = groupCommit.flush(context, j);
     flushed.transform(ignored -> j == null ? DONE : context.<Void>executeBlocking(() -> {
       j.close();
       return null;
     }, false)).onComplete(ar -> {
       journal = null;
-      openClaims.clear();
-      offsets = new CommittedOffsets();
+      carried.clear();
       batch.clear();
       batchPromise = null;
       closing = false;
@@ -420,7 +289,7 @@ public final class ChronicleJournal implements PartitionJournal {
           rememberUntilMs == DedupWindow.DEFAULT_REMEMBER_UNTIL ? ClaimEntry.NOT_RECORDED : rememberUntilMs,
           claimer == null ? ClaimEntry.NO_CLAIMER : claimer);
       long index = appender().appendClaim(claim);
-      openClaims.put(idFingerprint, claim);
+      carried.claimOpened(claim);
       return written(index);
     } catch (RuntimeException e) {
       return Future.failedFuture(e);
@@ -432,9 +301,8 @@ public final class ChronicleJournal implements PartitionJournal {
       long expiresAtMs) {
     flushIfBatching();
     try {
-      ClaimEntry c = openClaims.get(idFingerprint);
-      long index = appender().appendCommit(idFingerprint, c == null ? 0 : c.token(), expiresAtMs);
-      openClaims.remove(idFingerprint);
+      long index = appender().appendCommit(idFingerprint, carried.openToken(idFingerprint), expiresAtMs);
+      carried.claimClosed(idFingerprint);
       return written(index);
     } catch (RuntimeException e) {
       return Future.failedFuture(e);
@@ -445,9 +313,8 @@ public final class ChronicleJournal implements PartitionJournal {
   public Future<Void> released(long idFingerprint, long keyFingerprint) {
     flushIfBatching();
     try {
-      ClaimEntry c = openClaims.get(idFingerprint);
-      long index = appender().appendRelease(idFingerprint, c == null ? 0 : c.token());
-      openClaims.remove(idFingerprint);
+      long index = appender().appendRelease(idFingerprint, carried.openToken(idFingerprint));
+      carried.claimClosed(idFingerprint);
       return written(index);
     } catch (RuntimeException e) {
       return Future.failedFuture(e);
@@ -460,7 +327,7 @@ public final class ChronicleJournal implements PartitionJournal {
     try {
       OffsetCommit commit = new OffsetCommit(topic, partition, offset);
       long index = appender().appendOffsetCommit(commit.topic(), commit.partition(), commit.offset());
-      offsets.record(commit);
+      carried.offsetCommitted(commit);
       return written(index);
     } catch (RuntimeException e) {
       return Future.failedFuture(e);
@@ -519,58 +386,7 @@ public final class ChronicleJournal implements PartitionJournal {
     if (policy != SyncPolicy.SYNC) {
       return DONE;
     }
-    Group g = openGroup;
-    if (g == null) {
-      g = new Group();
-      openGroup = g;
-    }
-    g.lastIndex = index;
-    if (syncing == null) {
-      startSync();
-    }
-    return g.promise.future();
-  }
-
-  private void startSync() {
-    Group g = openGroup;
-    Journal j = journal;
-    if (g == null || j == null || closing) {
-      return;
-    }
-    openGroup = null;
-    syncingGroup = g;
-    Future<Long> f = context.executeBlocking(j::sync, false);
-    syncing = f;
-    f.onComplete(ar -> {
-      syncing = null;
-      syncingGroup = null;
-      if (ar.failed()) {
-        settle(g, ar.cause());
-        // The journal failed for good (see Journal.sync): every later write fails too.
-        Group next = openGroup;
-        openGroup = null;
-        if (next != null) {
-          settle(next, ar.cause());
-        }
-        return;
-      }
-      settle(g, null);
-      Group next = openGroup;
-      if (next != null && next.lastIndex <= ar.result()) {
-        openGroup = null;
-        settle(next, null);
-      } else if (next != null) {
-        startSync();
-      }
-    });
-  }
-
-  private static void settle(Group g, Throwable failure) {
-    if (failure == null) {
-      g.promise.tryComplete();
-    } else {
-      g.promise.tryFail(failure);
-    }
+    return groupCommit.written(context, index);
   }
 
   /**
@@ -616,58 +432,7 @@ public final class ChronicleJournal implements PartitionJournal {
     this.retentionListener = listener;
   }
 
-  /** The roll snapshot: every open claim whose lease has not ended, and every committed offset. Event loop. */
-  private void writeSnapshot(RollSnapshotWriter w) {
-    long now = clock.nowMs();
-    for (Iterator<ClaimEntry> it = openClaims.values().iterator(); it.hasNext(); ) {
-      ClaimEntry c = it.next();
-      if (c.leaseEndMs() <= now) {
-        it.remove();
-      } else {
-        w.claim(c);
-      }
-    }
-    offsets.writeTo(w);
-  }
-
   // -------------------------------------------------------------------------------------------- claim mapping
-
-  /**
-   * Encodes what a claim needs on commit into the claimer text of a format-version-1 {@code CLAIM} record, which had
-   * no column for it: {@code c1;<claimedAtMs>;<payloadHash hex>;<rememberUntilMs or ->}. Nothing writes it any more;
-   * it documents (and lets tests build) what {@link #decodeClaimer} reads in old journals.
-   *
-   * @param claimedAtMs when the id was claimed
-   * @param payloadHash its payload hash, or 0
-   * @param rememberUntilMs the explicit expiry to apply on commit, or {@link DedupWindow#DEFAULT_REMEMBER_UNTIL}
-   * @return at most 60 ASCII characters
-   */
-  public static String encodeClaimer(long claimedAtMs, long payloadHash, long rememberUntilMs) {
-    return CLAIMER_PREFIX + claimedAtMs + ';' + Long.toHexString(payloadHash) + ';'
-        + (rememberUntilMs == DedupWindow.DEFAULT_REMEMBER_UNTIL ? "-" : Long.toString(rememberUntilMs));
-  }
-
-  /**
-   * Decodes {@link #encodeClaimer}: the claimer text of a format-version-1 {@code CLAIM} record.
-   *
-   * @param claimer the claimer text of a version-1 {@code CLAIM} record
-   * @return {@code [claimedAtMs, payloadHash, rememberUntilMs]}, or null if the text is not of this form
-   */
-  public static long[] decodeClaimer(String claimer) {
-    if (claimer == null || !claimer.startsWith(CLAIMER_PREFIX)) {
-      return null;
-    }
-    String[] parts = claimer.substring(CLAIMER_PREFIX.length()).split(";", -1);
-    if (parts.length != 3) {
-      return null;
-    }
-    try {
-      return new long[] {Long.parseLong(parts[0]), Long.parseUnsignedLong(parts[1], 16),
-          parts[2].equals("-") ? DedupWindow.DEFAULT_REMEMBER_UNTIL : Long.parseLong(parts[2])};
-    } catch (NumberFormatException e) {
-      return null;
-    }
-  }
 
   /**
    * Converts a claim token to the journal's 64-bit token.
@@ -689,198 +454,4 @@ public final class ChronicleJournal implements PartitionJournal {
     return Long.toHexString(token);
   }
 
-  // ------------------------------------------------------------------------------------------------------ types
-
-  /** Writes waiting for the same sync. */
-  private static final class Group {
-    final Promise<Void> promise = Promise.promise();
-    long lastIndex;
-  }
-
-  /** A claim seen during replay, not yet matched with its commit or release. */
-  private record ReplayClaim(long keyFingerprint, long token, long claimedAtMs, long payloadHash,
-      long rememberUntilMs, long leaseEndMs, String claimer) {
-  }
-
-  /** Entries handed to the partition's context in one task. */
-  private static final class Chunk {
-    final long[] fingerprints = new long[CHUNK];
-    final long[] payloadHashes = new long[CHUNK];
-    final long[] firstSeenMs = new long[CHUNK];
-    final long[] expiresAtMs = new long[CHUNK];
-    int size;
-  }
-
-  /**
-   * The replay visitor (worker thread), and the hand-over of what it found to the partition's context: chunks of
-   * live entries as they come, then the open claims, the start of memory and the offsets ({@link #finish}).
-   */
-  private final class Replayer implements JournalVisitor {
-    private final RecoverySink sink;
-    private final long nowMs;
-    private final Semaphore permits = new Semaphore(CHUNKS_IN_FLIGHT);
-    private final ConcurrentLinkedQueue<Chunk> free = new ConcurrentLinkedQueue<>();
-    private final Long2ObjectHashMap<ReplayClaim> claims = new Long2ObjectHashMap<>();
-    private final CommittedOffsets replayedOffsets = new CommittedOffsets();
-    private Chunk chunk = new Chunk();
-    private long earliestMs = Long.MAX_VALUE;
-    volatile Throwable failure;
-    long restored;
-    long claimsRestored;
-
-    Replayer(RecoverySink sink, long nowMs) {
-      this.sink = sink;
-      this.nowMs = nowMs;
-    }
-
-    ReplayResult run(Journal j) throws InterruptedException {
-      ReplayResult r = j.replay(this);
-      handOff();
-      // Wait until every chunk has been applied: the outcome is known once all permits are back.
-      permits.acquire(CHUNKS_IN_FLIGHT);
-      permits.release(CHUNKS_IN_FLIGHT);
-      return r;
-    }
-
-    @Override
-    public void onAccept(long fingerprint, long keyFingerprint, long payloadHash, long acceptedAtMs,
-        long expiresAtMs) {
-      if (acceptedAtMs < earliestMs) {
-        earliestMs = acceptedAtMs;
-      }
-      if (expiresAtMs <= nowMs) {
-        return;
-      }
-      add(fingerprint, payloadHash, acceptedAtMs, expiresAtMs);
-      if (keyFingerprint != 0) {
-        add(keyFingerprint, payloadHash, acceptedAtMs, expiresAtMs);
-      }
-    }
-
-    @Override
-    public void onClaim(ClaimEntry c) {
-      long claimedAt;
-      long payloadHash;
-      long rememberUntil;
-      String claimer;
-      if (c.formatVersion() == 1) {
-        // Written before claims had columns of their own: the claimer text holds them, and nobody is named.
-        long[] a = decodeClaimer(c.claimerId());
-        claimedAt = a != null ? a[0] : Math.min(c.leaseEndMs(), nowMs);
-        payloadHash = a != null ? a[1] : 0;
-        rememberUntil = a != null ? a[2] : DedupWindow.DEFAULT_REMEMBER_UNTIL;
-        claimer = null;
-      } else {
-        claimedAt = c.claimedAtMs() != ClaimEntry.NOT_RECORDED ? c.claimedAtMs() : Math.min(c.leaseEndMs(), nowMs);
-        payloadHash = c.payloadHash();
-        rememberUntil = c.rememberUntilMs() == ClaimEntry.NOT_RECORDED ? DedupWindow.DEFAULT_REMEMBER_UNTIL
-            : c.rememberUntilMs();
-        claimer = c.hasClaimer() ? c.claimerId() : null;
-      }
-      if (claimedAt < earliestMs) {
-        earliestMs = claimedAt;
-      }
-      claims.put(c.fingerprint(), new ReplayClaim(c.keyFingerprint(), c.token(), claimedAt, payloadHash,
-          rememberUntil, c.leaseEndMs(), claimer));
-    }
-
-    @Override
-    public void onCommit(long fingerprint, long token, long expiresAtMs) {
-      // Matched by fingerprint: the latest claim of an id is the one its commit settles.
-      ReplayClaim c = claims.remove(fingerprint);
-      if (expiresAtMs <= nowMs) {
-        return;
-      }
-      long firstSeen = c == null || c.rememberUntilMs == DedupWindow.DEFAULT_REMEMBER_UNTIL
-          ? expiresAtMs - windowMs
-          : c.claimedAtMs;
-      firstSeen = Math.min(firstSeen, expiresAtMs);
-      long payloadHash = c == null ? 0 : c.payloadHash;
-      add(fingerprint, payloadHash, firstSeen, expiresAtMs);
-      if (c != null && c.keyFingerprint != 0) {
-        add(c.keyFingerprint, payloadHash, firstSeen, expiresAtMs);
-      }
-    }
-
-    @Override
-    public void onRelease(long fingerprint, long token) {
-      claims.remove(fingerprint);
-    }
-
-    @Override
-    public void onOffsetCommit(String topic, int partition, long offset) {
-      replayedOffsets.record(topic, partition, offset);
-    }
-
-    private void add(long fingerprint, long payloadHash, long firstSeenMs, long expiresAtMs) {
-      Chunk c = chunk;
-      int i = c.size;
-      c.fingerprints[i] = fingerprint;
-      c.payloadHashes[i] = payloadHash;
-      c.firstSeenMs[i] = firstSeenMs;
-      c.expiresAtMs[i] = expiresAtMs;
-      c.size = i + 1;
-      if (c.size == CHUNK) {
-        handOff();
-      }
-    }
-
-    /** Queues the current chunk on the partition's context; waits while {@value #CHUNKS_IN_FLIGHT} are queued. */
-    private void handOff() {
-      Chunk c = chunk;
-      if (c.size == 0) {
-        return;
-      }
-      if (failure != null) {
-        throw new IllegalStateException("recovery stopped: " + failure, failure);
-      }
-      if (abortReplay) {
-        throw new IllegalStateException("journal " + dir + " was closed during recovery");
-      }
-      permits.acquireUninterruptibly();
-      Chunk next = free.poll();
-      chunk = next != null ? next : new Chunk();
-      context.runOnContext(v -> {
-        try {
-          if (failure == null) {
-            sink.restoreBatch(c.fingerprints, c.payloadHashes, c.firstSeenMs, c.expiresAtMs, c.size);
-            restored += c.size;
-          }
-        } catch (RuntimeException e) {
-          failure = e;
-        } finally {
-          c.size = 0;
-          free.offer(c);
-          permits.release();
-        }
-      });
-    }
-
-    /** On the partition's context, after every chunk: open claims, start of memory, offsets. */
-    void finish() {
-      long now = clock.nowMs();
-      openClaims.clear();
-      claims.forEach((fp, c) -> {
-        if (c.leaseEndMs > now) {
-          sink.restoreClaim(fp, c.keyFingerprint, c.payloadHash, tokenText(c.token), c.claimedAtMs, c.leaseEndMs,
-              c.rememberUntilMs, c.claimer);
-          openClaims.put(fp, ClaimEntry.of(fp, c.keyFingerprint, c.payloadHash, c.token, c.claimedAtMs,
-              c.leaseEndMs, c.rememberUntilMs == DedupWindow.DEFAULT_REMEMBER_UNTIL ? ClaimEntry.NOT_RECORDED
-                  : c.rememberUntilMs, c.claimer == null ? ClaimEntry.NO_CLAIMER : c.claimer));
-          claimsRestored++;
-        }
-      });
-      long began = Math.min(earliestMs, memoryBeganMs);
-      if (began != Long.MAX_VALUE) {
-        // The journal has recorded every accept of this partition since it was first opened (or since its first
-        // record, whichever is earlier).
-        sink.memoryBegins(Math.min(began, now));
-      }
-      offsets = new CommittedOffsets();
-      for (OffsetCommit o : replayedOffsets.toList()) {
-        offsets.record(o);
-        sink.restoreOffset(o.topic(), o.partition(), o.offset());
-      }
-    }
-  }
 }

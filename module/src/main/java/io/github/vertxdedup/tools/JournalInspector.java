@@ -1,7 +1,7 @@
 package io.github.vertxdedup.tools;
 
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.impl.ChronicleJournal;
+import io.github.vertxdedup.journal.ClaimerTextV1;
 import io.github.vertxdedup.journal.ClaimEntry;
 import io.github.vertxdedup.journal.CommittedOffsets;
 import io.github.vertxdedup.journal.Journal;
@@ -10,7 +10,6 @@ import io.github.vertxdedup.journal.JournalVisitor;
 import io.github.vertxdedup.journal.OffsetCommit;
 import io.github.vertxdedup.journal.ReplayResult;
 import io.github.vertxdedup.journal.SyncPolicy;
-import io.github.vertxdedup.window.DedupWindow;
 import io.github.vertxdedup.window.Fingerprinter;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -187,9 +186,9 @@ public final class JournalInspector implements Runnable {
         public void onClaim(ClaimEntry c) {
           String detail;
           if (c.formatVersion() == 1) {
-            long[] a = ChronicleJournal.decodeClaimer(c.claimerId());
+            long[] a = ClaimerTextV1.decode(c.claimerId());
             detail = a == null ? " text=" + c.claimerId() : " claimedAt=" + time(a[0]) + " payload=" + optHex(a[1])
-                + " rememberUntil=" + (a[2] == DedupWindow.DEFAULT_REMEMBER_UNTIL ? "default" : time(a[2]))
+                + " rememberUntil=" + (a[2] == ClaimEntry.NOT_RECORDED ? "default" : time(a[2]))
                 + " (format 1)";
           } else {
             detail = " claimedAt=" + (c.claimedAtMs() == ClaimEntry.NOT_RECORDED ? "-" : time(c.claimedAtMs()))

@@ -55,7 +55,7 @@ public final class AcceptBatch {
    */
   public AcceptBatch add(long fingerprint, long keyFingerprint, long payloadHash, long acceptedAtMs,
       long expiresAtMs) {
-    Journal.checkAccept(fingerprint, acceptedAtMs, expiresAtMs);
+    JournalWriter.checkAccept(fingerprint, acceptedAtMs, expiresAtMs);
     if (size == fingerprints.length) {
       grow();
     }

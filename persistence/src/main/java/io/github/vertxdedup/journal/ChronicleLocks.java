@@ -15,7 +15,7 @@ import net.openhft.chronicle.threads.BusyTimedPauser;
  * metadata.cq4t. A writer killed while appending leaves it set. Chronicle clears it at open only if it sees that pid
  * dead (/proc/<pid> gone); otherwise the first append spins for 1.5 x timeoutMS (15 s by default) before it checks
  * again. That happens after a kill -9 whenever /proc still shows the pid (a zombie not yet reaped, a reused pid, a
- * pid from another namespace): measured here in 5 of 6 restarts on a production classpath.
+ * pid from another namespace); how often a restart met it is in docs/benchmarks-journal.md (Restart after kill -9).
  *
  * The journal's own directory lock (an OS file lock that dies with its holder) already proves no other writer is
  * alive, so after taking it the journal clears both Chronicle locks unconditionally, the way Chronicle's UnlockMain

@@ -46,10 +46,10 @@ public record ClaimEntry(long fingerprint, long keyFingerprint, long payloadHash
    *     knows (1 or 2)
    */
   public ClaimEntry {
-    Journal.checkFingerprint(fingerprint);
+    JournalWriter.checkFingerprint(fingerprint);
     Objects.requireNonNull(claimerId, "claimerId");
     if (claimerId.length() > Journal.MAX_CLAIMER_BYTES / 3) {
-      Journal.claimerBytes(claimerId);
+      JournalWriter.claimerBytes(claimerId);
     }
     if (formatVersion < RecordFormat.OLDEST_READABLE_VERSION || formatVersion > RecordFormat.VERSION) {
       throw new IllegalArgumentException("formatVersion must be in " + RecordFormat.OLDEST_READABLE_VERSION + ".."

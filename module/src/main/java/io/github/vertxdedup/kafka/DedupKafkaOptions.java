@@ -439,9 +439,9 @@ public class DedupKafkaOptions {
    * run (the commits are pipelined: waiting for each reply was the largest cost of effect-first mode). A record
    * whose commit is unanswered has had its effect but may not be remembered yet, so a kill repeats at most
    * {@code maxUnansweredCommits + 1} records per partition (the +1: a handler that has just finished, its commit
-   * not yet sent). Without a bound, a window that answers slowly (a cold JVM, a busy event loop) let a partition run
-   * dozens of handlers ahead of its commits, and a kill then repeated all of them (measured: 59 repeats at one kill
-   * of two partitions). 1 gives the tightest bound (two records per partition per kill) and the least overlap.
+   * not yet sent). Without a bound, a window that answers slowly (a cold JVM, a busy event loop) would let a
+   * partition run dozens of handlers ahead of its commits, and a kill would then repeat all of them (docs/kafka.md,
+   * "Across a kill -9"). 1 gives the tightest bound (two records per partition per kill) and the least overlap.
    * Record-first mode has no commits and ignores it.
    *
    * @param maxUnansweredCommits 1..{@value #MAX_BUFFERED_LIMIT}

@@ -163,7 +163,7 @@ final class CommitPipeline<K, V> {
   private void commitClaims(List<PendingRecord<K, V>> batch) {
     List<DedupEvent> events = new ArrayList<>(batch.size());
     for (PendingRecord<K, V> it : batch) {
-      events.add(PartitionOwner.claimEvent(it));
+      events.add(RecordEvents.claim(it));
     }
     loop.whenComplete(client.commitBatch(events), ar -> {
       List<PendingRecord<K, V>> retry;
@@ -209,9 +209,7 @@ final class CommitPipeline<K, V> {
    * @param refusal the commit's 409 message
    */
   private void recordLate(PendingRecord<K, V> it, String refusal) {
-    DedupEvent e = new DedupEvent(it.identity.id()).setKey(it.identity.key())
-        .setPayloadHash(it.identity.payloadHash());
-    loop.whenComplete(client.check(e), ar -> {
+    loop.whenComplete(client.check(RecordEvents.lateCheck(it)), ar -> {
       if (ar.failed() && !(ar.cause() instanceof ReplyException re && re.failureCode() == DedupFailure.BAD_REQUEST)) {
         metrics.unavailable.increment();
         loop.afterDelay(failures.backoffMs(++it.requestRetries), () -> recordLate(it, refusal));

@@ -9,10 +9,11 @@ import java.util.Map;
 
 /**
  * The per-record meters of one topic-partition, tagged {@code group}, {@code topic} and {@code partition}
- * (seed 004, "monitor the promise"): {@code dedup.kafka.records} (records settled), {@code dedup.kafka.duplicates}
- * (duplicates dropped without calling the handler), {@code dedup.kafka.handler.failures} (failed handler calls,
- * retries included), {@code dedup.kafka.dead.letters{reason=...}}, {@code dedup.kafka.in.flight.waits} (records that
- * found another delivery's claim and waited for its lease), {@code dedup.kafka.unavailable} (decisions refused with
+ * (seed 004, "monitor the promise"): {@code dedup.kafka.records} (records whose offset became committable),
+ * {@code dedup.kafka.duplicates} (duplicates dropped without calling the handler),
+ * {@code dedup.kafka.handler.failures} (failed handler calls, retries included),
+ * {@code dedup.kafka.dead.letters{reason=...}}, {@code dedup.kafka.in.flight.waits} (records that found another
+ * delivery's claim and waited for its lease), {@code dedup.kafka.unavailable} (decisions refused with
  * 503 and retried), {@code dedup.kafka.lapsed.claims} (effect-first commits refused because the claim's lease ran
  * out while the handler ran: the lease is shorter than twice the handler), {@code dedup.kafka.lapsed.claims.recorded}
  * (of those, the ids the owner recorded afterwards with a check, as no other delivery had claimed them meanwhile),

@@ -8,7 +8,6 @@ import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.kafka.DeadLetter;
 import io.github.vertxdedup.kafka.EventTimeSource;
-import io.github.vertxdedup.kafka.RecordIdentity;
 import io.github.vertxdedup.kafka.UnvouchedRecordPolicy;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Context;
@@ -121,15 +120,18 @@ final class PartitionOwner<K, V> {
   private final DedupClient client;
   private final KafkaMetrics metrics;
   private final OwnerLoop loop;
+  private final RecordEvents<K, V> events;
   private final FailurePolicy<K, V> failures;
   private final CommitPipeline<K, V> commits;
 
+  /** The head waits for a lease or for the window (503): the poll thread pauses the partition. */
   private volatile boolean wantsPause;
+  /** The records not done with, in offset order; only the head's handler may run. */
   private final ArrayDeque<PendingRecord<K, V>> queue = new ArrayDeque<>();
   /** Effect-first: hash codes of the ids (and complemented, of the keys) of the run being gathered by decide. */
   private final IntHashSet runHashes = new IntHashSet();
   private Head head = Head.IDLE;
-  private Pump pump = Pump.IDLE;
+  private Pump pumpState = Pump.IDLE;
   /** Records to decide one by one (a batch failed whole on one bad identity). */
   private int decideSingly;
   /** The timer of a backoff of the head, or -1. */
@@ -152,6 +154,7 @@ final class PartitionOwner<K, V> {
     this.client = client;
     this.metrics = metrics;
     this.loop = new OwnerLoop(config.vertx, context);
+    this.events = new RecordEvents<>(config);
     this.failures = new FailurePolicy<>(config, loop, tp, metrics);
     this.commits = new CommitPipeline<>(config, loop, client, tp, metrics, failures, this::pump);
   }
@@ -208,7 +211,7 @@ final class PartitionOwner<K, V> {
         return;
       }
       for (ConsumerRecord<K, V> r : records) {
-        queue.add(identify(new PendingRecord<>(r)));
+        queue.add(events.identify(new PendingRecord<>(r)));
       }
       pump();
     });
@@ -241,19 +244,19 @@ final class PartitionOwner<K, V> {
   // --- the pump (event loop) ---------------------------------------------------------------------------------------
 
   private void pump() {
-    if (pump != Pump.IDLE) {
-      pump = Pump.AGAIN;
+    if (pumpState != Pump.IDLE) {
+      pumpState = Pump.AGAIN;
       return;
     }
     try {
       do {
-        pump = Pump.RUNNING;
+        pumpState = Pump.RUNNING;
         advance();
         // Commits answered at once (an in-process window without a journal write to wait for) pump again.
         commits.flush();
-      } while (pump == Pump.AGAIN);
+      } while (pumpState == Pump.AGAIN);
     } finally {
-      pump = Pump.IDLE;
+      pumpState = Pump.IDLE;
     }
     if (loop.fenced() && drained != null && isDrained()) {
       drained.tryComplete();
@@ -356,7 +359,7 @@ final class PartitionOwner<K, V> {
     }
     if (run.size() == 1) {
       PendingRecord<K, V> it = run.get(0);
-      DedupEvent e = decisionEvent(it);
+      DedupEvent e = events.decision(it);
       Future<DedupResult> f = config.effectFirst ? client.claim(e) : client.check(e);
       loop.whenComplete(f, ar -> {
         head = Head.IDLE;
@@ -369,11 +372,11 @@ final class PartitionOwner<K, V> {
       });
       return;
     }
-    List<DedupEvent> events = new ArrayList<>(run.size());
+    List<DedupEvent> requests = new ArrayList<>(run.size());
     for (PendingRecord<K, V> it : run) {
-      events.add(decisionEvent(it));
+      requests.add(events.decision(it));
     }
-    Future<List<DedupBatchResult>> f = config.effectFirst ? client.claimBatch(events) : client.checkBatch(events);
+    Future<List<DedupBatchResult>> f = config.effectFirst ? client.claimBatch(requests) : client.checkBatch(requests);
     loop.whenComplete(f, ar -> {
       head = Head.IDLE;
       if (ar.succeeded()) {
@@ -518,7 +521,7 @@ final class PartitionOwner<K, V> {
   }
 
   private void releaseClaim(PendingRecord<K, V> it) {
-    client.release(claimEvent(it)).onFailure(e -> LOG.log(System.Logger.Level.DEBUG, tp
+    client.release(RecordEvents.claim(it)).onFailure(e -> LOG.log(System.Logger.Level.DEBUG, tp
         + ": release failed, the claim will lapse: " + e));
     it.decision = null;
   }
@@ -578,7 +581,7 @@ final class PartitionOwner<K, V> {
     // whose leases would otherwise run while this record backs off; then claim again.
     head = Head.RELEASING;
     releaseUnstartedClaims(it);
-    loop.whenComplete(client.release(claimEvent(it)), ar -> {
+    loop.whenComplete(client.release(RecordEvents.claim(it)), ar -> {
       if (ar.failed()) {
         LOG.log(System.Logger.Level.DEBUG, tp + ": release failed, the claim will lapse: " + ar.cause());
       }
@@ -642,39 +645,7 @@ final class PartitionOwner<K, V> {
     });
   }
 
-  // --- events ------------------------------------------------------------------------------------------------------
-
-  private PendingRecord<K, V> identify(PendingRecord<K, V> it) {
-    try {
-      it.identity = config.identity.identify(it.record);
-      if (it.identity == null) {
-        it.noIdentity = "the identity extractor found no id in the record";
-      }
-    } catch (RuntimeException e) {
-      it.noIdentity = "the identity extractor failed: " + e;
-    }
-    return it;
-  }
-
-  /**
-   * The event of a {@code check} or {@code claim}: with {@link EventTimeSource#RECORD_TIMESTAMP} the record's
-   * timestamp is its event time (none if the record has none, {@code ConsumerRecord.NO_TIMESTAMP}); a claim names
-   * this consumer's instance id as its claimer.
-   */
-  private DedupEvent decisionEvent(PendingRecord<K, V> it) {
-    RecordIdentity id = it.identity;
-    DedupEvent e = new DedupEvent(id.id()).setKey(id.key()).setPayloadHash(id.payloadHash());
-    long timestampMs = it.record.timestamp();
-    if (config.recordTimestamps && timestampMs >= 0) {
-      e.setEventTimeMs(timestampMs);
-    }
-    return config.effectFirst ? e.setClaimer(config.claimer) : e;
-  }
-
-  /** The event of a {@code commit} or {@code release} of the record's claim. */
-  static DedupEvent claimEvent(PendingRecord<?, ?> it) {
-    return new DedupEvent(it.identity.id()).setKey(it.identity.key()).setClaimToken(it.decision.claimToken());
-  }
+  // --- meters ------------------------------------------------------------------------------------------------------
 
   /**
    * Whether an accepted record is probably a redelivery the window no longer remembers: its Kafka timestamp (the

@@ -254,9 +254,9 @@ public class DedupKafkaOptions {
    * each handler starts with at least half a lease left on its claim, whatever {@code maxBatch}),
    * {@code maxBatch} (the largest decision batch), {@code maxIdBytes}; {@code address} is the prefix of the windows'
    * addresses; {@code partitions} and {@code routeByKey} are ignored (the Kafka partition is the routing: each window
- * deduplicates ids, and business keys if the identity has them, of its own topic-partition). With {@code journalDir} (and {@code journalSync}) each window journals
-   * its accepted ids and the Kafka offset commits to {@code <journalDir>/<group.id>/<topic>-<partition>} and is
-   * rebuilt from it when the partition is assigned again, in this process or after a restart; the journal's directory
+   * deduplicates ids, and business keys if the identity has them, of its own topic-partition). With
+   * {@code journalDir} (and {@code journalSync}) each window journals its accepted ids and the Kafka offset commits to
+   * {@code <journalDir>/<group.id>/<topic>-<partition>} and is rebuilt from it when the partition is assigned again, in this process or after a restart; the journal's directory
    * lock fences owners in different processes. Without it windows live in the Vert.x instance only.
    * {@code unvouchedPolicy} is ignored too: the consumer's windows always accept a record they cannot vouch for
    * (recording its id) and mark it unvouched, and {@link #setUnvouchedRecords} chooses what the consumer does with
@@ -440,8 +440,9 @@ public class DedupKafkaOptions {
    * is unanswered has had its effect but may not be remembered yet, so a kill repeats at most
    * {@code maxUnansweredCommits + 1} records per partition (the +1: a handler that has just finished, its commit not
    * yet sent). Without a bound, a window that answers slowly (a cold JVM, a busy event loop) would let a partition run
-   * dozens of handlers ahead of its commits, and a kill would then repeat all of them. 1 gives the tightest bound (two
-   * records per partition per kill) and the least overlap. Record-first mode has no commits and ignores it.
+   * dozens of handlers ahead of its commits, and a kill would then repeat all of them (docs/kafka.md, "Across a kill
+   * -9"). 1 gives the tightest bound (two records per partition per kill) and the least overlap. Record-first mode
+   * has no commits and ignores it.
    *
    * @param maxUnansweredCommits 1..{@value #MAX_BUFFERED_LIMIT}
    * @return this

@@ -47,15 +47,16 @@ import org.apache.kafka.common.errors.WakeupException;
  * {@link ConsumerRebalanceListener} runs inside it, synchronously: {@code onPartitionsAssigned} blocks that thread
  * (never an event loop) until each new partition's window is ready and its owner created, then seeks;
  * {@code onPartitionsRevoked} fences the owners, waits (bounded) for the records they already decided, commits the
- * settled offsets and hands the windows back, all before the group moves the partitions. Every call on the
+ * committable offsets and hands the windows back, all before the group moves the partitions. Every call on the
  * {@link KafkaConsumer} (poll, commit, seek, pause, resume, close) happens on this thread, which is what the
  * client requires (it is not thread-safe).
  *
  * <h2>Loop</h2>
- * Apply pauses (a partition whose owner holds {@code maxBufferedPerPartition} unsettled records, or waits for a
- * lease or a 503 backoff) and resumes (an owner back to half of it); {@code poll}; hand each partition's records to
- * its owner's event loop; commit the offsets settled since the last commit with {@code commitAsync}, at most once
- * per {@code commitIntervalMs}; repeat. Revocation and close commit with {@code commitSync}.
+ * Apply pauses (a partition whose owner holds {@code maxBufferedPerPartition} records not yet committable, or waits
+ * for a lease or a 503 backoff) and resumes (an owner back to half of it); {@code poll}; hand each partition's records
+ * to its owner's event loop; commit the offsets that became committable since the last commit with
+ * {@code commitAsync}, at most once per {@code commitIntervalMs}; repeat. Revocation and close commit with
+ * {@code commitSync}.
  *
  * <p>A paused partition must not wait out a poll timeout once its owner has caught up: with every partition paused, a
  * blocking {@code poll} sleeps its full timeout while the owners sit idle, and under load that would be most of the
@@ -69,7 +70,7 @@ import org.apache.kafka.common.errors.WakeupException;
  * journal another owner holds, so what fails here is a journal that cannot be read or a directory that cannot be
  * used, which no retry mends, while the partition's records would wait unread for as long as the consumer lived. The
  * assignment finishes normally (the owners that did start are kept, so they are drained and handed back like the
- * others); the loop then ends, commits what was settled, leaves the group and reports the first failure to the
+ * others); the loop then ends, commits what is committable, leaves the group and reports the first failure to the
  * exception handler. Throwing from {@code onPartitionsAssigned} instead would leave it to the Kafka client whether
  * and where the error surfaces.
  */
@@ -89,6 +90,8 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
   private IdentityExtractor<K, V> identity;
   private RecordHandler<K, V> handler;
   private DeadLetterHandler<K, V> deadLetters;
+  /** What every partition owner shares; built at subscribe. */
+  private OwnerConfig<K, V> ownerConfig;
   private MeterRegistry registry;
   private Handler<Throwable> exceptionHandler;
   /** The first window that failed to open; ends the poll loop. Poll thread only. */
@@ -204,6 +207,7 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
     // unvouchedRecords. One behaviour for every window, whichever consumer of the group opened it first.
     DedupOptions dedup = options.getDedup().setUnvouchedPolicy(UnvouchedPolicy.ACCEPT);
     windows = WindowStore.create(vertx, dedup, clock, registry, options.getAssignmentTimeoutMs());
+    ownerConfig = new OwnerConfig<>(vertx, options, identity, handler, deadLetters, clock, instanceId, wake::release);
     Context caller = vertx.getOrCreateContext();
     Promise<Void> subscribed = Promise.promise();
     Set<String> copy = Set.copyOf(topics);
@@ -277,7 +281,7 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
           long now = System.nanoTime();
           if (now - lastCommitNs >= TimeUnit.MILLISECONDS.toNanos(options.getCommitIntervalMs())) {
             lastCommitNs = now;
-            commitSettledAsync();
+            commitCommittableAsync();
           }
         } catch (WakeupException e) {
           // close() wakes the poll; the loop condition decides.
@@ -346,7 +350,7 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
       int buffered = o.buffered();
       // Hysteresis: pause at max, resume at half of it, so a busy partition is not paused and resumed every poll.
       boolean hold = o.wantsPause() || buffered >= max
-          || (paused.contains(e.getKey()) && buffered > PartitionOwner.resumeMark(max));
+          || (paused.contains(e.getKey()) && buffered > OwnerConfig.resumeMark(max));
       if (hold && paused.add(e.getKey())) {
         pause.add(e.getKey());
       } else if (!hold && paused.remove(e.getKey())) {
@@ -362,15 +366,15 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
   }
 
   /**
-   * Commits, without waiting, the offsets settled since the last commit (or the last one sent) of every owned
-   * partition. The callback runs on this thread, inside a later {@code poll} or commit; Kafka completes the async
-   * commits of one consumer in the order they were sent.
+   * Commits, without waiting, the offsets that became committable since the last commit (or the last one sent) of
+   * every owned partition. The callback runs on this thread, inside a later {@code poll} or commit; Kafka completes
+   * the async commits of one consumer in the order they were sent.
    */
-  private void commitSettledAsync() {
+  private void commitCommittableAsync() {
     Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
     for (Map.Entry<TopicPartition, Owned<K, V>> e : owners.entrySet()) {
       Owned<K, V> o = e.getValue();
-      long next = o.owner.settledNext();
+      long next = o.owner.committableNext();
       if (next > o.committed && next > o.sent) {
         offsets.put(e.getKey(), new OffsetAndMetadata(next));
         o.sent = next;
@@ -405,12 +409,12 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
     });
   }
 
-  /** Commits, synchronously, the offsets settled since the last commit of the given partitions. */
-  private void commitSettled(Collection<TopicPartition> tps) {
+  /** Commits, synchronously, the offsets that became committable since the last commit of the given partitions. */
+  private void commitCommittable(Collection<TopicPartition> tps) {
     Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
     for (TopicPartition tp : tps) {
       Owned<K, V> o = owners.get(tp);
-      long next = o.owner.settledNext();
+      long next = o.owner.committableNext();
       if (next > o.committed) {
         offsets.put(tp, new OffsetAndMetadata(next));
       }
@@ -424,7 +428,8 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
       // Closing: the final revocation commits again.
       return;
     } catch (RuntimeException e) {
-      // A rebalance in progress or a lost generation: the records settled since are duplicates for the next owner.
+      // A rebalance in progress or a lost generation: the records committable since are duplicates for the next
+      // owner.
       LOG.log(System.Logger.Level.WARNING, "offset commit failed for " + offsets.keySet() + ": " + e);
       return;
     }
@@ -454,9 +459,8 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
         metrics.orphanedClaims.increment(lease.releasedClaims());
         // The owner runs on its window's event loop and calls the window in-process: no event-bus round trip
         // per decision or commit (docs/kafka.md, "The in-process shortcut").
-        PartitionOwner<K, V> owner = new PartitionOwner<>(vertx, lease.window().context(),
-            lease.window().inProcessClient(), tp, options, identity, handler, deadLetters, clock, metrics,
-            wake::release, instanceId);
+        PartitionOwner<K, V> owner = new PartitionOwner<>(ownerConfig, tp, lease.verticle().context(),
+            lease.verticle().inProcessClient(), metrics);
         return Future.succeededFuture(new Owned<>(owner, lease));
       }));
     }
@@ -510,7 +514,7 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
           + options.getRevocationTimeoutMs() + " ms; what is unfinished is left to the next owner");
     }
     if (commit) {
-      commitSettled(mine);
+      commitCommittable(mine);
     }
     List<Future<?>> stopping = new ArrayList<>();
     for (TopicPartition tp : mine) {

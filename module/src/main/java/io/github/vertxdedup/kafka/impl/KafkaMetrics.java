@@ -9,7 +9,7 @@ import java.util.Map;
 
 /**
  * The per-record meters of one topic-partition, tagged {@code group}, {@code topic} and {@code partition}, which
- * show whether the consumer keeps its promise: {@code dedup.kafka.records} (records settled),
+ * show whether the consumer keeps its promise: {@code dedup.kafka.records} (records whose offset became committable),
  * {@code dedup.kafka.duplicates} (duplicates dropped without calling the handler),
  * {@code dedup.kafka.handler.failures} (failed handler calls, retries included),
  * {@code dedup.kafka.dead.letters{reason=...}}, {@code dedup.kafka.in.flight.waits} (records that found another

@@ -71,11 +71,11 @@ interface WindowStore {
   /**
    * A window held by one owner.
    *
-   * @param window the partition verticle of the window, deployed and ready: the owner runs on its context and calls
-   *     it in-process ({@link PartitionVerticle#inProcessClient()})
+   * @param verticle the partition verticle that holds the window, deployed and ready: the owner runs on its context
+   *     and calls it in-process ({@link PartitionVerticle#inProcessClient()})
    * @param resumeOffset the highest offset recorded as committed for this partition, or -1 if none
    * @param releasedClaims the orphaned claims of the taking owner's instance id released on acquisition
    * @param handle the store's own state of the lease
    */
-  record Lease(PartitionVerticle window, long resumeOffset, int releasedClaims, Object handle) {}
+  record Lease(PartitionVerticle verticle, long resumeOffset, int releasedClaims, Object handle) {}
 }

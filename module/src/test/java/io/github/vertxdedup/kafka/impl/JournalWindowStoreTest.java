@@ -65,7 +65,7 @@ class JournalWindowStoreTest {
         WindowStore.create(vertx, o, clock, null, 5_000),
         WindowStore.create(vertx, new DedupOptions(o).setJournalDir(journalDir.toString()), clock, null, 5_000)}) {
       WindowStore.Lease lease = get(store.acquire("billing", TP, "a"));
-      DedupClient client = lease.window().inProcessClient();
+      DedupClient client = lease.verticle().inProcessClient();
       assertThat(get(client.check(new DedupEvent("no-key"))).verdict()).isEqualTo(DedupVerdict.ACCEPTED);
       assertThat(get(client.check(new DedupEvent("keyed").setKey("order-1"))).verdict())
           .isEqualTo(DedupVerdict.ACCEPTED);
@@ -88,7 +88,7 @@ class JournalWindowStoreTest {
     WindowStore.Lease second = get(store.acquire("billing", TP, "b"));
     assertThat(second.resumeOffset()).isEqualTo(42);
     // The address scopes the id fingerprints in the journal: every owner uses the same one.
-    assertThat(second.window().address()).isEqualTo(first.window().address());
+    assertThat(second.verticle().address()).isEqualTo(first.verticle().address());
     get(store.release(second));
   }
 

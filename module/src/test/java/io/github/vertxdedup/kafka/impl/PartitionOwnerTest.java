@@ -16,13 +16,16 @@ import io.github.vertxdedup.impl.PartitionVerticle;
 import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.kafka.AtomicityMode;
 import io.github.vertxdedup.kafka.DeadLetter;
+import io.github.vertxdedup.kafka.DeadLetterHandler;
 import io.github.vertxdedup.kafka.DedupKafkaOptions;
 import io.github.vertxdedup.kafka.EventTimeSource;
 import io.github.vertxdedup.kafka.IdentityExtractor;
 import io.github.vertxdedup.window.CapacityPolicy;
 import io.github.vertxdedup.kafka.RecordHandler;
+import io.github.vertxdedup.kafka.RecordIdentity;
 import io.github.vertxdedup.window.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -121,8 +124,20 @@ class PartitionOwnerTest {
   private PartitionOwner<String, String> effectFirstOwner(PartitionVerticle w, DedupOptions options,
       RecordHandler<String, String> handler, SimpleMeterRegistry registry) {
     DedupKafkaOptions o = new DedupKafkaOptions().setMode(AtomicityMode.EFFECT_FIRST).setDedup(options);
-    return new PartitionOwner<>(vertx, w.context(), w.inProcessClient(), TP, o, IdentityExtractor.recordKey(),
-        handler, null, clock, new KafkaMetrics(registry, "g", TP.topic(), TP.partition()), () -> { }, "instance-1");
+    return newOwner(w.context(), w.inProcessClient(), o, handler, null, registry, () -> { });
+  }
+
+  /**
+   * @return an owner of {@link #TP} on {@code context} that decides through {@code client}, identifies records by
+   *     their key, names {@code instance-1} as its claimer and counts in {@code registry}
+   */
+  private PartitionOwner<String, String> newOwner(Context context, DedupClient client, DedupKafkaOptions options,
+      RecordHandler<String, String> handler, DeadLetterHandler<String, String> deadLetters,
+      SimpleMeterRegistry registry, Runnable wakePoll) {
+    OwnerConfig<String, String> config = new OwnerConfig<>(vertx, options, IdentityExtractor.recordKey(), handler,
+        deadLetters, clock, "instance-1", wakePoll);
+    return new PartitionOwner<>(config, TP, context, client,
+        new KafkaMetrics(registry, "g", TP.topic(), TP.partition()));
   }
 
   private static <T> T get(Future<T> f) throws Exception {
@@ -159,9 +174,9 @@ class PartitionOwnerTest {
         }), registry);
 
     owner.offer(records(0, n));
-    await().atMost(Duration.ofSeconds(30)).until(() -> owner.settledNext() == n);
+    await().atMost(Duration.ofSeconds(30)).until(() -> owner.committableNext() == n);
     owner.offer(records(n, n));
-    await().atMost(Duration.ofSeconds(30)).until(() -> owner.settledNext() == 2L * n);
+    await().atMost(Duration.ofSeconds(30)).until(() -> owner.committableNext() == 2L * n);
 
     assertThat(calls).hasSize(n).allSatisfy((id, c) -> assertThat(c).as(id).isEqualTo(1));
     assertThat(stateAtStart).hasSize(n).containsOnly(EntryState.IN_FLIGHT);
@@ -194,7 +209,7 @@ class PartitionOwnerTest {
     PartitionOwner<String, String> owner = effectFirstOwner(w, o, handler, registry);
 
     owner.offer(records(0, 3));
-    await().atMost(Duration.ofSeconds(30)).until(() -> owner.settledNext() == 3);
+    await().atMost(Duration.ofSeconds(30)).until(() -> owner.committableNext() == 3);
 
     assertThat(count(registry, "dedup.kafka.lapsed.claims")).isEqualTo(2);
     assertThat(count(registry, "dedup.kafka.lapsed.claims.recorded")).isEqualTo(2);
@@ -207,7 +222,7 @@ class PartitionOwnerTest {
     }
     PartitionOwner<String, String> next = effectFirstOwner(restarted, o, handler, registry);
     next.offer(records(3, 3));
-    await().atMost(Duration.ofSeconds(30)).until(() -> next.settledNext() == 6);
+    await().atMost(Duration.ofSeconds(30)).until(() -> next.committableNext() == 6);
     assertThat(calls).containsOnly(Map.entry("u-0", 1), Map.entry("u-1", 1), Map.entry("u-2", 1));
   }
 
@@ -231,7 +246,7 @@ class PartitionOwnerTest {
     }, registry);
 
     owner.offer(records(0, 1));
-    await().atMost(Duration.ofSeconds(30)).until(() -> owner.settledNext() == 1);
+    await().atMost(Duration.ofSeconds(30)).until(() -> owner.committableNext() == 1);
 
     assertThat(otherClaim.get()).as("the other delivery's claim").isEqualTo(DedupVerdict.ACCEPTED);
     assertThat(count(registry, "dedup.kafka.lapsed.claims")).isEqualTo(1);
@@ -254,18 +269,16 @@ class PartitionOwnerTest {
     Set<String> handled = ConcurrentHashMap.newKeySet();
     DedupKafkaOptions options = new DedupKafkaOptions().setMode(AtomicityMode.EFFECT_FIRST)
         .setMaxUnansweredCommits(cap);
-    PartitionOwner<String, String> owner = new PartitionOwner<>(vertx, window.context(), slowCommits, TP, options,
-        IdentityExtractor.recordKey(), r -> {
-          // Records handled before this one whose commit is not answered yet.
-          aheadAtStart.add(started.getAndIncrement() - commitsAnswered.get());
-          handled.add(r.key());
-          return Future.succeededFuture();
-        }, null, clock, new KafkaMetrics(new SimpleMeterRegistry(), "g", TP.topic(), TP.partition()), () -> { },
-        "instance-1");
+    PartitionOwner<String, String> owner = newOwner(window.context(), slowCommits, options, r -> {
+      // Records handled before this one whose commit is not answered yet.
+      aheadAtStart.add(started.getAndIncrement() - commitsAnswered.get());
+      handled.add(r.key());
+      return Future.succeededFuture();
+    }, null, new SimpleMeterRegistry(), () -> { });
 
     owner.offer(records(20));
 
-    await().atMost(Duration.ofSeconds(30)).until(() -> owner.settledNext() == 20);
+    await().atMost(Duration.ofSeconds(30)).until(() -> owner.committableNext() == 20);
     assertThat(handled).hasSize(20);
     assertThat(owner.buffered()).isZero();
     assertThat(aheadAtStart).hasSize(20).allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(cap - 1));
@@ -273,9 +286,9 @@ class PartitionOwnerTest {
   }
 
   /**
-   * What is settled reaches the poll thread record by record: a handler sees {@code settledNext} just past the record
-   * before its own, the poll loop is woken once, when the buffered count reaches the resume mark (4,000 buffered at
-   * most, so 2,000), and the meters count every record once.
+   * What becomes committable reaches the poll thread record by record: a handler sees {@code committableNext} just
+   * past the record before its own, the poll loop is woken once, when the buffered count reaches the resume mark
+   * (4,000 buffered at most, so 2,000), and the meters count every record once.
    */
   @Test
   void shouldPublishEachSettledRecordAndWakeThePollLoopAtTheResumeMark() {
@@ -287,13 +300,11 @@ class PartitionOwnerTest {
     PartitionOwner<String, String>[] holder = newOwnerArray();
     DedupKafkaOptions options = new DedupKafkaOptions().setMode(AtomicityMode.RECORD_FIRST)
         .setMaxBufferedPerPartition(4_000);
-    holder[0] = new PartitionOwner<>(vertx, window.context(), window.inProcessClient(), TP, options,
-        IdentityExtractor.recordKey(), r -> {
-          lag.add(r.offset() - Math.max(0, holder[0].settledNext()));
-          handled.incrementAndGet();
-          return Future.succeededFuture();
-        }, null, clock, new KafkaMetrics(registry, "g", TP.topic(), TP.partition()),
-        () -> bufferedAtWake.add(holder[0].buffered()), "instance-1");
+    holder[0] = newOwner(window.context(), window.inProcessClient(), options, r -> {
+      lag.add(r.offset() - Math.max(0, holder[0].committableNext()));
+      handled.incrementAndGet();
+      return Future.succeededFuture();
+    }, null, registry, () -> bufferedAtWake.add(holder[0].buffered()));
     List<ConsumerRecord<String, String>> records = records(n);
     // Every tenth record repeats the id of the one before it: a duplicate, settled without the handler.
     for (int i = 10; i < n; i += 10) {
@@ -303,7 +314,7 @@ class PartitionOwnerTest {
 
     holder[0].offer(records);
 
-    await().atMost(Duration.ofSeconds(30)).until(() -> holder[0].settledNext() == n);
+    await().atMost(Duration.ofSeconds(30)).until(() -> holder[0].committableNext() == n);
     assertThat(holder[0].buffered()).isZero();
     assertThat(handled.get()).isEqualTo(n - (n / 10 - 1));
     assertThat(lag).as("offset minus the settled offset a handler sees").allSatisfy(l -> assertThat(l).isZero());
@@ -336,30 +347,71 @@ class PartitionOwnerTest {
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     DedupKafkaOptions options = new DedupKafkaOptions().setMode(mode).setDedup(o)
         .setBackoffInitialMs(5).setBackoffMaxMs(20);
-    PartitionOwner<String, String> owner = new PartitionOwner<>(vertx, full.context(), client, TP, options,
-        IdentityExtractor.recordKey(), r -> {
-          handled.add(r.key());
-          return Future.succeededFuture();
-        }, null, clock, new KafkaMetrics(registry, "g", TP.topic(), TP.partition()), wakes::incrementAndGet,
-        "instance-1");
+    PartitionOwner<String, String> owner = newOwner(full.context(), client, options, r -> {
+      handled.add(r.key());
+      return Future.succeededFuture();
+    }, null, registry, wakes::incrementAndGet);
 
     // u-0, u-1 and u-3 are remembered; u-2 is new and the window holds its 3 entries.
     owner.offer(records(4));
 
-    await().atMost(Duration.ofSeconds(10)).until(() -> owner.settledNext() == 2);
+    await().atMost(Duration.ofSeconds(10)).until(() -> owner.committableNext() == 2);
     await().atMost(Duration.ofSeconds(10))
         .until(() -> registry.get("dedup.kafka.unavailable").counter().count() >= 3);
-    assertThat(owner.settledNext()).as("the refused record holds the offset").isEqualTo(2);
+    assertThat(owner.committableNext()).as("the refused record holds the offset").isEqualTo(2);
     assertThat(owner.wantsPause()).isTrue();
     assertThat(handled).isEmpty();
     assertThat(registry.get("dedup.kafka.duplicates").counter().count()).isEqualTo(2);
 
     // The window's entries expire: u-2 finds room when it is decided again.
     clock.advanceMs(Duration.ofMinutes(10).toMillis());
-    await().atMost(Duration.ofSeconds(10)).until(() -> owner.settledNext() == 4);
+    await().atMost(Duration.ofSeconds(10)).until(() -> owner.committableNext() == 4);
     assertThat(handled).containsExactly("u-2");
     assertThat(registry.get("dedup.kafka.duplicates").counter().count()).isEqualTo(3);
     assertThat(owner.wantsPause()).isFalse();
+  }
+
+  /**
+   * Record-first, full window: one check batch refuses the head (a new id and a new business key need two entries,
+   * the window has room for one) and records the id behind it. Handlers run in offset order, so a fence that came now
+   * and stopped deciding would leave that recorded id unhandled: the next owner would find it a duplicate and its
+   * effect would be lost. The fence instead goes on deciding the head, and completes once both are handled.
+   */
+  @Test
+  void shouldFinishARecordCheckedBehindARefusedHeadBeforeTheFenceCompletes() throws Exception {
+    DedupOptions o = new DedupOptions().setAddress("test.owner.fence.full").setPartitions(1)
+        .setWindow(Duration.ofMinutes(10)).setMaxIdsPerPartition(3).setCapacityPolicy(CapacityPolicy.REJECT);
+    PartitionVerticle full = deploy(o, false);
+    DedupClient client = full.inProcessClient();
+    for (String id : List.of("x", "y")) {
+      get(client.check(new DedupEvent(id)));
+    }
+    List<String> handled = new CopyOnWriteArrayList<>();
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    DedupKafkaOptions options = new DedupKafkaOptions().setMode(AtomicityMode.RECORD_FIRST).setDedup(o)
+        .setBackoffInitialMs(5).setBackoffMaxMs(20);
+    // Record "a" carries a business key as well as its id; "b" its id only.
+    IdentityExtractor<String, String> identity =
+        r -> r.key().equals("a") ? new RecordIdentity("a", "key-a", null) : RecordIdentity.of(r.key());
+    OwnerConfig<String, String> config = new OwnerConfig<>(vertx, options, identity, r -> {
+      handled.add(r.key());
+      return Future.succeededFuture();
+    }, null, clock, "instance-1", () -> { });
+    PartitionOwner<String, String> owner = new PartitionOwner<>(config, TP, full.context(), client,
+        new KafkaMetrics(registry, "g", TP.topic(), TP.partition()));
+
+    owner.offer(List.of(new ConsumerRecord<>(TP.topic(), TP.partition(), 0, "a", "v"),
+        new ConsumerRecord<>(TP.topic(), TP.partition(), 1, "b", "v")));
+    await().atMost(Duration.ofSeconds(10)).until(() -> count(registry, "dedup.kafka.unavailable") >= 1);
+    assertThat(get(client.lookup(new DedupEvent("b"))).state()).as("b was checked behind the refused head")
+        .isEqualTo(EntryState.REMEMBERED);
+    Future<Void> fence = owner.fence();
+
+    // The remembered ids expire: the head finds room when the fence decides it again.
+    clock.advanceMs(Duration.ofMinutes(10).toMillis());
+    get(fence);
+    assertThat(handled).containsExactly("a", "b");
+    assertThat(owner.committableNext()).isEqualTo(2);
   }
 
   /** A record of {@link #TP} whose id is its key, with a create-time timestamp (or none: {@code NO_TIMESTAMP}). */
@@ -375,13 +427,13 @@ class PartitionOwnerTest {
    */
   private PartitionOwner<String, String> owner(DedupClient client, DedupKafkaOptions options, List<String> handled,
       List<DeadLetter<String, String>> dead, SimpleMeterRegistry registry) {
-    return new PartitionOwner<>(vertx, window.context(), client, TP, options, IdentityExtractor.recordKey(), r -> {
+    return newOwner(window.context(), client, options, r -> {
       handled.add(r.key());
       return Future.succeededFuture();
     }, d -> {
       dead.add(d);
       return Future.succeededFuture();
-    }, clock, new KafkaMetrics(registry, "g", TP.topic(), TP.partition()), () -> { }, "instance-1");
+    }, registry, () -> { });
   }
 
   /**
@@ -400,12 +452,12 @@ class PartitionOwnerTest {
         new CopyOnWriteArrayList<>(), new SimpleMeterRegistry());
     stamping.offer(List.of(stamped(0, "stamped", now), stamped(1, "unstamped", ConsumerRecord.NO_TIMESTAMP),
         stamped(2, "ahead", now + 3_600_000)));
-    await().atMost(Duration.ofSeconds(30)).until(() -> stamping.settledNext() == 3);
+    await().atMost(Duration.ofSeconds(30)).until(() -> stamping.committableNext() == 3);
 
     PartitionOwner<String, String> none = owner(recording, new DedupKafkaOptions().setMode(mode)
         .setEventTimeSource(EventTimeSource.NONE), handled, new CopyOnWriteArrayList<>(), new SimpleMeterRegistry());
     none.offer(List.of(stamped(3, "not-sent", now)));
-    await().atMost(Duration.ofSeconds(30)).until(() -> none.settledNext() == 4);
+    await().atMost(Duration.ofSeconds(30)).until(() -> none.committableNext() == 4);
 
     assertThat(eventTimes).containsExactlyInAnyOrderEntriesOf(Map.of("stamped", Optional.of(now),
         "unstamped", Optional.empty(), "ahead", Optional.of(now + 3_600_000), "not-sent", Optional.empty()));
@@ -430,7 +482,7 @@ class PartitionOwnerTest {
 
     owner.offer(List.of(stamped(0, "old", clock.nowMs() - 60_000), stamped(1, "new", clock.nowMs())));
 
-    await().atMost(Duration.ofSeconds(30)).until(() -> owner.settledNext() == 2);
+    await().atMost(Duration.ofSeconds(30)).until(() -> owner.committableNext() == 2);
     assertThat(handled).containsExactly("new");
     assertThat(dead).singleElement().satisfies(d -> {
       assertThat(d.reason()).isEqualTo(DeadLetter.Reason.UNEXPECTED_VERDICT);
@@ -463,7 +515,7 @@ class PartitionOwnerTest {
     owner.offer(List.of(stamped(0, "a", clock.nowMs()), stamped(1, "odd", clock.nowMs()),
         stamped(2, "b", clock.nowMs())));
 
-    await().atMost(Duration.ofSeconds(30)).until(() -> owner.settledNext() == 3);
+    await().atMost(Duration.ofSeconds(30)).until(() -> owner.committableNext() == 3);
     assertThat(handled).containsExactly("a", "b");
     assertThat(dead).singleElement().satisfies(d -> {
       assertThat(d.reason()).isEqualTo(DeadLetter.Reason.UNEXPECTED_VERDICT);
@@ -490,12 +542,10 @@ class PartitionOwnerTest {
     AtomicInteger calls = new AtomicInteger();
     DedupKafkaOptions options = new DedupKafkaOptions().setMode(AtomicityMode.EFFECT_FIRST)
         .setBackoffInitialMs(60_000).setBackoffMaxMs(60_000);
-    PartitionOwner<String, String> owner = new PartitionOwner<>(vertx, window.context(), window.inProcessClient(),
-        TP, options, IdentityExtractor.recordKey(), r -> {
-          calls.incrementAndGet();
-          return running.future();
-        }, null, clock, new KafkaMetrics(new SimpleMeterRegistry(), "g", TP.topic(), TP.partition()), () -> { },
-        "instance-1");
+    PartitionOwner<String, String> owner = newOwner(window.context(), window.inProcessClient(), options, r -> {
+      calls.incrementAndGet();
+      return running.future();
+    }, null, new SimpleMeterRegistry(), () -> { });
     owner.offer(records(1));
     await().atMost(Duration.ofSeconds(30)).until(() -> calls.get() == 1);
 
@@ -507,7 +557,7 @@ class PartitionOwnerTest {
     assertThat(window.inProcessClient().lookup(new DedupEvent("u-0"))
         .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).state())
         .isEqualTo(EntryState.ABSENT);
-    assertThat(owner.settledNext()).as("nothing settled: the next owner reads the record again").isEqualTo(-1);
+    assertThat(owner.committableNext()).as("nothing settled: the next owner reads the record again").isEqualTo(-1);
   }
 
   /**
@@ -578,5 +628,18 @@ class PartitionOwnerTest {
           }));
           return late.future();
         });
+  }
+
+  @Test
+  void shouldNameTheLimitAnUnvouchedRecordPassed() {
+    long now = 1_700_000_000_000L;
+    long w = 600_000;
+    long b = 10_000;
+    assertThat(FailurePolicy.notCoveredDetail(stamped(0, "k", now - 1_800_000), now, w, b))
+        .contains("1800000 ms old, older than the window (600000 ms)");
+    assertThat(FailurePolicy.notCoveredDetail(stamped(0, "k", now - 599_000), now, w, b))
+        .contains("599000 ms old, older than the window reaches back (600000 ms, at bucket precision of 10000 ms)");
+    assertThat(FailurePolicy.notCoveredDetail(stamped(0, "k", now - 60_000), now, w, b))
+        .contains("60000 ms old, inside the window (600000 ms) but older than the window's memory, which began later");
   }
 }

@@ -1,0 +1,158 @@
+package io.github.vertxdedup.kafka.impl;
+
+import io.github.vertxdedup.DedupVerdict;
+import io.github.vertxdedup.kafka.DeadLetter;
+import io.github.vertxdedup.kafka.DeadLetterHandler;
+import io.vertx.core.Future;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * What a {@link PartitionOwner} does when something fails for a record: how long it backs off before a retry, how
+ * many handler calls a record gets, and the dead-letter path (the reason, the detail the application reads, and the
+ * delivery to the {@link DeadLetterHandler}, retried until it succeeds).
+ *
+ * <p>Event loop of its owner only.
+ *
+ * @param <K> the record key type
+ * @param <V> the record value type
+ */
+final class FailurePolicy<K, V> {
+
+  private static final System.Logger LOG = System.getLogger(PartitionOwner.class.getName());
+
+  private final OwnerConfig<K, V> config;
+  private final OwnerLoop loop;
+  private final TopicPartition tp;
+  private final KafkaMetrics metrics;
+
+  FailurePolicy(OwnerConfig<K, V> config, OwnerLoop loop, TopicPartition tp, KafkaMetrics metrics) {
+    this.config = config;
+    this.loop = loop;
+    this.tp = tp;
+    this.metrics = metrics;
+  }
+
+  /**
+   * @param attempt the retry, from 1
+   * @return the delay before it: {@code backoffInitialMs} doubled per earlier retry, at most {@code backoffMaxMs}, in
+   *     milliseconds
+   */
+  long backoffMs(int attempt) {
+    int shift = Math.min(Math.max(attempt - 1, 0), 30);
+    long d = config.backoffInitialMs << shift;
+    return d <= 0 || d > config.backoffMaxMs ? config.backoffMaxMs : d;
+  }
+
+  /**
+   * @param expiresAtMs when the other delivery's claim lapses, on the injected clock, epoch milliseconds
+   * @param nowMs now, on the same clock
+   * @return how long a record found IN_FLIGHT waits before it is decided again: until just after that lease ends,
+   *     at least 1 and at most {@code backoffMaxMs} milliseconds
+   */
+  long inFlightWaitMs(long expiresAtMs, long nowMs) {
+    return Math.min(config.backoffMaxMs, Math.max(1, expiresAtMs - nowMs + 1));
+  }
+
+  /** @return true if a record whose handler failed {@code attempts} times has no call left: dead-letter it */
+  boolean handlerAttemptsSpent(int attempts) {
+    return attempts >= config.maxAttempts;
+  }
+
+  /**
+   * @return true if a record dead-lettered for {@code reason} in effect-first mode still holds its claim and has it
+   *     committed after the dead letter, so its id stays remembered (a failed handler or a record the window's memory
+   *     did not cover; the other reasons hold no claim)
+   */
+  static boolean commitsClaimAfter(DeadLetter.Reason reason) {
+    return reason == DeadLetter.Reason.HANDLER_FAILED || reason == DeadLetter.Reason.UNVOUCHED;
+  }
+
+  /**
+   * Hands a record to the dead-letter handler (or logs it at WARNING without one), counting it once in
+   * {@code dedup.kafka.dead.letters{reason}}; a failed delivery is retried after a backoff until it succeeds. Then
+   * runs {@code delivered} on the owner's context, unless the owner stopped meanwhile.
+   */
+  void deadLetter(PendingRecord<K, V> it, DeadLetter.Reason reason, String detail, Throwable cause,
+      Runnable delivered) {
+    if (it.deadLetterTries == 0) {
+      metrics.deadLetters(reason).increment();
+    }
+    it.deadLetterTries++;
+    Future<Void> f;
+    if (config.deadLetters == null) {
+      LOG.log(System.Logger.Level.WARNING, tp + ": dead letter at offset " + it.offset() + " (" + reason
+          + "): " + detail);
+      f = Future.succeededFuture();
+    } else {
+      try {
+        f = config.deadLetters.handle(new DeadLetter<>(it.record, reason, detail, it.attempts, cause));
+        if (f == null) {
+          f = Future.failedFuture(new NullPointerException("the dead-letter handler returned null"));
+        }
+      } catch (RuntimeException e) {
+        f = Future.failedFuture(e);
+      }
+    }
+    loop.whenComplete(f, ar -> {
+      if (ar.failed()) {
+        LOG.log(System.Logger.Level.WARNING, tp + ": the dead-letter handler failed at offset "
+            + it.offset() + ", retrying: " + ar.cause());
+        loop.afterDelay(backoffMs(it.deadLetterTries), () -> deadLetter(it, reason, detail, cause, delivered));
+        return;
+      }
+      delivered.run();
+    });
+  }
+
+  // --- the details of the dead letters -----------------------------------------------------------------------------
+
+  /** The detail of a {@link DeadLetter.Reason#HANDLER_FAILED} dead letter. */
+  static String handlerFailedDetail(int attempts, Throwable lastCause) {
+    return "the handler failed " + attempts + " times; last: " + lastCause;
+  }
+
+  /** The detail of a {@link DeadLetter.Reason#CONFLICT} dead letter: the first sighting's times, in milliseconds. */
+  static String conflictDetail(PendingRecord<?, ?> it) {
+    return "id '" + it.identity.id() + "' is remembered with another payload hash (first seen at "
+        + it.decision.firstSeenMs() + " ms, remembered until " + it.decision.expiresAtMs() + " ms)";
+  }
+
+  /**
+   * The detail of an {@link DeadLetter.Reason#UNEXPECTED_VERDICT} dead letter: the verdict, the request it answered
+   * and the id.
+   */
+  static String unexpectedVerdictDetail(PendingRecord<?, ?> it, boolean effectFirst) {
+    DedupVerdict verdict = it.decision.verdict();
+    return "the window answered " + verdict + " to the " + (effectFirst ? "claim" : "check") + " of id '"
+        + it.identity.id() + "', a verdict this consumer does not handle (" + it.decision + ")";
+  }
+
+  /**
+   * The detail of an {@link DeadLetter.Reason#UNVOUCHED} dead letter: the record's age (now minus its timestamp) and
+   * the window, in milliseconds, and which limit it passed: older than the window; within it but older than the window
+   * reaches back at bucket precision (from the start of the bucket after {@code now - W}); or older than the window's
+   * memory (a window that began after the record: a first start, a new group, a window without a journal in a new
+   * process).
+   *
+   * @param record the record (it has a timestamp: without one no event time was sent, and every record is covered)
+   * @param nowMs now, from the injected clock
+   * @param windowMs the window {@code W} in milliseconds
+   * @param bucketMs the window's bucket width in milliseconds
+   * @return the detail
+   */
+  static String notCoveredDetail(ConsumerRecord<?, ?> record, long nowMs, long windowMs, long bucketMs) {
+    long ageMs = nowMs - record.timestamp();
+    String why;
+    if (ageMs > windowMs) {
+      why = "older than the window (" + windowMs + " ms)";
+    } else if (ageMs > windowMs - bucketMs) {
+      // The window reaches back to the start of the bucket after now - W (docs/semantics.md).
+      why = "older than the window reaches back (" + windowMs + " ms, at bucket precision of " + bucketMs + " ms)";
+    } else {
+      why = "inside the window (" + windowMs + " ms) but older than the window's memory, which began later";
+    }
+    return "the window cannot vouch for the record: its timestamp is " + ageMs + " ms old, " + why
+        + ", and its id is not remembered";
+  }
+}

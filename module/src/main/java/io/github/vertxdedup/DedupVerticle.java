@@ -1,11 +1,11 @@
 package io.github.vertxdedup;
 
 import io.github.vertxdedup.impl.ChronicleJournal;
-import io.github.vertxdedup.impl.Codecs;
 import io.github.vertxdedup.impl.MemoryJournal;
 import io.github.vertxdedup.impl.PartitionJournal;
 import io.github.vertxdedup.impl.PartitionVerticle;
 import io.github.vertxdedup.impl.Router;
+import io.github.vertxdedup.impl.protocol.Codecs;
 import io.github.vertxdedup.journal.JournalLayout;
 import io.github.vertxdedup.window.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -2,6 +2,8 @@ package io.github.vertxdedup.impl;
 
 import io.github.vertxdedup.DedupBatchResult;
 import io.github.vertxdedup.DedupFailure;
+import io.github.vertxdedup.impl.protocol.ParsedEvent;
+import io.github.vertxdedup.impl.protocol.RequestFailure;
 import io.github.vertxdedup.window.DedupClock;
 import io.github.vertxdedup.window.DedupWindow;
 import io.github.vertxdedup.window.Verdict;

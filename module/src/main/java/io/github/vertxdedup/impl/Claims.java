@@ -1,5 +1,7 @@
 package io.github.vertxdedup.impl;
 
+import io.github.vertxdedup.impl.protocol.ParsedEvent;
+import io.github.vertxdedup.impl.protocol.RequestFailure;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;

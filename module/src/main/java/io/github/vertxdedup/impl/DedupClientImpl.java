@@ -3,11 +3,17 @@ package io.github.vertxdedup.impl;
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupBatchResult;
 import io.github.vertxdedup.DedupClient;
+import io.github.vertxdedup.DedupCommitResult;
 import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupLookup;
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.DedupCommitResult;
 import io.github.vertxdedup.DedupResult;
+import io.github.vertxdedup.impl.protocol.ActionClient;
+import io.github.vertxdedup.impl.protocol.BatchReply;
+import io.github.vertxdedup.impl.protocol.Codecs;
+import io.github.vertxdedup.impl.protocol.CommitBatchReply;
+import io.github.vertxdedup.impl.protocol.LocalRequest;
+import io.github.vertxdedup.impl.protocol.PartitionRouting;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -24,7 +30,7 @@ import java.util.Map;
 public final class DedupClientImpl extends ActionClient {
 
   private final EventBus bus;
-  private final Routing routing;
+  private final PartitionRouting routing;
   private final String[] addresses;
   private final boolean local;
   private final Map<DedupAction, DeliveryOptions> headers = new EnumMap<>(DedupAction.class);
@@ -36,7 +42,7 @@ public final class DedupClientImpl extends ActionClient {
    */
   public DedupClientImpl(Vertx vertx, DedupOptions options, Transport transport) {
     this.bus = vertx.eventBus();
-    this.routing = new Routing(options);
+    this.routing = new PartitionRouting(options);
     this.addresses = new String[options.getPartitions()];
     for (int p = 0; p < addresses.length; p++) {
       addresses[p] = options.getAddress() + "." + p;
@@ -53,47 +59,47 @@ public final class DedupClientImpl extends ActionClient {
   @Override
   public int partitionOf(DedupEvent event) {
     int p = routing.partitionOf(event.getId(), event.getKey());
-    return p == Routing.NOT_ADMITTED ? 0 : p;
+    return p == PartitionRouting.NOT_ADMITTED ? 0 : p;
   }
 
   /**
    * The partition of every event of a batch, or -1 if they span partitions. An event the service refuses before
-   * routing it ({@link Routing#NOT_ADMITTED}) goes along with the others, whose partition answers it with a 400
-   * naming {@code events[i].key} (or {@code .id}) and refuses the batch; a batch of only such events goes to 0. So
+   * routing it ({@link PartitionRouting#NOT_ADMITTED}) goes along with the others, whose partition answers it with a
+   * 400 naming {@code events[i].key} (or {@code .id}) and refuses the batch; a batch of only such events goes to 0. So
    * does a null list or a null event, which the partition refuses with its 400.
    */
   private int batchPartition(List<DedupEvent> events) {
     if (events == null) {
       return 0;
     }
-    int p = Routing.NOT_ADMITTED;
+    int p = PartitionRouting.NOT_ADMITTED;
     for (int i = 0; i < events.size(); i++) {
       int q = partitionOrNotAdmitted(events.get(i));
-      if (q == Routing.NOT_ADMITTED) {
+      if (q == PartitionRouting.NOT_ADMITTED) {
         continue;
       }
-      if (p != Routing.NOT_ADMITTED && q != p) {
+      if (p != PartitionRouting.NOT_ADMITTED && q != p) {
         return -1;
       }
       p = q;
     }
-    return p == Routing.NOT_ADMITTED ? 0 : p;
+    return p == PartitionRouting.NOT_ADMITTED ? 0 : p;
   }
 
   private int partitionOrNotAdmitted(DedupEvent e) {
-    return e == null ? Routing.NOT_ADMITTED : routing.partitionOf(e.getId(), e.getKey());
+    return e == null ? PartitionRouting.NOT_ADMITTED : routing.partitionOf(e.getId(), e.getKey());
   }
 
   /** Names the first event of a batch whose partition differs from the first routable one's. */
   private String spanMessage(List<DedupEvent> events) {
     int first = -1;
-    int p = Routing.NOT_ADMITTED;
+    int p = PartitionRouting.NOT_ADMITTED;
     for (int i = 0; i < events.size(); i++) {
       int q = partitionOrNotAdmitted(events.get(i));
-      if (q == Routing.NOT_ADMITTED) {
+      if (q == PartitionRouting.NOT_ADMITTED) {
         continue;
       }
-      if (p == Routing.NOT_ADMITTED) {
+      if (p == PartitionRouting.NOT_ADMITTED) {
         first = i;
         p = q;
       } else if (q != p) {
@@ -151,7 +157,7 @@ public final class DedupClientImpl extends ActionClient {
   }
 
   @Override
-  Future<DedupResult> single(DedupAction action, DedupEvent event) {
+  protected Future<DedupResult> single(DedupAction action, DedupEvent event) {
     String to = addresses[partitionOf(event)];
     if (local) {
       return bus.<DedupResult>request(to, LocalRequest.single(action, event)).map(Message::body);
@@ -160,7 +166,7 @@ public final class DedupClientImpl extends ActionClient {
   }
 
   @Override
-  Future<List<DedupBatchResult>> batch(DedupAction action, List<DedupEvent> events) {
+  protected Future<List<DedupBatchResult>> batch(DedupAction action, List<DedupEvent> events) {
     int p = batchPartition(events);
     if (p < 0) {
       return Future.failedFuture(new IllegalArgumentException(spanMessage(events)));

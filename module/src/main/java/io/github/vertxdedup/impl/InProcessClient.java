@@ -6,6 +6,10 @@ import io.github.vertxdedup.DedupCommitResult;
 import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupLookup;
 import io.github.vertxdedup.DedupResult;
+import io.github.vertxdedup.impl.protocol.ActionClient;
+import io.github.vertxdedup.impl.protocol.BatchReply;
+import io.github.vertxdedup.impl.protocol.CommitBatchReply;
+import io.github.vertxdedup.impl.protocol.LocalRequest;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
@@ -43,7 +47,7 @@ final class InProcessClient extends ActionClient {
   }
 
   @Override
-  Future<DedupResult> single(DedupAction action, DedupEvent event) {
+  protected Future<DedupResult> single(DedupAction action, DedupEvent event) {
     return partition.serveLocal(LocalRequest.single(action, event));
   }
 
@@ -66,7 +70,7 @@ final class InProcessClient extends ActionClient {
   }
 
   @Override
-  Future<List<DedupBatchResult>> batch(DedupAction action, List<DedupEvent> events) {
+  protected Future<List<DedupBatchResult>> batch(DedupAction action, List<DedupEvent> events) {
     return partition.<BatchReply>serveLocal(LocalRequest.batch(action, events)).map(BatchReply::results);
   }
 

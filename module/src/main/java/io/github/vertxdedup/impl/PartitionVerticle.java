@@ -5,6 +5,7 @@ import io.github.vertxdedup.DedupClient;
 import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupResult;
+import io.github.vertxdedup.impl.protocol.LocalRequest;
 import io.github.vertxdedup.journal.CommittedOffsets;
 import io.github.vertxdedup.journal.OffsetCommit;
 import io.github.vertxdedup.window.DedupClock;
@@ -325,8 +326,8 @@ public final class PartitionVerticle extends VerticleBase {
    * it is handed to the context first.
    *
    * @param request the request
-   * @return the reply body the local codec would carry ({@link DedupResult}, {@link BatchReply},
-   *     {@link CommitBatchReply}, {@code DedupLookup} or the stats {@link JsonObject}); fails with a
+   * @return the reply body the local codec would carry ({@link DedupResult}, {@code BatchReply},
+   *     {@code CommitBatchReply}, {@code DedupLookup} or the stats {@link JsonObject}); fails with a
    *     {@link ReplyException} of type {@link ReplyFailure#RECIPIENT_FAILURE} whose code is one of
    *     {@link DedupFailure}, exactly when the event-bus request would, and with {@link DedupFailure#UNAVAILABLE}
    *     before this verticle is deployed (it has no context to answer on yet)

@@ -1,9 +1,13 @@
 package io.github.vertxdedup.impl;
 
 import io.github.vertxdedup.DedupAction;
+import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.DedupEvent;
+import io.github.vertxdedup.impl.protocol.LocalRequest;
+import io.github.vertxdedup.impl.protocol.PartitionRouting;
+import io.github.vertxdedup.impl.protocol.RequestDecoder;
+import io.github.vertxdedup.impl.protocol.RequestFailure;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
@@ -20,9 +24,9 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The consumer of {@code <address>}: forwards a single request to the partition that owns it (by the fingerprint of
- * its {@code key} if the service routes by key, else of its {@code id}; see {@link Routing}) and relays the reply or
- * failure unchanged. It validates nothing but what it needs to route: the partition validates the whole request, so
+ * The consumer of {@code <address>}: forwards a single request to the partition that owns it (by the fingerprint of its
+ * {@code key} if the service routes by key, else of its {@code id}; see {@link PartitionRouting}) and relays the reply
+ * or failure unchanged. It validates nothing but what it needs to route: the partition validates the whole request, so
  * a bad request gets the same 400 either way; an event the routing mode refuses goes to partition 0 for that 400.
  * {@code stats} here answers {@code {"partitions":[...]}}, one entry per partition. Batches are refused: they go to a
  * partition address. Confined to the deploying verticle's event loop.
@@ -37,7 +41,7 @@ public final class Router implements Handler<Message<Object>> {
 
   private final Vertx vertx;
   private final String address;
-  private final Routing routing;
+  private final PartitionRouting routing;
   /** Requests forwarded to a partition and not answered yet. */
   private final Set<Message<Object>> waiting = Collections.newSetFromMap(new IdentityHashMap<>());
   private boolean stopped;
@@ -49,7 +53,7 @@ public final class Router implements Handler<Message<Object>> {
   public Router(Vertx vertx, DedupOptions options) {
     this.vertx = vertx;
     this.address = options.getAddress();
-    this.routing = new Routing(options);
+    this.routing = new PartitionRouting(options);
   }
 
   /**
@@ -120,7 +124,7 @@ public final class Router implements Handler<Message<Object>> {
     // An event that cannot be routed (no usable routing field, or a key the mode refuses) goes to partition 0, which
     // answers the precise 400.
     int routed = routing.partitionOf(id, key);
-    int p = routed == Routing.NOT_ADMITTED ? 0 : routed;
+    int p = routed == PartitionRouting.NOT_ADMITTED ? 0 : routed;
     DeliveryOptions options = body instanceof LocalRequest ? new DeliveryOptions()
         : new DeliveryOptions().setHeaders(msg.headers());
     waiting.add(msg);

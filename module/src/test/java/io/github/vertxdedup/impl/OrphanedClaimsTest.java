@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.TestFutures;
+import io.github.vertxdedup.impl.protocol.PartitionRouting;
 import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.window.Fingerprinter;
 import io.github.vertxdedup.window.ManualClock;
@@ -20,9 +21,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.zip.CRC32C;
 import net.openhft.chronicle.queue.ExcerptAppender;
+import net.openhft.chronicle.queue.RollCycles;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueBuilder;
-import net.openhft.chronicle.queue.RollCycles;
 import net.openhft.chronicle.wire.DocumentContext;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -139,7 +140,7 @@ class OrphanedClaimsTest {
     stop();
     // What 0.1.0-SNAPSHOT wrote for a claim of "old" at T0 + 500 with a 60 s lease: a version-1 CLAIM record whose
     // claimer text carries the claim time, payload hash and remember-until.
-    long fp = Fingerprinter.forScope(Routing.idScope("dedup")).fingerprint("old");
+    long fp = Fingerprinter.forScope(PartitionRouting.idScope("dedup")).fingerprint("old");
     appendRaw(claimRecordV1(fp, 0, 0x8000_0000_0000_0042L, T0 + 60_500, "c1;" + (T0 + 500) + ";0;-"));
 
     clock.advanceMs(1_000);

@@ -8,6 +8,9 @@ import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.EntryState;
+import io.github.vertxdedup.impl.protocol.ParsedEvent;
+import io.github.vertxdedup.impl.protocol.RequestDecoder;
+import io.github.vertxdedup.impl.protocol.RequestFailure;
 import io.github.vertxdedup.window.CapacityPolicy;
 import io.github.vertxdedup.window.ManualClock;
 import io.github.vertxdedup.window.WindowFullException;
@@ -20,9 +23,9 @@ import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
-import net.jqwik.api.statistics.Statistics;
 import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.constraints.Size;
+import net.jqwik.api.statistics.Statistics;
 
 /**
  * A batch gives the same results as single calls in order, whichever path (the window's batch check for plain

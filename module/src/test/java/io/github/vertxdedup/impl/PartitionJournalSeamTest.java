@@ -3,9 +3,10 @@ package io.github.vertxdedup.impl;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
-import io.github.vertxdedup.TestFutures;
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.TestFutures;
+import io.github.vertxdedup.impl.protocol.RequestDecoder;
 import io.github.vertxdedup.window.ManualClock;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;

@@ -9,6 +9,8 @@ import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.TestDeployments;
+import io.github.vertxdedup.impl.protocol.LocalRequest;
+import io.github.vertxdedup.impl.protocol.PartitionRouting;
 import io.github.vertxdedup.window.ManualClock;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -33,7 +35,7 @@ class RouterLocalTest {
   void shouldRouteALocalRequestToTheOwningPartition(Vertx vertx) throws Exception {
     DedupOptions options = new DedupOptions().setWindowMs(60_000).setPartitions(4);
     TestDeployments.deployService(vertx, new ManualClock(0), options);
-    Routing routing = new Routing(options);
+    PartitionRouting routing = new PartitionRouting(options);
     for (String id : List.of("a", "b", "c", "d", "e")) {
       Message<DedupResult> reply = await(vertx.eventBus()
           .request("dedup", LocalRequest.single(DedupAction.CHECK, new DedupEvent(id))));
@@ -58,7 +60,7 @@ class RouterLocalTest {
   void shouldRouteALocalRequestByItsKeyWhenTheServiceRoutesByKey(Vertx vertx) throws Exception {
     DedupOptions options = new DedupOptions().setWindowMs(60_000).setPartitions(4).setRouteByKey(true);
     TestDeployments.deployService(vertx, new ManualClock(0), options);
-    Routing routing = new Routing(options);
+    PartitionRouting routing = new PartitionRouting(options);
     Set<Integer> partitions = new HashSet<>();
     for (int i = 0; i < 40; i++) {
       String key = "order-" + i;

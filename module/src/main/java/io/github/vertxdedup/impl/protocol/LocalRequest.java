@@ -1,4 +1,4 @@
-package io.github.vertxdedup.impl;
+package io.github.vertxdedup.impl.protocol;
 
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupEvent;
@@ -9,11 +9,11 @@ import java.util.List;
  * service: the action travels in the object instead of a header, the event as a {@link DedupEvent} instead of JSON.
  * Immutable (the events it refers to must not be changed while the request is in flight).
  */
-final class LocalRequest {
+public final class LocalRequest {
 
-  final DedupAction action;
-  final DedupEvent event;
-  final List<DedupEvent> events;
+  public final DedupAction action;
+  public final DedupEvent event;
+  public final List<DedupEvent> events;
 
   private LocalRequest(DedupAction action, DedupEvent event, List<DedupEvent> events) {
     this.action = action;

@@ -1,4 +1,4 @@
-package io.github.vertxdedup.impl;
+package io.github.vertxdedup.impl.protocol;
 
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.window.Fingerprinter;
@@ -30,10 +30,10 @@ import io.github.vertxdedup.window.Fingerprinter;
  *
  * <p>Immutable and thread-safe.
  */
-final class Routing {
+public final class PartitionRouting {
 
   /** What {@link #partitionOf(String, String)} answers for an event the service refuses before routing it. */
-  static final int NOT_ADMITTED = -1;
+  public static final int NOT_ADMITTED = -1;
 
   private final int partitions;
   private final boolean byKey;
@@ -43,7 +43,7 @@ final class Routing {
   /**
    * @param options the service's options: {@code address}, {@code partitions} and {@code routeByKey}
    */
-  Routing(DedupOptions options) {
+  public PartitionRouting(DedupOptions options) {
     this.partitions = options.getPartitions();
     this.byKey = options.isRouteByKey();
     this.ids = Fingerprinter.forScope(idScope(options.getAddress()));
@@ -54,7 +54,7 @@ final class Routing {
    * @param address the base address
    * @return the fingerprint scope of event ids
    */
-  static String idScope(String address) {
+  public static String idScope(String address) {
     return address + "/id";
   }
 
@@ -87,7 +87,7 @@ final class Routing {
    *     a key the mode refuses: a partition answers such an event with the 400 of {@link #refusal}, so a caller
    *     sends it to partition 0 for that answer
    */
-  int partitionOf(String id, String key) {
+  public int partitionOf(String id, String key) {
     if (byKey) {
       if (key == null || key.isEmpty()) {
         return NOT_ADMITTED;
@@ -137,7 +137,7 @@ final class Routing {
   }
 
   /** @return the number of partitions */
-  int partitions() {
+  public int partitions() {
     return partitions;
   }
 }

@@ -1,4 +1,4 @@
-package io.github.vertxdedup.impl;
+package io.github.vertxdedup.impl.protocol;
 
 import io.github.vertxdedup.DedupFailure;
 
@@ -7,7 +7,7 @@ import io.github.vertxdedup.DedupFailure;
  * deciding and turned into a {@code ReplyException} by the verticle; nothing was recorded for the request. Carries
  * no stack trace: it is a normal answer, not a bug.
  */
-final class RequestFailure extends RuntimeException {
+public final class RequestFailure extends RuntimeException {
 
   private static final long serialVersionUID = 1L;
 
@@ -22,15 +22,15 @@ final class RequestFailure extends RuntimeException {
     return new RequestFailure(DedupFailure.BAD_REQUEST, message);
   }
 
-  static RequestFailure stateConflict(String message) {
+  public static RequestFailure stateConflict(String message) {
     return new RequestFailure(DedupFailure.STATE_CONFLICT, message);
   }
 
-  static RequestFailure unavailable(String message) {
+  public static RequestFailure unavailable(String message) {
     return new RequestFailure(DedupFailure.UNAVAILABLE, message);
   }
 
-  int code() {
+  public int code() {
     return code;
   }
 }

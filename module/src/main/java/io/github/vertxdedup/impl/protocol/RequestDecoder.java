@@ -1,4 +1,4 @@
-package io.github.vertxdedup.impl;
+package io.github.vertxdedup.impl.protocol;
 
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupEvent;
@@ -23,13 +23,13 @@ import java.util.Map;
  * {@code 1 ..} {@link DedupOptions#MAX_LEASE_MS};
  * {@code claimToken} 1..{@value #MAX_CLAIM_TOKEN_CHARS} characters; {@code claimer} 1..{@value #MAX_CLAIMER_BYTES}
  * UTF-8 bytes (the journal's column); a batch holds at most {@code maxBatch} events.
- * An event must also fit the service's routing mode ({@link Routing#refusal}: with {@code routeByKey} a {@code key}
- * is required; without it a {@code key} is refused when there is more than one partition), and a partition refuses
- * an event that another partition owns (see {@link Routing}).
+ * An event must also fit the service's routing mode ({@link PartitionRouting#refusal}: with {@code routeByKey} a
+ * {@code key} is required; without it a {@code key} is refused when there is more than one partition), and a
+ * partition refuses an event that another partition owns (see {@link PartitionRouting}).
  *
  * <p>Immutable; used on one event loop (the partition's or the router's).
  */
-final class RequestDecoder {
+public final class RequestDecoder {
 
   /** Longest {@code payloadHash} text (a hex SHA-512 is 128). */
   static final int MAX_PAYLOAD_HASH_CHARS = 256;
@@ -42,21 +42,21 @@ final class RequestDecoder {
   private final int maxIdBytes;
   private final int maxBatch;
   private final long windowMs;
-  private final Routing routing;
+  private final PartitionRouting routing;
   /** The partition this decoder serves, or -1 for none (it then accepts an event that fits the mode anywhere). */
   private final int partition;
   private final Fingerprinter ids;
   private final Fingerprinter keys;
 
-  RequestDecoder(DedupOptions options, int partition) {
+  public RequestDecoder(DedupOptions options, int partition) {
     this.address = options.getAddress();
     this.maxIdBytes = options.getMaxIdBytes();
     this.maxBatch = options.getMaxBatch();
     this.windowMs = options.getWindowMs();
-    this.routing = new Routing(options);
+    this.routing = new PartitionRouting(options);
     this.partition = partition;
-    this.ids = Fingerprinter.forScope(Routing.idScope(address));
-    this.keys = Fingerprinter.forScope(Routing.keyScope(address));
+    this.ids = Fingerprinter.forScope(PartitionRouting.idScope(address));
+    this.keys = Fingerprinter.forScope(PartitionRouting.keyScope(address));
   }
 
   /**
@@ -66,7 +66,7 @@ final class RequestDecoder {
    * @return the action
    * @throws RequestFailure 400 if missing or unknown
    */
-  static DedupAction action(String header) {
+  public static DedupAction action(String header) {
     DedupAction a = DedupAction.fromWireName(header);
     if (a == null) {
       String names = "check, claim, commit, release, lookup, stats, checkBatch, claimBatch, commitBatch";
@@ -84,7 +84,7 @@ final class RequestDecoder {
    * @return it, as a JSON object
    * @throws RequestFailure 400 otherwise
    */
-  static JsonObject requireObject(Object body) {
+  public static JsonObject requireObject(Object body) {
     if (body instanceof JsonObject json) {
       return json;
     }
@@ -97,7 +97,7 @@ final class RequestDecoder {
    * @param body the message body
    * @throws RequestFailure 400 if it is not a JSON object or has any field
    */
-  static void requireStatsBody(Object body) {
+  public static void requireStatsBody(Object body) {
     if (body == null) {
       return;
     }
@@ -117,7 +117,7 @@ final class RequestDecoder {
    * @return the event
    * @throws RequestFailure 400 naming the first bad field
    */
-  ParsedEvent decode(JsonObject body, DedupAction action, long nowMs, int index) {
+  public ParsedEvent decode(JsonObject body, DedupAction action, long nowMs, int index) {
     ParsedEvent e = new ParsedEvent();
     boolean hasId = false;
     for (Map.Entry<String, Object> f : body.getMap().entrySet()) {
@@ -186,7 +186,7 @@ final class RequestDecoder {
    * @return the event
    * @throws RequestFailure 400 naming the first bad field
    */
-  ParsedEvent decode(DedupEvent event, DedupAction action, long nowMs, int index) {
+  public ParsedEvent decode(DedupEvent event, DedupAction action, long nowMs, int index) {
     if (event == null) {
       throw RequestFailure.badRequest((index < 0 ? "body" : "events[" + index + "]") + " must be an event but was null");
     }
@@ -236,7 +236,7 @@ final class RequestDecoder {
    * @return the events, in order
    * @throws RequestFailure 400 naming {@code events} or {@code events[i].field}
    */
-  ParsedEvent[] decodeBatch(JsonObject body, DedupAction single, long nowMs) {
+  public ParsedEvent[] decodeBatch(JsonObject body, DedupAction single, long nowMs) {
     Object events = null;
     boolean hasEvents = false;
     for (Map.Entry<String, Object> f : body.getMap().entrySet()) {
@@ -286,7 +286,7 @@ final class RequestDecoder {
    * @return the events, in order
    * @throws RequestFailure 400 naming {@code events} or {@code events[i].field}
    */
-  ParsedEvent[] decodeBatch(List<DedupEvent> events, DedupAction single, long nowMs) {
+  public ParsedEvent[] decodeBatch(List<DedupEvent> events, DedupAction single, long nowMs) {
     if (events == null) {
       throw RequestFailure.badRequest("events is required (an array of at most " + maxBatch + " events)");
     }

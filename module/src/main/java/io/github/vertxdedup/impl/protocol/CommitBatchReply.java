@@ -1,4 +1,4 @@
-package io.github.vertxdedup.impl;
+package io.github.vertxdedup.impl.protocol;
 
 import io.github.vertxdedup.DedupCommitResult;
 import java.util.Arrays;
@@ -8,11 +8,11 @@ import java.util.List;
 /**
  * The reply to a {@code commitBatch} request through the local codec: one result per event, in order. Immutable.
  */
-final class CommitBatchReply {
+public final class CommitBatchReply {
 
   private final List<DedupCommitResult> results;
 
-  CommitBatchReply(DedupCommitResult[] results) {
+  public CommitBatchReply(DedupCommitResult[] results) {
     this.results = Collections.unmodifiableList(Arrays.asList(results));
   }
 

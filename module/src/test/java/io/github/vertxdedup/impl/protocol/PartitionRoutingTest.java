@@ -1,4 +1,4 @@
-package io.github.vertxdedup.impl;
+package io.github.vertxdedup.impl.protocol;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
@@ -15,7 +15,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * The routing rule as the router and client compute it (from strings) and as a partition checks it (from decoded
  * fingerprints) agree for every mode, partition count and event shape.
  */
-class RoutingTest {
+class PartitionRoutingTest {
 
   private static final long NOW = 1_700_000_000_000L;
 
@@ -27,7 +27,7 @@ class RoutingTest {
   @CsvSource({"1,false", "1,true", "4,false", "4,true", "7,true"})
   void shouldAdmitAndPlaceEveryEventAlikeInTheRouterTheClientAndThePartitions(int partitions, boolean byKey) {
     DedupOptions options = options(partitions, byKey);
-    Routing routing = new Routing(options);
+    PartitionRouting routing = new PartitionRouting(options);
     RequestDecoder[] owners = new RequestDecoder[partitions];
     for (int p = 0; p < partitions; p++) {
       owners[p] = new RequestDecoder(options, p);
@@ -41,7 +41,7 @@ class RoutingTest {
       }
       int routed = routing.partitionOf(id, key);
       boolean admitted = byKey ? key != null : key == null || partitions == 1;
-      assertThat(routed == Routing.NOT_ADMITTED).as("%s not admitted", body).isEqualTo(!admitted);
+      assertThat(routed == PartitionRouting.NOT_ADMITTED).as("%s not admitted", body).isEqualTo(!admitted);
       for (int p = 0; p < partitions; p++) {
         RequestFailure f = decode(owners[p], body);
         if (p == routed) {
@@ -57,26 +57,26 @@ class RoutingTest {
 
   @Test
   void shouldRouteByTheKeyAloneWhenRoutingByKey() {
-    Routing routing = new Routing(options(16, true));
+    PartitionRouting routing = new PartitionRouting(options(16, true));
     for (int i = 0; i < 100; i++) {
       String key = "order-" + i;
       assertThat(routing.partitionOf("some id", key)).isEqualTo(routing.partitionOf("another id " + i, key))
           .isEqualTo(routing.partitionOf(null, key));
     }
-    assertThat(routing.partitionOf("id", null)).isEqualTo(Routing.NOT_ADMITTED);
-    assertThat(routing.partitionOf("id", "")).isEqualTo(Routing.NOT_ADMITTED);
+    assertThat(routing.partitionOf("id", null)).isEqualTo(PartitionRouting.NOT_ADMITTED);
+    assertThat(routing.partitionOf("id", "")).isEqualTo(PartitionRouting.NOT_ADMITTED);
   }
 
   @Test
   void shouldNameTheKeyAndTheSettingInTheRefusals() {
-    assertThat(new Routing(options(4, true)).refusal(false, "events[3].key"))
+    assertThat(new PartitionRouting(options(4, true)).refusal(false, "events[3].key"))
         .startsWith("events[3].key is required").contains("routeByKey=true");
-    assertThat(new Routing(options(4, false)).refusal(true, "key"))
+    assertThat(new PartitionRouting(options(4, false)).refusal(true, "key"))
         .startsWith("key is not accepted").contains("over 4 partitions", "routeByKey=true");
-    assertThat(new Routing(options(1, false)).refusal(true, "key")).isNull();
-    assertThat(new Routing(options(1, true)).refusal(false, "key")).startsWith("key is required");
-    assertThat(new Routing(options(4, true)).refusal(true, "key")).isNull();
-    assertThat(new Routing(options(4, false)).refusal(false, "key")).isNull();
+    assertThat(new PartitionRouting(options(1, false)).refusal(true, "key")).isNull();
+    assertThat(new PartitionRouting(options(1, true)).refusal(false, "key")).startsWith("key is required");
+    assertThat(new PartitionRouting(options(4, true)).refusal(true, "key")).isNull();
+    assertThat(new PartitionRouting(options(4, false)).refusal(false, "key")).isNull();
   }
 
   private static RequestFailure decode(RequestDecoder decoder, JsonObject body) {

@@ -1,4 +1,4 @@
-package io.github.vertxdedup.impl;
+package io.github.vertxdedup.impl.protocol;
 
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupBatchResult;
@@ -10,10 +10,10 @@ import java.util.List;
 
 /**
  * The part of a {@link DedupClient} that only names the action: each single action and each decision batch goes to
- * one of two methods of the transport ({@link DedupClientImpl}, the event bus; {@link InProcessClient}, a partition
+ * one of two methods of the transport ({@code DedupClientImpl}, the event bus; {@code InProcessClient}, a partition
  * verticle called in-process). Thread-safe if the subclass is.
  */
-abstract class ActionClient implements DedupClient {
+public abstract class ActionClient implements DedupClient {
 
   /**
    * Sends one event.
@@ -23,7 +23,7 @@ abstract class ActionClient implements DedupClient {
    * @param event the event
    * @return its result, or the service's failure
    */
-  abstract Future<DedupResult> single(DedupAction action, DedupEvent event);
+  protected abstract Future<DedupResult> single(DedupAction action, DedupEvent event);
 
   /**
    * Sends a decision batch.
@@ -32,7 +32,7 @@ abstract class ActionClient implements DedupClient {
    * @param events the events, all of one partition
    * @return one element per event, in order (its result or its own failure), or the service's failure
    */
-  abstract Future<List<DedupBatchResult>> batch(DedupAction action, List<DedupEvent> events);
+  protected abstract Future<List<DedupBatchResult>> batch(DedupAction action, List<DedupEvent> events);
 
   @Override
   public final Future<DedupResult> check(DedupEvent event) {

@@ -1,4 +1,4 @@
-package io.github.vertxdedup.impl;
+package io.github.vertxdedup.impl.protocol;
 
 import io.github.vertxdedup.DedupBatchResult;
 import java.util.Arrays;
@@ -9,11 +9,11 @@ import java.util.List;
  * The reply to a {@code checkBatch} or {@code claimBatch} request through the local codec: one element per event, in
  * order (its result, or its own failure). Immutable.
  */
-final class BatchReply {
+public final class BatchReply {
 
   private final List<DedupBatchResult> results;
 
-  BatchReply(DedupBatchResult[] results) {
+  public BatchReply(DedupBatchResult[] results) {
     this.results = Collections.unmodifiableList(Arrays.asList(results));
   }
 

@@ -2,6 +2,7 @@ package io.github.vertxdedup.impl;
 
 import io.github.vertxdedup.DedupBatchResult;
 import io.github.vertxdedup.DedupFailure;
+import io.github.vertxdedup.impl.journal.PartitionJournal;
 import io.github.vertxdedup.impl.protocol.ParsedEvent;
 import io.github.vertxdedup.impl.protocol.RequestFailure;
 import io.github.vertxdedup.window.DedupClock;

@@ -8,6 +8,7 @@ import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.EntryState;
 import io.github.vertxdedup.UnvouchedPolicy;
+import io.github.vertxdedup.impl.journal.PartitionJournal;
 import io.github.vertxdedup.impl.protocol.ParsedEvent;
 import io.github.vertxdedup.impl.protocol.RequestFailure;
 import io.github.vertxdedup.window.CapacityPolicy;

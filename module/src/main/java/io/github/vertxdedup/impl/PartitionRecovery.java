@@ -1,5 +1,6 @@
 package io.github.vertxdedup.impl;
 
+import io.github.vertxdedup.impl.journal.PartitionJournal;
 import io.github.vertxdedup.journal.CommittedOffsets;
 import io.github.vertxdedup.journal.JournalLockedException;
 import io.vertx.core.Context;

@@ -5,6 +5,8 @@ import io.github.vertxdedup.DedupClient;
 import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupResult;
+import io.github.vertxdedup.impl.journal.NoJournal;
+import io.github.vertxdedup.impl.journal.PartitionJournal;
 import io.github.vertxdedup.impl.protocol.LocalRequest;
 import io.github.vertxdedup.journal.CommittedOffsets;
 import io.github.vertxdedup.journal.OffsetCommit;
@@ -113,7 +115,7 @@ public final class PartitionVerticle extends VerticleBase {
    * @param options validated options
    * @param partition this partition's number, {@code 0 .. partitions - 1}
    * @param clock the clock of the window and the leases
-   * @param journal the journal (e.g. {@link MemoryJournal#INSTANCE})
+   * @param journal the journal (e.g. {@link NoJournal#INSTANCE})
    * @param registry where to register the meters, or null for none
    */
   public PartitionVerticle(DedupOptions options, int partition, DedupClock clock, PartitionJournal journal,
@@ -125,7 +127,7 @@ public final class PartitionVerticle extends VerticleBase {
    * @param options validated options
    * @param partition this partition's number, {@code 0 .. partitions - 1}
    * @param clock the clock of the window and the leases
-   * @param journal the journal (e.g. {@link MemoryJournal#INSTANCE})
+   * @param journal the journal (e.g. {@link NoJournal#INSTANCE})
    * @param registry where to register the meters, or null for none
    * @param timer the timers of the tick and of the recovery's backoff, or null for Vert.x timers
    */
@@ -482,7 +484,7 @@ public final class PartitionVerticle extends VerticleBase {
       if (timerId == -1) {
         timerId = timer.periodic(TICK_MS, PartitionVerticle.this::tick);
       }
-      LOG.log(System.Logger.Level.INFO, journal instanceof MemoryJournal
+      LOG.log(System.Logger.Level.INFO, journal instanceof NoJournal
               ? "partition {0}: ready in {1} ms, memory only (no journal), {2} entries held"
               : "partition {0}: ready {1} ms after its journal began to open, {2} entries held",
           address, (System.nanoTime() - startNanos) / 1_000_000, fresh.windowStats().held());

@@ -8,6 +8,7 @@ import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerdict;
+import io.github.vertxdedup.impl.journal.NoJournal;
 import io.github.vertxdedup.impl.protocol.ParsedEvent;
 import io.github.vertxdedup.impl.protocol.RequestDecoder;
 import io.github.vertxdedup.impl.protocol.RequestFailure;
@@ -79,7 +80,7 @@ class ClaimQueueModelPropertyTest {
 
   final class Model {
     final ManualClock clock = new ManualClock(T0);
-    final PartitionCore core = new PartitionCore(OPTIONS, 0, clock, MemoryJournal.INSTANCE);
+    final PartitionCore core = new PartitionCore(OPTIONS, 0, clock, NoJournal.INSTANCE);
     final RequestDecoder decoder = new RequestDecoder(OPTIONS, 0);
     final List<String> ids = new ArrayList<>();
     final Map<String, Tok> live = new HashMap<>();

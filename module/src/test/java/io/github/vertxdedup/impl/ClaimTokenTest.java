@@ -8,6 +8,8 @@ import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerdict;
+import io.github.vertxdedup.impl.journal.ChroniclePartitionJournal;
+import io.github.vertxdedup.impl.journal.NoJournal;
 import io.github.vertxdedup.impl.protocol.ParsedEvent;
 import io.github.vertxdedup.impl.protocol.RequestDecoder;
 import io.github.vertxdedup.impl.protocol.RequestFailure;
@@ -32,7 +34,7 @@ class ClaimTokenTest {
       .setLeaseMs(30_000).validate();
 
   private final ManualClock clock = new ManualClock(T0);
-  private final PartitionCore core = new PartitionCore(OPTIONS, 0, clock, MemoryJournal.INSTANCE);
+  private final PartitionCore core = new PartitionCore(OPTIONS, 0, clock, NoJournal.INSTANCE);
   private final RequestDecoder decoder = new RequestDecoder(OPTIONS, 0);
 
   @Test
@@ -47,7 +49,7 @@ class ClaimTokenTest {
     }
     // The journal keeps a token as a number; the text is that number's hex digits.
     String token = claim("b", 0).claimToken();
-    assertThat(ChronicleJournal.tokenText(ChronicleJournal.tokenValue(token))).isEqualTo(token);
+    assertThat(ChroniclePartitionJournal.tokenText(ChroniclePartitionJournal.tokenValue(token))).isEqualTo(token);
   }
 
   @Test

@@ -11,6 +11,7 @@ import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerdict;
+import io.github.vertxdedup.impl.journal.NoJournal;
 import io.github.vertxdedup.window.CapacityPolicy;
 import io.github.vertxdedup.window.ManualClock;
 import io.vertx.core.Future;
@@ -47,7 +48,7 @@ class InProcessClientTest {
     vertx = Vertx.vertx();
     DedupOptions o = new DedupOptions().setAddress(ADDRESS).setPartitions(1).setWindow(Duration.ofMinutes(10))
         .setLease(Duration.ofSeconds(30)).setMaxBatch(4);
-    partition = new PartitionVerticle(o, 0, clock, MemoryJournal.INSTANCE, null);
+    partition = new PartitionVerticle(o, 0, clock, NoJournal.INSTANCE, null);
     get(vertx.deployVerticle(partition));
     inProcess = partition.inProcessClient();
     bus = DedupClient.create(vertx, o);
@@ -121,7 +122,7 @@ class InProcessClientTest {
   void shouldAnswerEachItemOfABatchOnAFullWindowAsTheEventBusDoes() throws Exception {
     DedupOptions o = new DedupOptions().setAddress(ADDRESS + ".full").setPartitions(1)
         .setWindow(Duration.ofMinutes(10)).setMaxIdsPerPartition(3).setCapacityPolicy(CapacityPolicy.REJECT);
-    PartitionVerticle full = new PartitionVerticle(o, 0, clock, MemoryJournal.INSTANCE, null);
+    PartitionVerticle full = new PartitionVerticle(o, 0, clock, NoJournal.INSTANCE, null);
     get(vertx.deployVerticle(full));
     DedupClient fullInProcess = full.inProcessClient();
     DedupClient fullBus = DedupClient.create(vertx, o);
@@ -190,7 +191,7 @@ class InProcessClientTest {
   @Test
   void shouldAnswer503BeforeThePartitionIsDeployed() throws Exception {
     PartitionVerticle notDeployed = new PartitionVerticle(new DedupOptions().setAddress("test.not-deployed")
-        .setPartitions(1), 0, clock, MemoryJournal.INSTANCE, null);
+        .setPartitions(1), 0, clock, NoJournal.INSTANCE, null);
     DedupClient client = notDeployed.inProcessClient();
     ReplyException fromThisThread = failure(client.check(new DedupEvent("a")));
     assertThat(fromThisThread.failureCode()).isEqualTo(DedupFailure.UNAVAILABLE);

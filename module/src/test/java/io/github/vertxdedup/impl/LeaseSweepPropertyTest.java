@@ -8,6 +8,7 @@ import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerdict;
+import io.github.vertxdedup.impl.journal.NoJournal;
 import io.github.vertxdedup.impl.protocol.ParsedEvent;
 import io.github.vertxdedup.impl.protocol.RequestDecoder;
 import io.github.vertxdedup.impl.protocol.RequestFailure;
@@ -55,7 +56,7 @@ class LeaseSweepPropertyTest {
   @Property(tries = 400)
   void shouldForgetExactlyTheLapsedClaimsAndCountEachOnce(@ForAll("steps") List<Step> steps) {
     ManualClock clock = new ManualClock(T0);
-    PartitionCore core = new PartitionCore(OPTIONS, 0, clock, MemoryJournal.INSTANCE);
+    PartitionCore core = new PartitionCore(OPTIONS, 0, clock, NoJournal.INSTANCE);
     RequestDecoder decoder = new RequestDecoder(OPTIONS, 0);
     Map<Integer, Held> model = new HashMap<>();
     long expired = 0;
@@ -171,7 +172,7 @@ class LeaseSweepPropertyTest {
   @Test
   void shouldSweepClaimsInLeaseOrderAcrossCommitsAndReleases() {
     ManualClock clock = new ManualClock(T0);
-    PartitionCore core = new PartitionCore(OPTIONS, 0, clock, MemoryJournal.INSTANCE);
+    PartitionCore core = new PartitionCore(OPTIONS, 0, clock, NoJournal.INSTANCE);
     RequestDecoder decoder = new RequestDecoder(OPTIONS, 0);
     String[] tokens = new String[300];
     // Claim i at T0 + 100 i. Of each three: the first is committed and the second released when the third is

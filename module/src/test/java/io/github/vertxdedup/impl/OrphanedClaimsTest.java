@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.TestFutures;
+import io.github.vertxdedup.impl.journal.ChroniclePartitionJournal;
 import io.github.vertxdedup.impl.protocol.PartitionRouting;
 import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.window.Fingerprinter;
@@ -66,7 +67,8 @@ class OrphanedClaimsTest {
 
   private void start() {
     DedupOptions o = options();
-    partition = new PartitionVerticle(o, 0, clock, new ChronicleJournal(vertx, journalDir(), o, clock), null);
+    partition = new PartitionVerticle(o, 0, clock,
+        new ChroniclePartitionJournal(vertx, journalDir(), o.getWindowMs(), o.getJournalSync(), clock), null);
     deployment = await(vertx.deployVerticle(partition));
   }
 

@@ -8,6 +8,7 @@ import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.EntryState;
+import io.github.vertxdedup.impl.journal.NoJournal;
 import io.github.vertxdedup.impl.protocol.ParsedEvent;
 import io.github.vertxdedup.impl.protocol.RequestDecoder;
 import io.github.vertxdedup.impl.protocol.RequestFailure;
@@ -42,8 +43,8 @@ class PartitionCoreBatchPropertyTest {
       @ForAll @IntRange(min = 0, max = 40_000) int stepMs) {
     ManualClock batchClock = new ManualClock(T0);
     ManualClock singleClock = new ManualClock(T0);
-    PartitionCore batched = new PartitionCore(OPTIONS, 0, batchClock, MemoryJournal.INSTANCE);
-    PartitionCore single = new PartitionCore(OPTIONS, 0, singleClock, MemoryJournal.INSTANCE);
+    PartitionCore batched = new PartitionCore(OPTIONS, 0, batchClock, NoJournal.INSTANCE);
+    PartitionCore single = new PartitionCore(OPTIONS, 0, singleClock, NoJournal.INSTANCE);
     RequestDecoder decoder = new RequestDecoder(OPTIONS, 0);
     for (List<JsonObject> round : rounds) {
       List<ParsedEvent> events = new ArrayList<>();
@@ -74,8 +75,8 @@ class PartitionCoreBatchPropertyTest {
         .setMaxIdsPerPartition(6).setCapacityPolicy(CapacityPolicy.REJECT).validate();
     ManualClock batchClock = new ManualClock(T0);
     ManualClock singleClock = new ManualClock(T0);
-    PartitionCore batched = new PartitionCore(options, 0, batchClock, MemoryJournal.INSTANCE);
-    PartitionCore single = new PartitionCore(options, 0, singleClock, MemoryJournal.INSTANCE);
+    PartitionCore batched = new PartitionCore(options, 0, batchClock, NoJournal.INSTANCE);
+    PartitionCore single = new PartitionCore(options, 0, singleClock, NoJournal.INSTANCE);
     RequestDecoder decoder = new RequestDecoder(options, 0);
     int refused = 0;
     for (int r = 0; r < rounds.size(); r++) {

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.fail;
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.TestFutures;
+import io.github.vertxdedup.impl.journal.PartitionJournal;
 import io.github.vertxdedup.impl.protocol.RequestDecoder;
 import io.github.vertxdedup.window.ManualClock;
 import io.vertx.core.Future;

@@ -1,6 +1,6 @@
-package io.github.vertxdedup.impl;
+package io.github.vertxdedup.impl.journal;
 
-import io.github.vertxdedup.impl.PartitionJournal.RecoverySink;
+import io.github.vertxdedup.impl.journal.PartitionJournal.RecoverySink;
 import io.github.vertxdedup.journal.CarriedState;
 import io.github.vertxdedup.journal.ClaimEntry;
 import io.github.vertxdedup.journal.Journal;
@@ -15,8 +15,8 @@ import java.util.concurrent.Semaphore;
 import java.util.function.BooleanSupplier;
 
 /**
- * One recovery of a {@link ChronicleJournal}: {@link #run} replays the journal on a worker into a {@link Recovery}
- * (which says what the records mean) and hands the live entries to the partition's context in chunks of
+ * One recovery of a {@link ChroniclePartitionJournal}: {@link #run} replays the journal on a worker into a {@link
+ * Recovery} (which says what the records mean) and hands the live entries to the partition's context in chunks of
  * {@value #CHUNK} as they come, at most {@value #CHUNKS_IN_FLIGHT} queued, so the replay and the window's rebuild
  * overlap on two cores and memory stays bounded; {@link #finish}, on the partition's context after the last chunk,
  * hands over the open claims, the start of memory and the offsets.
@@ -127,9 +127,9 @@ final class RecoveryHandOff implements Recovery.LiveEntrySink {
   void finish(long nowMs, long memoryBeganMs, CarriedState carried) {
     carried.clear();
     recovery.forEachOpenClaim(nowMs, c -> {
-      sink.restoreClaim(c.fingerprint(), c.keyFingerprint(), c.payloadHash(), ChronicleJournal.tokenText(c.token()),
-          c.claimedAtMs(), c.leaseEndMs(), c.rememberUntilMs() == ClaimEntry.NOT_RECORDED
-              ? DedupWindow.DEFAULT_REMEMBER_UNTIL : c.rememberUntilMs(),
+      sink.restoreClaim(c.fingerprint(), c.keyFingerprint(), c.payloadHash(),
+          ChroniclePartitionJournal.tokenText(c.token()), c.claimedAtMs(), c.leaseEndMs(),
+          c.rememberUntilMs() == ClaimEntry.NOT_RECORDED ? DedupWindow.DEFAULT_REMEMBER_UNTIL : c.rememberUntilMs(),
           c.hasClaimer() ? c.claimerId() : null);
       carried.claimOpened(c);
       claimsRestored++;

@@ -1,20 +1,20 @@
-package io.github.vertxdedup.impl;
+package io.github.vertxdedup.impl.journal;
 
 import io.vertx.core.Future;
 
 /**
- * The memory-only journal: records nothing, recovers nothing, and answers every write with one already-succeeded
- * future, so a partition replies at once. A partition that uses it forgets everything on restart (committed
+ * No journal, for a memory-only partition: records nothing, recovers nothing, and answers every write with one
+ * already-succeeded future, so a partition replies at once. A partition that uses it forgets everything on restart (committed
  * offsets included), and its memory begins at its start. Stateless and thread-safe.
  */
-public final class MemoryJournal implements PartitionJournal {
+public final class NoJournal implements PartitionJournal {
 
   /** The shared instance. */
-  public static final MemoryJournal INSTANCE = new MemoryJournal();
+  public static final NoJournal INSTANCE = new NoJournal();
 
   private static final Future<Void> DONE = Future.succeededFuture();
 
-  private MemoryJournal() {}
+  private NoJournal() {}
 
   @Override
   public Future<Void> open() {

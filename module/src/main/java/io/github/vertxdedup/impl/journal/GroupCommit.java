@@ -1,4 +1,4 @@
-package io.github.vertxdedup.impl;
+package io.github.vertxdedup.impl.journal;
 
 import io.github.vertxdedup.journal.Journal;
 import io.github.vertxdedup.journal.SyncPolicy;
@@ -8,9 +8,9 @@ import io.vertx.core.Promise;
 import java.util.function.Supplier;
 
 /**
- * The group commit of a {@link ChronicleJournal} under {@link SyncPolicy#SYNC}: a write's future completes once an
- * {@code fsync} covering its record returned. Writes join the open group; at most one {@link Journal#sync()} is in
- * flight, on a worker; when it returns it completes every group whose last record it covered, and the writes that
+ * The group commit of a {@link ChroniclePartitionJournal} under {@link SyncPolicy#SYNC}: a write's future completes
+ * once an {@code fsync} covering its record returned. Writes join the open group; at most one {@link Journal#sync()} is
+ * in flight, on a worker; when it returns it completes every group whose last record it covered, and the writes that
  * arrived meanwhile go into the next sync. So the event loop never waits for the disk, and one {@code fsync}
  * answers as many requests as arrived during the previous one. A failed sync fails its group and the open one: the
  * journal has failed for good (see {@link Journal#sync}), so every later write fails too.

@@ -1,6 +1,5 @@
-package io.github.vertxdedup.impl;
+package io.github.vertxdedup.impl.journal;
 
-import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.journal.AcceptBatch;
 import io.github.vertxdedup.journal.CarriedState;
 import io.github.vertxdedup.journal.ClaimEntry;
@@ -73,9 +72,9 @@ import java.util.function.Consumer;
  *
  * <p>Not thread-safe: confined to the partition's event loop, like the partition.
  */
-public final class ChronicleJournal implements PartitionJournal {
+public final class ChroniclePartitionJournal implements PartitionJournal {
 
-  private static final System.Logger LOG = System.getLogger(ChronicleJournal.class.getName());
+  private static final System.Logger LOG = System.getLogger(ChroniclePartitionJournal.class.getName());
   private static final Future<Void> DONE = Future.succeededFuture();
 
   private final Vertx vertx;
@@ -111,15 +110,21 @@ public final class ChronicleJournal implements PartitionJournal {
   /**
    * @param vertx the Vert.x instance of the partition
    * @param dir this partition's journal directory, {@code <journalDir>/<address>/<partition>}
-   * @param options the service options (window, sync policy)
+   * @param windowMs the service's window in milliseconds ({@code windowMs}): how long a record matters to recovery,
+   *     and the journal's roll cycle
+   * @param sync the service's {@code journalSync} policy
    * @param clock the partition's clock; the journal's records carry its instants, and its roll cycles follow it
+   * @throws IllegalArgumentException if {@code windowMs} is not positive
    */
-  public ChronicleJournal(Vertx vertx, Path dir, DedupOptions options, DedupClock clock) {
+  public ChroniclePartitionJournal(Vertx vertx, Path dir, long windowMs, SyncPolicy sync, DedupClock clock) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
     this.dir = Objects.requireNonNull(dir, "dir");
     this.clock = Objects.requireNonNull(clock, "clock");
-    this.windowMs = options.getWindowMs();
-    this.policy = options.getJournalSync();
+    if (windowMs <= 0) {
+      throw new IllegalArgumentException("windowMs must be > 0 but was " + windowMs);
+    }
+    this.windowMs = windowMs;
+    this.policy = Objects.requireNonNull(sync, "sync");
     this.rollCycle = JournalOptions.rollCycleFor(Duration.ofMillis(windowMs));
     this.cycleMs = rollCycle.toMillis();
     this.carried = new CarriedState(clock::nowMs);
@@ -441,7 +446,7 @@ public final class ChronicleJournal implements PartitionJournal {
    * @return its value
    * @throws IllegalArgumentException if it is not hexadecimal or longer than 16 digits
    */
-  static long tokenValue(String token) {
+  public static long tokenValue(String token) {
     try {
       return Long.parseUnsignedLong(token, 16);
     } catch (NumberFormatException e) {
@@ -450,7 +455,7 @@ public final class ChronicleJournal implements PartitionJournal {
   }
 
   /** @return the claim token text of a journal token (16 hex digits, the inverse of {@link #tokenValue}) */
-  static String tokenText(long token) {
+  public static String tokenText(long token) {
     return Long.toHexString(token);
   }
 

@@ -1,11 +1,11 @@
-package io.github.vertxdedup.impl;
+package io.github.vertxdedup.impl.journal;
 
 import io.vertx.core.Future;
 
 /**
  * The seam between a partition and its journal: the partition reports every state change here and replies to the
  * caller only after the returned future has succeeded, so that nothing is answered {@code ACCEPTED},
- * {@code COMMITTED} or {@code RELEASED} before it is durable. The default, {@link MemoryJournal}, records nothing
+ * {@code COMMITTED} or {@code RELEASED} before it is durable. The default, {@link NoJournal}, records nothing
  * and returns completed futures, so a memory-only partition replies at once.
  *
  * <h2>Contract</h2>

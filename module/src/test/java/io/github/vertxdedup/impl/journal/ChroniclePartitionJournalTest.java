@@ -1,11 +1,12 @@
-package io.github.vertxdedup.impl;
+package io.github.vertxdedup.impl.journal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
-import io.github.vertxdedup.TestFutures;
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.TestFutures;
+import io.github.vertxdedup.impl.PartitionVerticle;
 import io.github.vertxdedup.journal.JournalWriteException;
 import io.github.vertxdedup.journal.RetentionResult;
 import io.github.vertxdedup.journal.SyncPolicy;
@@ -35,7 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
  * committed offsets survive restarts and rolls, and SYNC answers only after the group's sync.
  */
 @ExtendWith(VertxExtension.class)
-class ChronicleJournalTest {
+class ChroniclePartitionJournalTest {
 
   private static final long T0 = 1_700_000_000_000L;
 
@@ -62,8 +63,10 @@ class ChronicleJournalTest {
     deployment = await(vertx.deployVerticle(partition));
   }
 
-  private ChronicleJournal chronicle(SyncPolicy sync) {
-    return new ChronicleJournal(vertx, dir.resolve("dedup").resolve("0"), options(sync), clock);
+  private ChroniclePartitionJournal chronicle(SyncPolicy sync) {
+    DedupOptions o = options(sync);
+    return new ChroniclePartitionJournal(vertx, dir.resolve("dedup").resolve("0"), o.getWindowMs(), o.getJournalSync(),
+        clock);
   }
 
   @Test
@@ -132,7 +135,8 @@ class ChronicleJournalTest {
     DedupOptions options = new DedupOptions().setWindowMs(600_000).setBucketMs(10_000).setJournalDir(dir.toString())
         .setJournalSync(SyncPolicy.ASYNC).validate();
     Path files = dir.resolve("dedup").resolve("0");
-    ChronicleJournal journal = new ChronicleJournal(vertx, files, options, clock);
+    ChroniclePartitionJournal journal = new ChroniclePartitionJournal(vertx, files, options.getWindowMs(),
+        options.getJournalSync(), clock);
     Promise<RetentionResult> trimmed = Promise.promise();
     journal.retentionListener(r -> {
       if (r.deletedCycles() > 0) {
@@ -163,7 +167,8 @@ class ChronicleJournalTest {
     // A restart replays what is left: the live ids, and the offset committed in the deleted cycle (every later
     // cycle carries it).
     await(vertx.undeploy(deployment));
-    partition = new PartitionVerticle(options, 0, clock, new ChronicleJournal(vertx, files, options, clock), null);
+    partition = new PartitionVerticle(options, 0, clock,
+        new ChroniclePartitionJournal(vertx, files, options.getWindowMs(), options.getJournalSync(), clock), null);
     deployment = await(vertx.deployVerticle(partition));
     assertThat(check("b")).isEqualTo("DUPLICATE");
     assertThat(check("c")).isEqualTo("DUPLICATE");
@@ -180,7 +185,7 @@ class ChronicleJournalTest {
   void shouldRoundTripAJournalTokenThroughItsClaimTokenText() {
     // The format-1 claimer-text half of this test moved with the code: persistence ClaimerTextV1Test.
     long token = 0x8000_0000_0000_0001L;
-    assertThat(ChronicleJournal.tokenValue(ChronicleJournal.tokenText(token))).isEqualTo(token);
+    assertThat(ChroniclePartitionJournal.tokenValue(ChroniclePartitionJournal.tokenText(token))).isEqualTo(token);
   }
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -240,11 +245,11 @@ class ChronicleJournalTest {
    * (the journal rolls back a failed append, so nothing of it is written).
    */
   private static final class FailingJournal implements PartitionJournal {
-    private final ChronicleJournal delegate;
+    private final ChroniclePartitionJournal delegate;
     volatile boolean failNextAccept;
     volatile int opens;
 
-    FailingJournal(ChronicleJournal delegate) {
+    FailingJournal(ChroniclePartitionJournal delegate) {
       this.delegate = delegate;
     }
 

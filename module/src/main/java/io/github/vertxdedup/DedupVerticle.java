@@ -1,11 +1,11 @@
 package io.github.vertxdedup;
 
-import io.github.vertxdedup.impl.PartitionVerticle;
-import io.github.vertxdedup.impl.Router;
 import io.github.vertxdedup.impl.journal.ChroniclePartitionJournal;
 import io.github.vertxdedup.impl.journal.NoJournal;
 import io.github.vertxdedup.impl.journal.PartitionJournal;
 import io.github.vertxdedup.impl.protocol.Codecs;
+import io.github.vertxdedup.impl.service.AddressRouter;
+import io.github.vertxdedup.impl.service.PartitionVerticle;
 import io.github.vertxdedup.journal.JournalLayout;
 import io.github.vertxdedup.window.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -64,7 +64,7 @@ public class DedupVerticle extends VerticleBase {
   private DedupOptions options;
   private final List<PartitionVerticle> partitions = new ArrayList<>();
   private MessageConsumer<Object> router;
-  private Router routerHandler;
+  private AddressRouter routerHandler;
   private Supplier<Future<Void>> stopHold;
 
   /** Creates the verticle with the system clock; this is what deployment by name uses. */
@@ -153,7 +153,7 @@ public class DedupVerticle extends VerticleBase {
       deployed.add(vertx.deployVerticle(partition));
     }
     return Future.all(deployed).compose(v -> {
-      routerHandler = new Router(vertx, options);
+      routerHandler = new AddressRouter(vertx, options);
       router = vertx.eventBus().consumer(options.getAddress(), routerHandler);
       return router.completion();
     });

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.fail;
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.TestFutures;
-import io.github.vertxdedup.impl.PartitionVerticle;
+import io.github.vertxdedup.impl.service.PartitionVerticle;
 import io.github.vertxdedup.journal.JournalWriteException;
 import io.github.vertxdedup.journal.RetentionResult;
 import io.github.vertxdedup.journal.SyncPolicy;

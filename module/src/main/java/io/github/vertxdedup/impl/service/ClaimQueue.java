@@ -1,4 +1,4 @@
-package io.github.vertxdedup.impl;
+package io.github.vertxdedup.impl.service;
 
 /**
  * Claims in the order they were appended, which is lease-end order (the caller appends only a claim whose lease ends

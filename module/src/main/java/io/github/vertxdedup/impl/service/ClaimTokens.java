@@ -1,4 +1,4 @@
-package io.github.vertxdedup.impl;
+package io.github.vertxdedup.impl.service;
 
 import java.security.SecureRandom;
 import java.util.SplittableRandom;

@@ -1,4 +1,4 @@
-package io.github.vertxdedup.impl;
+package io.github.vertxdedup.impl.service;
 
 import io.github.vertxdedup.DedupBatchResult;
 import io.github.vertxdedup.DedupFailure;

@@ -1,4 +1,4 @@
-package io.github.vertxdedup.impl;
+package io.github.vertxdedup.impl.service;
 
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupEvent;
@@ -37,7 +37,7 @@ import java.util.Set;
  * with a 503 before the verticle's stop completes; the partitions have stopped by then (they are child deployments,
  * undeployed first), so none of them would have been answered otherwise.
  */
-public final class Router implements Handler<Message<Object>> {
+public final class AddressRouter implements Handler<Message<Object>> {
 
   private final Vertx vertx;
   private final String address;
@@ -50,7 +50,7 @@ public final class Router implements Handler<Message<Object>> {
    * @param vertx the Vert.x instance
    * @param options the service's options
    */
-  public Router(Vertx vertx, DedupOptions options) {
+  public AddressRouter(Vertx vertx, DedupOptions options) {
     this.vertx = vertx;
     this.address = options.getAddress();
     this.routing = new PartitionRouting(options);

@@ -1,4 +1,4 @@
-package io.github.vertxdedup.impl;
+package io.github.vertxdedup.impl.service;
 
 /**
  * A live claim: an id (and its key) held for a lease, not yet in the window. Confined to the partition's event loop.

@@ -1,4 +1,4 @@
-package io.github.vertxdedup.impl;
+package io.github.vertxdedup.impl.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -29,7 +29,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * events the mode does not admit.
  */
 @ExtendWith(VertxExtension.class)
-class RouterLocalTest {
+class AddressRouterLocalTest {
 
   @Test
   void shouldRouteALocalRequestToTheOwningPartition(Vertx vertx) throws Exception {

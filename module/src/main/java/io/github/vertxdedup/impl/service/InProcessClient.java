@@ -1,4 +1,4 @@
-package io.github.vertxdedup.impl;
+package io.github.vertxdedup.impl.service;
 
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupBatchResult;

@@ -1,6 +1,6 @@
 package io.github.vertxdedup;
 
-import io.github.vertxdedup.impl.DedupClientImpl;
+import io.github.vertxdedup.impl.client.DedupClientImpl;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;

@@ -1,6 +1,6 @@
 package io.github.vertxdedup;
 
-import io.github.vertxdedup.impl.JsonNumbers;
+import io.github.vertxdedup.impl.protocol.JsonNumbers;
 import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.window.CapacityPolicy;
 import io.github.vertxdedup.window.DedupWindow;

@@ -1,11 +1,11 @@
 package io.github.vertxdedup;
 
-import io.github.vertxdedup.impl.ChronicleJournal;
-import io.github.vertxdedup.impl.Codecs;
-import io.github.vertxdedup.impl.MemoryJournal;
-import io.github.vertxdedup.impl.PartitionJournal;
-import io.github.vertxdedup.impl.PartitionVerticle;
-import io.github.vertxdedup.impl.Router;
+import io.github.vertxdedup.impl.journal.ChroniclePartitionJournal;
+import io.github.vertxdedup.impl.journal.NoJournal;
+import io.github.vertxdedup.impl.journal.PartitionJournal;
+import io.github.vertxdedup.impl.protocol.Codecs;
+import io.github.vertxdedup.impl.service.AddressRouter;
+import io.github.vertxdedup.impl.service.PartitionVerticle;
 import io.github.vertxdedup.journal.JournalLayout;
 import io.github.vertxdedup.window.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -64,7 +64,7 @@ public class DedupVerticle extends VerticleBase {
   private DedupOptions options;
   private final List<PartitionVerticle> partitions = new ArrayList<>();
   private MessageConsumer<Object> router;
-  private Router routerHandler;
+  private AddressRouter routerHandler;
   private Supplier<Future<Void>> stopHold;
 
   /** Creates the verticle with the system clock; this is what deployment by name uses. */
@@ -140,10 +140,12 @@ public class DedupVerticle extends VerticleBase {
     }
     List<Future<String>> deployed = new ArrayList<>();
     for (int p = 0; p < options.getPartitions(); p++) {
-      PartitionJournal journal = options.getJournalDir() == null
-          ? MemoryJournal.INSTANCE
-          : new ChronicleJournal(vertx, Path.of(options.getJournalDir(), options.getAddress(), Integer.toString(p)),
-              options, clock);
+      Path partitionDir = options.getJournalDir() == null
+          ? null
+          : Path.of(options.getJournalDir(), options.getAddress(), Integer.toString(p));
+      PartitionJournal journal = partitionDir == null
+          ? NoJournal.INSTANCE
+          : new ChroniclePartitionJournal(vertx, partitionDir, options.getWindowMs(), options.getJournalSync(), clock);
       PartitionVerticle partition = new PartitionVerticle(options, p, clock, journal, registry);
       partitions.add(partition);
       // Registered first, so that the health check reports a partition that is still recovering.
@@ -151,7 +153,7 @@ public class DedupVerticle extends VerticleBase {
       deployed.add(vertx.deployVerticle(partition));
     }
     return Future.all(deployed).compose(v -> {
-      routerHandler = new Router(vertx, options);
+      routerHandler = new AddressRouter(vertx, options);
       router = vertx.eventBus().consumer(options.getAddress(), routerHandler);
       return router.completion();
     });

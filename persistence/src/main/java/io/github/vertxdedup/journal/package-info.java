@@ -6,8 +6,14 @@
  * {@code replay} (recovery), {@code append*} (the owner's thread), {@code sync} (durability, any thread),
  * {@code deleteExpiredCycles} (retention, any thread) and {@code close}. Behind that facade, as Chronicle splits
  * its appender from its tailers, the package-private {@code JournalWriter} appends on the owner's thread,
- * {@code JournalReader} repairs the tail and replays, and {@code JournalRetention} deletes expired cycle files. It has
- * no Vert.x types and does not depend on the window; see {@code docs/journal.md} for the record format, durability
+ * {@code JournalReader} repairs the tail and replays, and {@code JournalRetention} deletes expired cycle files. What
+ * a record means on replay (claims matched to their commits, expiry, the roll snapshot, the layout files) is decided
+ * here too ({@link io.github.vertxdedup.journal.Recovery}, {@link io.github.vertxdedup.journal.CarriedState},
+ * {@link io.github.vertxdedup.journal.JournalLayout}); see {@code docs/journal.md} for the record format, durability
  * policies and retention.
+ *
+ * <p>May use: Chronicle Queue (and its Chronicle dependencies), Agrona, the JDK. Must not use Vert.x, the window
+ * ({@code io.github.vertxdedup.window}) or any package of the {@code module} artifact: fingerprints and instants
+ * arrive as {@code long}s, and the service decides what to do with what a replay returns.
  */
 package io.github.vertxdedup.journal;

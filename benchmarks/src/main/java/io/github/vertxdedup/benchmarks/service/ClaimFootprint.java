@@ -5,8 +5,8 @@ import io.github.vertxdedup.DedupClient;
 import io.github.vertxdedup.DedupCommitResult;
 import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.impl.MemoryJournal;
-import io.github.vertxdedup.impl.PartitionVerticle;
+import io.github.vertxdedup.impl.journal.NoJournal;
+import io.github.vertxdedup.impl.service.PartitionVerticle;
 import io.github.vertxdedup.window.ManualClock;
 import io.vertx.core.Vertx;
 import java.time.Duration;
@@ -51,7 +51,7 @@ public final class ClaimFootprint {
           .setWindow(Duration.ofHours(1)).setLeaseMs(30_000).setMaxBatch(BATCH)
           .setExpectedIdsPerPartition(claims).validate();
       ManualClock clock = new ManualClock(1_700_000_000_000L);
-      PartitionVerticle partition = new PartitionVerticle(options, 0, clock, MemoryJournal.INSTANCE, null);
+      PartitionVerticle partition = new PartitionVerticle(options, 0, clock, NoJournal.INSTANCE, null);
       vertx.deployVerticle(partition).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
       DedupClient client = partition.inProcessClient();
       long before = usedAfterGc();

@@ -1,8 +1,8 @@
 package io.github.vertxdedup.kafka.impl;
 
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.impl.ChronicleJournal;
-import io.github.vertxdedup.impl.PartitionVerticle;
+import io.github.vertxdedup.impl.journal.ChroniclePartitionJournal;
+import io.github.vertxdedup.impl.service.PartitionVerticle;
 import io.github.vertxdedup.window.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
@@ -109,8 +109,8 @@ final class JournalWindowStore implements WindowStore {
     return slot.future().compose(s -> {
       DedupOptions o = new DedupOptions(dedup).setAddress(address).setPartitions(1)
           .setRouteByKey(false);
-      PartitionVerticle verticle = new PartitionVerticle(o, 0, clock, new ChronicleJournal(vertx, dir, o, clock),
-          registry);
+      PartitionVerticle verticle = new PartitionVerticle(o, 0, clock,
+          new ChroniclePartitionJournal(vertx, dir, o.getWindowMs(), o.getJournalSync(), clock), registry);
       return vertx.deployVerticle(verticle).compose(deploymentId -> {
         Promise<Void> ready = Promise.promise();
         awaitReady(verticle, dir, ownerId, deadlineNs, ready);

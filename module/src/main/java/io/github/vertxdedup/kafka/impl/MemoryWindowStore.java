@@ -1,8 +1,8 @@
 package io.github.vertxdedup.kafka.impl;
 
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.impl.MemoryJournal;
-import io.github.vertxdedup.impl.PartitionVerticle;
+import io.github.vertxdedup.impl.journal.NoJournal;
+import io.github.vertxdedup.impl.service.PartitionVerticle;
 import io.github.vertxdedup.window.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
@@ -122,7 +122,7 @@ final class MemoryWindowStore implements WindowStore {
       if (deployment == null || deployment.failed()) {
         DedupOptions o = new DedupOptions(store.dedup).setAddress(address).setPartitions(1)
             .setRouteByKey(false);
-        PartitionVerticle verticle = new PartitionVerticle(o, 0, store.clock, MemoryJournal.INSTANCE,
+        PartitionVerticle verticle = new PartitionVerticle(o, 0, store.clock, NoJournal.INSTANCE,
             store.registry);
         deployment = store.vertx.deployVerticle(verticle).map(id -> verticle);
       }

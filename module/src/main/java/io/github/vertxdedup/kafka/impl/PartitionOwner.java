@@ -146,7 +146,7 @@ final class PartitionOwner<K, V> {
    * @param tp the topic-partition
    * @param context where the owner runs: the context of its window's partition verticle
    * @param client the window, called in-process (the partition verticle's
-   *     {@link io.github.vertxdedup.impl.PartitionVerticle#inProcessClient()})
+   *     {@link io.github.vertxdedup.impl.service.PartitionVerticle#inProcessClient()})
    * @param metrics the partition's meters
    */
   PartitionOwner(OwnerConfig<K, V> config, TopicPartition tp, Context context, DedupClient client,

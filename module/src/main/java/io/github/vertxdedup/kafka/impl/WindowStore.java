@@ -1,7 +1,7 @@
 package io.github.vertxdedup.kafka.impl;
 
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.impl.PartitionVerticle;
+import io.github.vertxdedup.impl.service.PartitionVerticle;
 import io.github.vertxdedup.window.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;

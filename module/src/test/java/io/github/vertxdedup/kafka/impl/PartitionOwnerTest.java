@@ -10,9 +10,9 @@ import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.EntryState;
-import io.github.vertxdedup.impl.ChronicleJournal;
-import io.github.vertxdedup.impl.MemoryJournal;
-import io.github.vertxdedup.impl.PartitionVerticle;
+import io.github.vertxdedup.impl.journal.ChroniclePartitionJournal;
+import io.github.vertxdedup.impl.journal.NoJournal;
+import io.github.vertxdedup.impl.service.PartitionVerticle;
 import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.kafka.AtomicityMode;
 import io.github.vertxdedup.kafka.DeadLetter;
@@ -20,9 +20,9 @@ import io.github.vertxdedup.kafka.DeadLetterHandler;
 import io.github.vertxdedup.kafka.DedupKafkaOptions;
 import io.github.vertxdedup.kafka.EventTimeSource;
 import io.github.vertxdedup.kafka.IdentityExtractor;
-import io.github.vertxdedup.window.CapacityPolicy;
 import io.github.vertxdedup.kafka.RecordHandler;
 import io.github.vertxdedup.kafka.RecordIdentity;
+import io.github.vertxdedup.window.CapacityPolicy;
 import io.github.vertxdedup.window.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Context;
@@ -49,10 +49,10 @@ import org.apache.kafka.common.record.TimestampType;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The partition owner alone, on its window's context; a wrapping client slows the window's commits down, records
@@ -80,7 +80,7 @@ class PartitionOwnerTest {
   void setUp() throws Exception {
     vertx = Vertx.vertx();
     DedupOptions o = new DedupOptions().setAddress("test.owner").setPartitions(1).setWindow(Duration.ofMinutes(10));
-    window = new PartitionVerticle(o, 0, clock, MemoryJournal.INSTANCE, null);
+    window = new PartitionVerticle(o, 0, clock, NoJournal.INSTANCE, null);
     vertx.deployVerticle(window).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
   }
 
@@ -111,7 +111,11 @@ class PartitionOwnerTest {
   /** @return a window of its own, deployed, with {@code options}, on a journal in {@code dir} or in memory */
   private PartitionVerticle deploy(DedupOptions options, boolean journal) throws Exception {
     PartitionVerticle w = new PartitionVerticle(options, 0, clock,
-        journal ? new ChronicleJournal(vertx, dir.resolve("journal"), options, clock) : MemoryJournal.INSTANCE, null);
+        journal
+            ? new ChroniclePartitionJournal(vertx, dir.resolve("journal"), options.getWindowMs(),
+                options.getJournalSync(), clock)
+            : NoJournal.INSTANCE,
+        null);
     deployments.put(w, vertx.deployVerticle(w).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS));
     return w;
   }
@@ -336,7 +340,7 @@ class PartitionOwnerTest {
       throws Exception {
     DedupOptions o = new DedupOptions().setAddress("test.owner.full").setPartitions(1)
         .setWindow(Duration.ofMinutes(10)).setMaxIdsPerPartition(3).setCapacityPolicy(CapacityPolicy.REJECT);
-    PartitionVerticle full = new PartitionVerticle(o, 0, clock, MemoryJournal.INSTANCE, null);
+    PartitionVerticle full = new PartitionVerticle(o, 0, clock, NoJournal.INSTANCE, null);
     vertx.deployVerticle(full).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     DedupClient client = full.inProcessClient();
     for (String id : List.of("u-0", "u-1", "u-3")) {

@@ -1,0 +1,9 @@
+/**
+ * A one-node Kafka cluster inside the JVM for tests, examples and benchmarks ({@link
+ * io.github.vertxdedup.kafka.testkit.LocalKafka}), and a JUnit 5 extension that starts one per test class
+ * ({@link io.github.vertxdedup.kafka.testkit.LocalKafkaExtension}).
+ *
+ * <p>May use: Kafka's own test kit and clients, JUnit. Must not use any other package of this project: it is a test
+ * fixture, and the code under test must not depend on it.
+ */
+package io.github.vertxdedup.kafka.testkit;

@@ -1,0 +1,192 @@
+package io.github.vertxdedup.impl.client;
+
+import io.github.vertxdedup.DedupAction;
+import io.github.vertxdedup.DedupBatchResult;
+import io.github.vertxdedup.DedupClient;
+import io.github.vertxdedup.DedupCommitResult;
+import io.github.vertxdedup.DedupEvent;
+import io.github.vertxdedup.DedupLookup;
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.DedupResult;
+import io.github.vertxdedup.impl.protocol.ActionClient;
+import io.github.vertxdedup.impl.protocol.BatchReply;
+import io.github.vertxdedup.impl.protocol.Codecs;
+import io.github.vertxdedup.impl.protocol.CommitBatchReply;
+import io.github.vertxdedup.impl.protocol.LocalRequest;
+import io.github.vertxdedup.impl.protocol.PartitionRouting;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+
+/** The {@link DedupClient}. Immutable and thread-safe. */
+public final class DedupClientImpl extends ActionClient {
+
+  private final EventBus bus;
+  private final PartitionRouting routing;
+  private final String[] addresses;
+  private final boolean local;
+  private final Map<DedupAction, DeliveryOptions> headers = new EnumMap<>(DedupAction.class);
+
+  /**
+   * @param vertx the Vert.x instance
+   * @param options the service's options (address, partitions, routeByKey)
+   * @param transport how requests travel
+   */
+  public DedupClientImpl(Vertx vertx, DedupOptions options, Transport transport) {
+    this.bus = vertx.eventBus();
+    this.routing = new PartitionRouting(options);
+    this.addresses = new String[options.getPartitions()];
+    for (int p = 0; p < addresses.length; p++) {
+      addresses[p] = options.getAddress() + "." + p;
+    }
+    this.local = transport == Transport.LOCAL;
+    for (DedupAction a : DedupAction.values()) {
+      headers.put(a, new DeliveryOptions().addHeader(DedupAction.HEADER, a.wireName()));
+    }
+    if (local) {
+      Codecs.register(vertx);
+    }
+  }
+
+  @Override
+  public int partitionOf(DedupEvent event) {
+    int p = routing.partitionOf(event.getId(), event.getKey());
+    return p == PartitionRouting.NOT_ADMITTED ? 0 : p;
+  }
+
+  /**
+   * The partition of every event of a batch, or -1 if they span partitions. An event the service refuses before
+   * routing it ({@link PartitionRouting#NOT_ADMITTED}) goes along with the others, whose partition answers it with a
+   * 400 naming {@code events[i].key} (or {@code .id}) and refuses the batch; a batch of only such events goes to 0. So
+   * does a null list or a null event, which the partition refuses with its 400.
+   */
+  private int batchPartition(List<DedupEvent> events) {
+    if (events == null) {
+      return 0;
+    }
+    int p = PartitionRouting.NOT_ADMITTED;
+    for (int i = 0; i < events.size(); i++) {
+      int q = partitionOrNotAdmitted(events.get(i));
+      if (q == PartitionRouting.NOT_ADMITTED) {
+        continue;
+      }
+      if (p != PartitionRouting.NOT_ADMITTED && q != p) {
+        return -1;
+      }
+      p = q;
+    }
+    return p == PartitionRouting.NOT_ADMITTED ? 0 : p;
+  }
+
+  private int partitionOrNotAdmitted(DedupEvent e) {
+    return e == null ? PartitionRouting.NOT_ADMITTED : routing.partitionOf(e.getId(), e.getKey());
+  }
+
+  /** Names the first event of a batch whose partition differs from the first routable one's. */
+  private String spanMessage(List<DedupEvent> events) {
+    int first = -1;
+    int p = PartitionRouting.NOT_ADMITTED;
+    for (int i = 0; i < events.size(); i++) {
+      int q = partitionOrNotAdmitted(events.get(i));
+      if (q == PartitionRouting.NOT_ADMITTED) {
+        continue;
+      }
+      if (p == PartitionRouting.NOT_ADMITTED) {
+        first = i;
+        p = q;
+      } else if (q != p) {
+        return "events[" + i + "] belongs to partition " + q + " but events[" + first + "] to partition " + p
+            + ": a batch goes to one partition (group by partitionOf)";
+      }
+    }
+    return "events span partitions";
+  }
+
+  @Override
+  public Future<DedupLookup> lookup(DedupEvent event) {
+    String to = addresses[partitionOf(event)];
+    if (local) {
+      return bus.<DedupLookup>request(to, LocalRequest.single(DedupAction.LOOKUP, event)).map(Message::body);
+    }
+    return bus.<JsonObject>request(to, event.toJson(), headers.get(DedupAction.LOOKUP))
+        .map(m -> DedupLookup.fromJson(m.body()));
+  }
+
+  @Override
+  public Future<JsonObject> stats(int partition) {
+    if (partition < 0 || partition >= addresses.length) {
+      return Future.failedFuture(new IllegalArgumentException(
+          "partition must be in 0.." + (addresses.length - 1) + " but was " + partition));
+    }
+    return bus.<JsonObject>request(addresses[partition], local ? LocalRequest.stats() : null,
+        headers.get(DedupAction.STATS)).map(Message::body);
+  }
+
+  @Override
+  public Future<List<DedupCommitResult>> commitBatch(List<DedupEvent> events) {
+    int p = batchPartition(events);
+    if (p < 0) {
+      return Future.failedFuture(new IllegalArgumentException(spanMessage(events)));
+    }
+    if (local) {
+      return bus.<CommitBatchReply>request(addresses[p], LocalRequest.batch(DedupAction.COMMIT_BATCH, events))
+          .map(m -> m.body().results());
+    }
+    JsonArray array = new JsonArray(new ArrayList<>(events.size()));
+    for (DedupEvent e : events) {
+      array.add(e.toJson());
+    }
+    return bus.<JsonObject>request(addresses[p], new JsonObject().put("events", array),
+            headers.get(DedupAction.COMMIT_BATCH))
+        .map(m -> {
+          JsonArray results = m.body().getJsonArray("results");
+          List<DedupCommitResult> out = new ArrayList<>(results.size());
+          for (int i = 0; i < results.size(); i++) {
+            out.add(DedupCommitResult.fromJson(results.getJsonObject(i)));
+          }
+          return out;
+        });
+  }
+
+  @Override
+  protected Future<DedupResult> single(DedupAction action, DedupEvent event) {
+    String to = addresses[partitionOf(event)];
+    if (local) {
+      return bus.<DedupResult>request(to, LocalRequest.single(action, event)).map(Message::body);
+    }
+    return bus.<JsonObject>request(to, event.toJson(), headers.get(action)).map(m -> DedupResult.fromJson(m.body()));
+  }
+
+  @Override
+  protected Future<List<DedupBatchResult>> batch(DedupAction action, List<DedupEvent> events) {
+    int p = batchPartition(events);
+    if (p < 0) {
+      return Future.failedFuture(new IllegalArgumentException(spanMessage(events)));
+    }
+    if (local) {
+      return bus.<BatchReply>request(addresses[p], LocalRequest.batch(action, events))
+          .map(m -> m.body().results());
+    }
+    JsonArray array = new JsonArray(new ArrayList<>(events.size()));
+    for (DedupEvent e : events) {
+      array.add(e.toJson());
+    }
+    return bus.<JsonObject>request(addresses[p], new JsonObject().put("events", array), headers.get(action))
+        .map(m -> {
+          JsonArray verdicts = m.body().getJsonArray("verdicts");
+          List<DedupBatchResult> out = new ArrayList<>(verdicts.size());
+          for (int i = 0; i < verdicts.size(); i++) {
+            out.add(DedupBatchResult.fromJson(verdicts.getJsonObject(i)));
+          }
+          return out;
+        });
+  }
+}

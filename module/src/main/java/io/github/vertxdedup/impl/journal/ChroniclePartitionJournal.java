@@ -1,0 +1,462 @@
+package io.github.vertxdedup.impl.journal;
+
+import io.github.vertxdedup.journal.AcceptBatch;
+import io.github.vertxdedup.journal.CarriedState;
+import io.github.vertxdedup.journal.ClaimEntry;
+import io.github.vertxdedup.journal.Journal;
+import io.github.vertxdedup.journal.JournalLayout;
+import io.github.vertxdedup.journal.JournalOptions;
+import io.github.vertxdedup.journal.OffsetCommit;
+import io.github.vertxdedup.journal.Recovery;
+import io.github.vertxdedup.journal.ReplayResult;
+import io.github.vertxdedup.journal.RetentionResult;
+import io.github.vertxdedup.journal.SyncPolicy;
+import io.github.vertxdedup.window.DedupClock;
+import io.github.vertxdedup.window.DedupWindow;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Consumer;
+
+/**
+ * The durable {@link PartitionJournal}: one Chronicle Queue {@link Journal} per partition, in
+ * {@code <journalDir>/<address>/<partition>}, so that a restart rebuilds the partition's window instead of
+ * forgetting it.
+ *
+ * <h2>Threads</h2>
+ * Every method is called on the partition's event loop and none blocks it: {@link Journal#open},
+ * {@link Journal#replay}, {@link Journal#sync}, {@link Journal#deleteExpiredCycles} and {@link Journal#close} run
+ * in {@code executeBlocking} on a worker and complete on the partition's context. Appends run on the event loop:
+ * each writes into the memory-mapped queue file and returns without waiting for the disk (its cost is in
+ * {@code docs/benchmarks-journal.md}); only the first append of a new roll cycle also creates that cycle's file.
+ *
+ * <h2>Durability</h2>
+ * Under {@link SyncPolicy#NONE} and {@link SyncPolicy#ASYNC} a write's future is complete when the append returns:
+ * the record is in the page cache and survives a crash of the process. Under {@link SyncPolicy#SYNC} the future
+ * completes once an {@code fsync} covering the record returned ({@link GroupCommit}): writes join an open group, at
+ * most one {@link Journal#sync()} is in flight per partition, and when it returns it completes every group whose
+ * last record it covered; the writes that arrived meanwhile go into the next sync. So the event loop never waits for
+ * the disk, and one {@code fsync} answers as many requests as arrived during the previous one.
+ *
+ * <h2>Recovery</h2>
+ * {@link #recover} replays the journal on a worker and hands the live entries back to the partition's context in
+ * chunks ({@link RecoveryHandOff}: bounded, so the replay and the window's rebuild overlap on two cores and memory
+ * stays bounded). What the records mean (expired entries skipped, claims matched with their commit or release, a
+ * claim left open coming back in flight until its lease ends, the highest offset per topic-partition) is
+ * {@link Recovery}'s, in {@code persistence/}; this class only schedules it and hands its results to the partition.
+ *
+ * <h2>Mapping onto the journal's records</h2>
+ * A claim is a {@code CLAIM} record ({@link ClaimEntry}): fingerprints, payload hash, token, claim time, lease end,
+ * explicit remember-until ({@link ClaimEntry#NOT_RECORDED} for the default) and the claimer named by the request
+ * (a consumer's instance id; {@link ClaimEntry#NO_CLAIMER} if none). A claim token (16 hex digits) is the record's
+ * 64-bit token. A {@code COMMIT} record carries no key: replay takes it, and the committed id's first-seen time,
+ * from the claim ({@link Recovery}); lookups after a restart report that time at bucket precision anyway.
+ *
+ * <p>Journals written before format version 2 (0.1.0-SNAPSHOT) have {@code CLAIM} records without those columns:
+ * the service then stored the claim time, payload hash and remember-until as text in the record's claimer column
+ * ({@link io.github.vertxdedup.journal.ClaimerTextV1}). Replay still reads them; such a claim has no claimer, so it
+ * is left to its lease. A roll snapshot writes it again in the new layout.
+ *
+ * <h2>Roll snapshots and retention</h2>
+ * {@link CarriedState} keeps a copy of the open claims (added once their {@code CLAIM} record is written, removed
+ * once their commit or release is) and of the committed offsets; the first append of each roll cycle writes them
+ * again into the new cycle, so that old cycles can go once their accepts have expired. {@link #retain} runs
+ * {@link Journal#deleteExpiredCycles} on a worker at most once per roll cycle: on the first append in it, or on the
+ * partition's periodic timer when nothing is appended (an idle partition's expired files go too).
+ *
+ * <p>Not thread-safe: confined to the partition's event loop, like the partition.
+ */
+public final class ChroniclePartitionJournal implements PartitionJournal {
+
+  private static final System.Logger LOG = System.getLogger(ChroniclePartitionJournal.class.getName());
+  private static final Future<Void> DONE = Future.succeededFuture();
+
+  private final Vertx vertx;
+  private final Path dir;
+  private final DedupClock clock;
+  private final long windowMs;
+  private final SyncPolicy policy;
+  private final Duration rollCycle;
+  private final long cycleMs;
+
+  private Context context;
+  private Journal journal;
+  private boolean closing;
+  private Future<?> opening;
+  private Future<?> recovering;
+  private Future<?> retention;
+  private Future<Void> closed;
+  private volatile boolean abortReplay;
+  /** When this partition's journal was first opened ({@link JournalLayout#memoryBegan}); written by open, read by recover. */
+  private volatile long memoryBeganMs = Recovery.NO_MEMORY;
+  private long nextRetentionMs = Long.MIN_VALUE;
+  private Consumer<RetentionResult> retentionListener;
+
+  private final CarriedState carried;
+
+  private final AcceptBatch batch = new AcceptBatch(256);
+  private boolean batching;
+  private Promise<Void> batchPromise;
+
+  /** SYNC only: the writes waiting for a sync. */
+  private final GroupCommit groupCommit = new GroupCommit(() -> closing ? null : journal);
+
+  /**
+   * @param vertx the Vert.x instance of the partition
+   * @param dir this partition's journal directory, {@code <journalDir>/<address>/<partition>}
+   * @param windowMs the service's window in milliseconds ({@code windowMs}): how long a record matters to recovery,
+   *     and the journal's roll cycle
+   * @param sync the service's {@code journalSync} policy
+   * @param clock the partition's clock; the journal's records carry its instants, and its roll cycles follow it
+   * @throws IllegalArgumentException if {@code windowMs} is not positive
+   */
+  public ChroniclePartitionJournal(Vertx vertx, Path dir, long windowMs, SyncPolicy sync, DedupClock clock) {
+    this.vertx = Objects.requireNonNull(vertx, "vertx");
+    this.dir = Objects.requireNonNull(dir, "dir");
+    this.clock = Objects.requireNonNull(clock, "clock");
+    if (windowMs <= 0) {
+      throw new IllegalArgumentException("windowMs must be > 0 but was " + windowMs);
+    }
+    this.windowMs = windowMs;
+    this.policy = Objects.requireNonNull(sync, "sync");
+    this.rollCycle = JournalOptions.rollCycleFor(Duration.ofMillis(windowMs));
+    this.cycleMs = rollCycle.toMillis();
+    this.carried = new CarriedState(clock::nowMs);
+  }
+
+  /** @return the journal directory of this partition */
+  public Path directory() {
+    return dir;
+  }
+
+  // ------------------------------------------------------------------------------------------------- lifecycle
+
+  @Override
+  public Future<Void> open() {
+    if (context == null) {
+      context = vertx.getOrCreateContext();
+    }
+    if (journal != null || opening != null || closing) {
+      return Future.failedFuture(new IllegalStateException("journal " + dir + " is already open (or closing)"));
+    }
+    abortReplay = false;
+    JournalOptions jo = new JournalOptions()
+        .setClock(clock::nowMs)
+        .setRollCycle(rollCycle)
+        .setSyncPolicy(policy)
+        .setRollSnapshotSource(carried);
+    Future<Void> f = context.executeBlocking(() -> {
+      Journal j = Journal.open(dir, jo);
+      try {
+        memoryBeganMs = JournalLayout.memoryBegan(dir, clock.nowMs());
+      } catch (RuntimeException e) {
+        j.close();
+        throw e;
+      }
+      return j;
+    }, false).map(j -> {
+      journal = j;
+      nextRetentionMs = Long.MIN_VALUE;
+      return (Void) null;
+    });
+    opening = f;
+    f.onComplete(ar -> opening = null);
+    return f;
+  }
+
+  @Override
+  public Future<Void> recover(RecoverySink sink) {
+    Objects.requireNonNull(sink, "sink");
+    Journal j = journal;
+    if (j == null) {
+      return Future.failedFuture(new IllegalStateException("journal " + dir + " is not open"));
+    }
+    Promise<Void> done = Promise.promise();
+    RecoveryHandOff replayer = new RecoveryHandOff(context, dir, sink, clock.nowMs(), windowMs, () -> abortReplay);
+    Future<ReplayResult> replay = context.executeBlocking(() -> replayer.run(j), false);
+    recovering = done.future();
+    replay.onComplete(ar -> {
+      // Every chunk was queued on this context before the replay returned, so all of them have run by now.
+      recovering = null;
+      Throwable failure = replayer.failure != null ? replayer.failure : ar.cause();
+      if (failure == null && abortReplay) {
+        failure = new IllegalStateException("journal " + dir + " was closed during recovery");
+      }
+      if (failure != null) {
+        done.fail(failure);
+        return;
+      }
+      try {
+        replayer.finish(clock.nowMs(), memoryBeganMs, carried);
+      } catch (RuntimeException e) {
+        done.fail(e);
+        return;
+      }
+      ReplayResult r = ar.result();
+      LOG.log(System.Logger.Level.INFO, "journal {0}: recovered {1} live entries, {2} open claims and {3} offsets "
+          + "from {4} records ({5} torn) in {6} ms", dir, replayer.restored, replayer.claimsRestored,
+          carried.offsetCount(), r.recordsRead(), r.tornRecords(), r.elapsed().toMillis());
+      done.complete();
+    });
+    return done.future();
+  }
+
+  @Override
+  public Future<Void> close() {
+    if (closed != null) {
+      return closed;
+    }
+    if (context == null) {
+      return DONE;
+    }
+    closing = true;
+    abortReplay = true;
+    List<Future<?>> busy = new ArrayList<>(4);
+    for (Future<?> f : List.of(opt(opening), opt(recovering), opt(groupCommit.inFlight()), opt(retention))) {
+      if (f != DONE) {
+        busy.add(f);
+      }
+    }
+    Promise<Void> p = Promise.promise();
+    closed = p.future();
+    Future.join(busy).onComplete(ignored -> context.runOnContext(v -> finishClose(p)));
+    return closed;
+  }
+
+  private static Future<?> opt(Future<?> f) {
+    return f == null ? DONE : f;
+  }
+
+  private void finishClose(Promise<Void> p) {
+    Journal j = journal;
+    if (batching || !batch.isEmpty()) {
+      batching = false;
+      flushBatch();
+    }
+    Future<Void> flushed = groupCommit.flush(context, j);
+    flushed.transform(ignored -> j == null ? DONE : context.<Void>executeBlocking(() -> {
+      j.close();
+      return null;
+    }, false)).onComplete(ar -> {
+      journal = null;
+      carried.clear();
+      batch.clear();
+      batchPromise = null;
+      closing = false;
+      closed = null;
+      if (ar.failed()) {
+        p.fail(ar.cause());
+      } else {
+        p.complete();
+      }
+    });
+  }
+
+  // ---------------------------------------------------------------------------------------------------- writes
+
+  @Override
+  public Future<Void> accepted(long idFingerprint, long keyFingerprint, long payloadHash, long firstSeenMs,
+      long expiresAtMs) {
+    if (batching) {
+      try {
+        if (batch.size() == AcceptBatch.MAX_SIZE) {
+          flushBatch();
+        }
+        batch.add(idFingerprint, keyFingerprint, payloadHash, firstSeenMs, expiresAtMs);
+      } catch (RuntimeException e) {
+        return Future.failedFuture(e);
+      }
+      if (batchPromise == null) {
+        batchPromise = Promise.promise();
+      }
+      return batchPromise.future();
+    }
+    try {
+      return written(appender().appendAccept(idFingerprint, keyFingerprint, payloadHash, firstSeenMs, expiresAtMs));
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
+  }
+
+  @Override
+  public Future<Void> claimed(long idFingerprint, long keyFingerprint, long payloadHash, String claimToken,
+      long claimedAtMs, long leaseEndMs, long rememberUntilMs, String claimer) {
+    flushIfBatching();
+    try {
+      long token = tokenValue(claimToken);
+      ClaimEntry claim = ClaimEntry.of(idFingerprint, keyFingerprint, payloadHash, token, claimedAtMs, leaseEndMs,
+          rememberUntilMs == DedupWindow.DEFAULT_REMEMBER_UNTIL ? ClaimEntry.NOT_RECORDED : rememberUntilMs,
+          claimer == null ? ClaimEntry.NO_CLAIMER : claimer);
+      long index = appender().appendClaim(claim);
+      carried.claimOpened(claim);
+      return written(index);
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
+  }
+
+  @Override
+  public Future<Void> committed(long idFingerprint, long keyFingerprint, long payloadHash, long committedAtMs,
+      long expiresAtMs) {
+    flushIfBatching();
+    try {
+      long index = appender().appendCommit(idFingerprint, carried.openToken(idFingerprint), expiresAtMs);
+      carried.claimClosed(idFingerprint);
+      return written(index);
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
+  }
+
+  @Override
+  public Future<Void> released(long idFingerprint, long keyFingerprint) {
+    flushIfBatching();
+    try {
+      long index = appender().appendRelease(idFingerprint, carried.openToken(idFingerprint));
+      carried.claimClosed(idFingerprint);
+      return written(index);
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
+  }
+
+  @Override
+  public Future<Void> offsetsCommitted(String topic, int partition, long offset) {
+    flushIfBatching();
+    try {
+      OffsetCommit commit = new OffsetCommit(topic, partition, offset);
+      long index = appender().appendOffsetCommit(commit.topic(), commit.partition(), commit.offset());
+      carried.offsetCommitted(commit);
+      return written(index);
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
+  }
+
+  @Override
+  public void beginBatch() {
+    flushIfBatching();
+    batching = true;
+  }
+
+  @Override
+  public void endBatch() {
+    batching = false;
+    flushBatch();
+  }
+
+  private void flushIfBatching() {
+    if (!batch.isEmpty()) {
+      flushBatch();
+    }
+  }
+
+  /** Writes the buffered accepts as one record and settles the batch's future with the outcome. */
+  private void flushBatch() {
+    if (batch.isEmpty()) {
+      return;
+    }
+    Promise<Void> p = batchPromise;
+    batchPromise = null;
+    Future<Void> outcome;
+    try {
+      outcome = written(appender().appendAccepts(batch));
+    } catch (RuntimeException e) {
+      outcome = Future.failedFuture(e);
+    } finally {
+      batch.clear();
+    }
+    if (p != null) {
+      outcome.onComplete(p);
+    }
+  }
+
+  private Journal appender() {
+    Journal j = journal;
+    if (j == null || closing) {
+      throw new IllegalStateException("journal " + dir + " is not open");
+    }
+    return j;
+  }
+
+  /** The future of a record appended at {@code index}: done now, or (SYNC) once a sync covers it. */
+  private Future<Void> written(long index) {
+    retain();
+    if (policy != SyncPolicy.SYNC) {
+      return DONE;
+    }
+    return groupCommit.written(context, index);
+  }
+
+  /**
+   * The retention pass, the one path for both callers: the first write of each roll cycle ({@link #written}) and the
+   * partition's periodic timer, which trims an idle journal too. Runs {@link Journal#deleteExpiredCycles} on a worker
+   * at most once per roll cycle of the partition's clock (the first call at or after the start of a cycle it has not
+   * run in), so a cycle file goes at most one roll cycle after the last entry in it expired; the newest file always
+   * stays. Nothing runs while the journal is not open, is opening, replaying or closing, or while a pass is in flight:
+   * a replay reads what a pass would delete, and {@code close} waits for the pass in flight.
+   */
+  @Override
+  public void retain() {
+    Journal j = journal;
+    if (j == null || opening != null || recovering != null || retention != null || closing) {
+      return;
+    }
+    long now = clock.nowMs();
+    if (now < nextRetentionMs) {
+      return;
+    }
+    nextRetentionMs = (Math.floorDiv(now, cycleMs) + 1) * cycleMs;
+    Future<RetentionResult> f = context.executeBlocking(() -> j.deleteExpiredCycles(now), false);
+    retention = f;
+    f.onComplete(ar -> {
+      retention = null;
+      if (ar.failed()) {
+        LOG.log(System.Logger.Level.WARNING, "journal " + dir + ": deleting expired cycle files failed; retried "
+            + "next cycle", ar.cause());
+        return;
+      }
+      if (ar.result().deletedCycles() > 0) {
+        LOG.log(System.Logger.Level.DEBUG, "journal {0}: {1}", dir, ar.result());
+      }
+      Consumer<RetentionResult> listener = retentionListener;
+      if (listener != null) {
+        listener.accept(ar.result());
+      }
+    });
+  }
+
+  /** Tests only: called on the partition's context with the result of each retention pass; null removes it. */
+  void retentionListener(Consumer<RetentionResult> listener) {
+    this.retentionListener = listener;
+  }
+
+  // -------------------------------------------------------------------------------------------- claim mapping
+
+  /**
+   * Converts a claim token to the journal's 64-bit token.
+   *
+   * @param token 16 hex digits, as the partition issues them
+   * @return its value
+   * @throws IllegalArgumentException if it is not hexadecimal or longer than 16 digits
+   */
+  public static long tokenValue(String token) {
+    try {
+      return Long.parseUnsignedLong(token, 16);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("claimToken must be at most 16 hex digits but was '" + token + "'", e);
+    }
+  }
+
+  /** @return the claim token text of a journal token (16 hex digits, the inverse of {@link #tokenValue}) */
+  public static String tokenText(long token) {
+    return Long.toHexString(token);
+  }
+
+}

@@ -1,0 +1,157 @@
+package io.github.vertxdedup.impl.journal;
+
+import io.github.vertxdedup.impl.journal.PartitionJournal.RecoverySink;
+import io.github.vertxdedup.journal.CarriedState;
+import io.github.vertxdedup.journal.ClaimEntry;
+import io.github.vertxdedup.journal.Journal;
+import io.github.vertxdedup.journal.OffsetCommit;
+import io.github.vertxdedup.journal.Recovery;
+import io.github.vertxdedup.journal.ReplayResult;
+import io.github.vertxdedup.window.DedupWindow;
+import io.vertx.core.Context;
+import java.nio.file.Path;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Semaphore;
+import java.util.function.BooleanSupplier;
+
+/**
+ * One recovery of a {@link ChroniclePartitionJournal}: {@link #run} replays the journal on a worker into a {@link
+ * Recovery} (which says what the records mean) and hands the live entries to the partition's context in chunks of
+ * {@value #CHUNK} as they come, at most {@value #CHUNKS_IN_FLIGHT} queued, so the replay and the window's rebuild
+ * overlap on two cores and memory stays bounded; {@link #finish}, on the partition's context after the last chunk,
+ * hands over the open claims, the start of memory and the offsets.
+ *
+ * <p>Threads: {@link #run} on a worker, once; the chunks and {@link #finish} on the partition's context.
+ */
+final class RecoveryHandOff implements Recovery.LiveEntrySink {
+
+  /** Entries handed to the partition's context per recovery task. */
+  static final int CHUNK = 16_384;
+  /** Recovery chunks queued on the partition's context at most; the replay waits beyond that. */
+  static final int CHUNKS_IN_FLIGHT = 4;
+
+  private final Context context;
+  private final Path dir;
+  private final RecoverySink sink;
+  private final BooleanSupplier aborted;
+  private final Recovery recovery;
+  private final Semaphore permits = new Semaphore(CHUNKS_IN_FLIGHT);
+  private final ConcurrentLinkedQueue<Chunk> free = new ConcurrentLinkedQueue<>();
+  private Chunk chunk = new Chunk();
+  /** The first failure of a chunk on the partition's context; later chunks are dropped. */
+  volatile Throwable failure;
+  /** Live entries restored, on the partition's context. */
+  long restored;
+  /** Open claims restored by {@link #finish}. */
+  long claimsRestored;
+
+  /**
+   * @param context the partition's context
+   * @param dir the journal directory, for messages
+   * @param sink the partition's recovery sink
+   * @param nowMs the partition's time at the start of recovery: entries expired by then are skipped
+   * @param windowMs the partition's window
+   * @param aborted true once the journal is closing: the replay stops at its next hand-off
+   */
+  RecoveryHandOff(Context context, Path dir, RecoverySink sink, long nowMs, long windowMs, BooleanSupplier aborted) {
+    this.context = context;
+    this.dir = dir;
+    this.sink = sink;
+    this.aborted = aborted;
+    this.recovery = new Recovery(nowMs, windowMs, this);
+  }
+
+  /** Worker: replays {@code j} and returns once every chunk has been applied on the partition's context. */
+  ReplayResult run(Journal j) throws InterruptedException {
+    ReplayResult r = j.replay(recovery);
+    handOff();
+    // Wait until every chunk has been applied: the outcome is known once all permits are back.
+    permits.acquire(CHUNKS_IN_FLIGHT);
+    permits.release(CHUNKS_IN_FLIGHT);
+    return r;
+  }
+
+  @Override
+  public void live(long fingerprint, long payloadHash, long firstSeenMs, long expiresAtMs) {
+    Chunk c = chunk;
+    int i = c.size;
+    c.fingerprints[i] = fingerprint;
+    c.payloadHashes[i] = payloadHash;
+    c.firstSeenMs[i] = firstSeenMs;
+    c.expiresAtMs[i] = expiresAtMs;
+    c.size = i + 1;
+    if (c.size == CHUNK) {
+      handOff();
+    }
+  }
+
+  /** Queues the current chunk on the partition's context; waits while {@value #CHUNKS_IN_FLIGHT} are queued. */
+  private void handOff() {
+    Chunk c = chunk;
+    if (c.size == 0) {
+      return;
+    }
+    if (failure != null) {
+      throw new IllegalStateException("recovery stopped: " + failure, failure);
+    }
+    if (aborted.getAsBoolean()) {
+      throw new IllegalStateException("journal " + dir + " was closed during recovery");
+    }
+    permits.acquireUninterruptibly();
+    Chunk next = free.poll();
+    chunk = next != null ? next : new Chunk();
+    context.runOnContext(v -> {
+      try {
+        if (failure == null) {
+          sink.restoreBatch(c.fingerprints, c.payloadHashes, c.firstSeenMs, c.expiresAtMs, c.size);
+          restored += c.size;
+        }
+      } catch (RuntimeException e) {
+        failure = e;
+      } finally {
+        c.size = 0;
+        free.offer(c);
+        permits.release();
+      }
+    });
+  }
+
+  /**
+   * On the partition's context, after every chunk: the open claims (also into {@code carried}, which the next roll
+   * snapshot writes), the start of memory and the offsets (also into {@code carried}).
+   *
+   * @param nowMs the partition's time now
+   * @param memoryBeganMs when the journal was first opened, or {@link Recovery#NO_MEMORY}
+   * @param carried the journal's carried state; cleared first
+   */
+  void finish(long nowMs, long memoryBeganMs, CarriedState carried) {
+    carried.clear();
+    recovery.forEachOpenClaim(nowMs, c -> {
+      sink.restoreClaim(c.fingerprint(), c.keyFingerprint(), c.payloadHash(),
+          ChroniclePartitionJournal.tokenText(c.token()), c.claimedAtMs(), c.leaseEndMs(),
+          c.rememberUntilMs() == ClaimEntry.NOT_RECORDED ? DedupWindow.DEFAULT_REMEMBER_UNTIL : c.rememberUntilMs(),
+          c.hasClaimer() ? c.claimerId() : null);
+      carried.claimOpened(c);
+      claimsRestored++;
+    });
+    long began = recovery.memoryBeginsMs(memoryBeganMs, nowMs);
+    if (began != Recovery.NO_MEMORY) {
+      // The journal has recorded every accept of this partition since it was first opened (or since its first
+      // record, whichever is earlier).
+      sink.memoryBegins(began);
+    }
+    for (OffsetCommit o : recovery.offsets().toList()) {
+      carried.offsetCommitted(o);
+      sink.restoreOffset(o.topic(), o.partition(), o.offset());
+    }
+  }
+
+  /** Entries handed to the partition's context in one task. */
+  private static final class Chunk {
+    final long[] fingerprints = new long[CHUNK];
+    final long[] payloadHashes = new long[CHUNK];
+    final long[] firstSeenMs = new long[CHUNK];
+    final long[] expiresAtMs = new long[CHUNK];
+    int size;
+  }
+}

@@ -1,0 +1,175 @@
+package io.github.vertxdedup.impl.service;
+
+import io.github.vertxdedup.DedupBatchResult;
+import io.github.vertxdedup.DedupFailure;
+import io.github.vertxdedup.impl.journal.PartitionJournal;
+import io.github.vertxdedup.impl.protocol.ParsedEvent;
+import io.github.vertxdedup.impl.protocol.RequestFailure;
+import io.github.vertxdedup.window.DedupClock;
+import io.github.vertxdedup.window.DedupWindow;
+import io.github.vertxdedup.window.Verdict;
+import io.github.vertxdedup.window.WindowFullException;
+import java.util.Arrays;
+
+/**
+ * Decides a {@code checkBatch} or {@code claimBatch} of one partition with the same results as
+ * {@link PartitionCore#check} or {@link PartitionCore#claim} of each event in order, but with the window's cache
+ * misses overlapped: runs of plain events go through the window's batch check, and other events are prefetched in
+ * groups before they are decided one by one. Each event is answered on its own: a new event the full window refuses
+ * is that element's 503, with nothing recorded for it. The batch's journal writes are buffered between
+ * {@link PartitionJournal#beginBatch()} and {@link PartitionJournal#endBatch()}.
+ *
+ * <p>Confined to the partition's event loop (not thread-safe): one per {@link PartitionCore}.
+ */
+final class BatchDecider {
+
+  private final PartitionCore core;
+  private final DedupWindow window;
+  private final PartitionJournal journal;
+  private final DedupClock clock;
+  private final int partition;
+  private final long windowMs;
+  private final long maxIds;
+  /** Scratch arrays of {@link #checkPlainRun}, grown to the largest batch seen. */
+  private long[] runFingerprints = new long[0];
+  private Verdict[] runVerdicts = new Verdict[0];
+
+  BatchDecider(PartitionCore core, PartitionJournal journal, DedupClock clock, int partition, long windowMs,
+      long maxIds) {
+    this.core = core;
+    this.window = core.window();
+    this.journal = journal;
+    this.clock = clock;
+    this.partition = partition;
+    this.windowMs = windowMs;
+    this.maxIds = maxIds;
+  }
+
+  /**
+   * Decides a batch (see {@link PartitionCore#batch}). O(events).
+   *
+   * @param events validated events
+   * @param claims true for {@code claimBatch}, false for {@code checkBatch}
+   * @return one element per event, in order: its result, or its 503
+   */
+  DedupBatchResult[] decide(ParsedEvent[] events, boolean claims) {
+    journal.beginBatch();
+    try {
+      return decideBatch(events, claims);
+    } finally {
+      // Writes what the batch buffered (its accepts as one record) and settles the futures handed out meanwhile.
+      journal.endBatch();
+    }
+  }
+
+  private DedupBatchResult[] decideBatch(ParsedEvent[] events, boolean claims) {
+    DedupBatchResult[] out = new DedupBatchResult[events.length];
+    if (claims || !core.claims().isEmpty()) {
+      // One event at a time (claims are involved), but the window slots of a group are read first, so that their
+      // cache misses overlap rather than each decision waiting for its own (as the batch check does inside).
+      for (int group = 0; group < events.length; group += DedupWindow.PREFETCH_GROUP) {
+        int end = Math.min(events.length, group + DedupWindow.PREFETCH_GROUP);
+        for (int i = group; i < end; i++) {
+          window.prefetch(events[i].idFp);
+          if (events[i].keyFp != 0) {
+            window.prefetch(events[i].keyFp);
+          }
+        }
+        for (int i = group; i < end; i++) {
+          out[i] = decideOne(events[i], claims);
+        }
+      }
+      return out;
+    }
+    // No claim can be involved (a check creates none): runs of plain events go through the window's batch check,
+    // which overlaps their cache misses; an event with a key, payload hash or instant takes the single path. An
+    // event time the partition vouches for (and that is not late) changes nothing, so it stays plain: the Kafka
+    // consumer sends every record's timestamp. Vouched for as of the batch's start: an early eviction inside the batch
+    // (EVICT_OLDEST) moves the memory's start only for the batches after it.
+    long plainFromMs = Math.max(core.vouchedFromMs(), clock.nowMs() - windowMs);
+    int i = 0;
+    while (i < events.length) {
+      if (!plain(events[i], plainFromMs)) {
+        out[i] = decideOne(events[i], false);
+        i++;
+        continue;
+      }
+      int end = i + 1;
+      while (end < events.length && plain(events[end], plainFromMs)) {
+        end++;
+      }
+      checkPlainRun(events, i, end, out);
+      i = end;
+    }
+    return out;
+  }
+
+  /**
+   * An event the window's batch check can decide: id only, default expiry, no payload hash, and no event time or one
+   * from {@code plainFromMs} on (vouched for, and not a late delivery: {@link PartitionCore#check} would not look at
+   * it).
+   */
+  private static boolean plain(ParsedEvent e, long plainFromMs) {
+    return e.keyFp == 0 && e.payloadHash == DedupWindow.NO_PAYLOAD_HASH
+        && (e.eventTimeMs == ParsedEvent.NO_EVENT_TIME || e.eventTimeMs >= plainFromMs)
+        && e.rememberUntilMs == DedupWindow.DEFAULT_REMEMBER_UNTIL;
+  }
+
+  /** Check or claim of one event of a batch; a refusal for want of room is its element. */
+  private DedupBatchResult decideOne(ParsedEvent e, boolean claim) {
+    try {
+      return core.element(claim ? core.claim(e) : core.check(e));
+    } catch (RequestFailure f) {
+      return DedupBatchResult.failed(f.code(), f.getMessage());
+    } catch (WindowFullException full) {
+      return windowFull(full);
+    }
+  }
+
+  /** The element of an event the window itself refused (its cap under REJECT, or a table that cannot grow). */
+  private DedupBatchResult windowFull(WindowFullException full) {
+    return DedupBatchResult.failed(DedupFailure.UNAVAILABLE, "partition " + partition + " window full"
+        + " (maxIdsPerPartition=" + maxIds + "): " + full.getMessage() + "; nothing recorded for this event, retry"
+        + " later");
+  }
+
+  /**
+   * Decides a run of plain events with the window's batch check. No claim is live here, so the window's own cap is
+   * the only limit: when it refuses a new id, the window has written the verdicts before it and no other, that event
+   * is refused and the rest of the run is decided one by one.
+   */
+  private void checkPlainRun(ParsedEvent[] events, int from, int to, DedupBatchResult[] out) {
+    int n = to - from;
+    if (runFingerprints.length < n) {
+      runFingerprints = new long[n];
+      runVerdicts = new Verdict[n];
+    }
+    for (int k = 0; k < n; k++) {
+      runFingerprints[k] = events[from + k].idFp;
+    }
+    // Empty slots mark the verdicts the window did not write, should it refuse an event.
+    Arrays.fill(runVerdicts, 0, n, null);
+    final long now = clock.nowMs();
+    int decided = n;
+    WindowFullException refused = null;
+    try {
+      window.checkBatch(runFingerprints, 0, n, runVerdicts);
+    } catch (WindowFullException full) {
+      refused = full;
+      // The verdicts written are those before the refused event: the first slot left empty is the refused one.
+      decided = 0;
+      while (runVerdicts[decided] != null) {
+        decided++;
+      }
+    }
+    for (int k = 0; k < decided; k++) {
+      out[from + k] = core.decidedPlain(runFingerprints[k], runVerdicts[k], now);
+    }
+    if (refused != null) {
+      out[from + decided] = windowFull(refused);
+      for (int k = decided + 1; k < n; k++) {
+        out[from + k] = decideOne(events[from + k], false);
+      }
+    }
+  }
+}

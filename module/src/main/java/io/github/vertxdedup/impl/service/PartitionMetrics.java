@@ -1,0 +1,127 @@
+package io.github.vertxdedup.impl.service;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The Micrometer meters of one partition, tagged {@code address} and {@code partition}: what shows whether the
+ * window keeps its promise (late copies, duplicate ages, early evictions). Counters and gauges read a
+ * {@link Snapshot} that the partition publishes from its event loop (every second, on {@code stats} and at stop), so
+ * the hot path only bumps plain fields and a metrics thread never touches the single-threaded window; readings lag
+ * by at most a second. The duplicate-age histogram is recorded directly.
+ *
+ * <p>Meters: {@code dedup.verdicts{verdict=accepted|duplicate|conflict|in_flight|unknown}},
+ * {@code dedup.unvouched.accepts}, {@code dedup.late.deliveries} (event time older than the window),
+ * {@code dedup.expired.leases}, {@code dedup.early.evictions}, {@code dedup.rejected} (window full),
+ * {@code dedup.held.ids}, {@code dedup.claims.held} (in flight now), {@code dedup.held.id.bytes} (table bytes per
+ * held entry), {@code dedup.pending}, {@code dedup.ready} (1 or 0), {@code dedup.duplicate.age} (a timer with a
+ * percentile histogram up to the window; the first sighting is known to its bucket, so an age reads up to one bucket
+ * width too old).
+ *
+ * <p>Thread-safe: {@link #publish} from the partition, reads from any thread.
+ */
+final class PartitionMetrics {
+
+  /**
+   * What the meters read, published by the partition.
+   *
+   * @param accepted accepted verdicts (claims included)
+   * @param duplicates duplicate verdicts
+   * @param conflicts conflict verdicts
+   * @param inFlight in-flight verdicts
+   * @param unknown unknown verdicts
+   * @param unvouched accepts of events older than the partition's memory
+   * @param lateDeliveries events whose event time is older than now minus the window
+   * @param expiredLeases claims whose lease ran out
+   * @param earlyEvictions entries forgotten early under EVICT_OLDEST
+   * @param rejected new entries refused because the window was full
+   * @param held entries remembered now
+   * @param claimsHeld live claims now
+   * @param bytesPerHeldId table bytes per held entry
+   * @param pending replies waiting for the journal
+   * @param ready whether the partition answers
+   */
+  record Snapshot(long accepted, long duplicates, long conflicts, long inFlight, long unknown, long unvouched,
+      long lateDeliveries, long expiredLeases, long earlyEvictions, long rejected, long held, long claimsHeld,
+      double bytesPerHeldId, int pending, boolean ready) {
+
+    static final Snapshot EMPTY = new Snapshot(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, false);
+  }
+
+  private final MeterRegistry registry;
+  private final Tags tags;
+  private final List<Meter> meters = new ArrayList<>();
+  private final Timer duplicateAge;
+  private volatile Snapshot snapshot = Snapshot.EMPTY;
+
+  PartitionMetrics(MeterRegistry registry, String address, int partition, long windowMs) {
+    this.registry = registry;
+    this.tags = Tags.of("address", address, "partition", Integer.toString(partition));
+    verdict("accepted", Snapshot::accepted);
+    verdict("duplicate", Snapshot::duplicates);
+    verdict("conflict", Snapshot::conflicts);
+    verdict("in_flight", Snapshot::inFlight);
+    verdict("unknown", Snapshot::unknown);
+    counter("dedup.unvouched.accepts", "events accepted although older than the partition could vouch for",
+        Snapshot::unvouched);
+    counter("dedup.late.deliveries", "events whose eventTimeMs is older than now minus the window",
+        Snapshot::lateDeliveries);
+    counter("dedup.expired.leases", "claims forgotten because their lease ran out", Snapshot::expiredLeases);
+    counter("dedup.early.evictions", "entries forgotten before their expiry under EVICT_OLDEST",
+        Snapshot::earlyEvictions);
+    counter("dedup.rejected", "new entries refused because the window was full", Snapshot::rejected);
+    gauge("dedup.held.ids", "ids and keys remembered now", null, s -> s.held());
+    gauge("dedup.claims.held", "claims in flight now", null, s -> s.claimsHeld());
+    gauge("dedup.held.id.bytes", "estimated table bytes per held id", "bytes", Snapshot::bytesPerHeldId);
+    gauge("dedup.pending", "replies waiting for their journal write", null, s -> s.pending());
+    gauge("dedup.ready", "1 when the partition answers, else 0", null, s -> s.ready() ? 1 : 0);
+    duplicateAge = Timer.builder("dedup.duplicate.age")
+        .description("time since the first sighting, for each duplicate; bucket precision, up to one bucket width over")
+        .tags(tags)
+        .publishPercentileHistogram()
+        .minimumExpectedValue(Duration.ofMillis(1))
+        .maximumExpectedValue(Duration.ofMillis(Math.max(2, windowMs)))
+        .register(registry);
+    meters.add(duplicateAge);
+  }
+
+  void publish(Snapshot s) {
+    snapshot = s;
+  }
+
+  void recordDuplicateAge(long ageMs) {
+    duplicateAge.record(Math.max(0, ageMs), TimeUnit.MILLISECONDS);
+  }
+
+  /** Removes this partition's meters from the registry. */
+  void close() {
+    for (Meter m : meters) {
+      registry.remove(m);
+    }
+    meters.clear();
+  }
+
+  private void verdict(String verdict, ToDoubleFunction<Snapshot> f) {
+    meters.add(FunctionCounter.builder("dedup.verdicts", this, m -> f.applyAsDouble(m.snapshot))
+        .description("verdicts given").tags(tags).tag("verdict", verdict).register(registry));
+  }
+
+  private void counter(String name, String description, ToDoubleFunction<Snapshot> f) {
+    meters.add(FunctionCounter.builder(name, this, m -> f.applyAsDouble(m.snapshot))
+        .description(description).tags(tags).register(registry));
+  }
+
+  private void gauge(String name, String description, String unit, ToDoubleFunction<Snapshot> f) {
+    meters.add(Gauge.builder(name, this, m -> f.applyAsDouble(m.snapshot))
+        .description(description).baseUnit(unit).tags(tags).strongReference(true).register(registry));
+  }
+}

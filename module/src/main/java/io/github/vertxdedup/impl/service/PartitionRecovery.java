@@ -1,0 +1,196 @@
+package io.github.vertxdedup.impl.service;
+
+import io.github.vertxdedup.impl.journal.PartitionJournal;
+import io.github.vertxdedup.journal.CommittedOffsets;
+import io.github.vertxdedup.journal.JournalLockedException;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import java.util.function.Supplier;
+
+/**
+ * Rebuilds one partition from its journal: opens it and replays it into a new core and a new set of committed offsets,
+ * and on failure decides between giving up (the first recovery of a deployment, for any reason but a locked journal)
+ * and trying again after a backoff on the injected {@link PartitionTimer} ({@value #RETRY_MIN_MS} ms doubling to
+ * {@value #RETRY_MAX_MS} ms; reset once a recovery succeeds). What the partition does with each outcome (its state,
+ * its replies) is its {@link Owner}'s.
+ *
+ * <p>Confined to the partition's event loop: {@link #recover} is called on the partition's context, and every
+ * outcome is delivered on it, whatever thread completes the journal's futures.
+ */
+final class PartitionRecovery {
+
+  /** First delay before opening the journal again after a failed attempt, in milliseconds. */
+  static final long RETRY_MIN_MS = 50;
+  /** Longest delay between attempts to open the journal, in milliseconds. */
+  static final long RETRY_MAX_MS = 2000;
+
+  /** What the partition does with the outcomes of a recovery; called on its context. */
+  interface Owner {
+
+    /** @return true once the partition is stopping: no recovery starts, and an outcome is dropped */
+    boolean stopping();
+
+    /**
+     * The journal was opened and replayed.
+     *
+     * @param core the rebuilt core
+     * @param offsets the committed offsets replayed
+     * @param startNanos {@link System#nanoTime()} when the journal began to open
+     */
+    void recovered(PartitionCore core, CommittedOffsets offsets, long startNanos);
+
+    /**
+     * The first recovery failed for a reason other than a locked journal: no retry; the owner closes the journal.
+     *
+     * @param cause why
+     */
+    void failed(Throwable cause);
+
+    /**
+     * A recovery failed and is retried after {@code delayMs}, once the journal is closed.
+     *
+     * @param failure why, for the partition's refusals ("journal locked by another process (...); retrying")
+     * @param locked true if another owner holds the journal
+     * @param cause the failure
+     * @param delayMs the delay before the next attempt, ms
+     */
+    void retrying(String failure, boolean locked, Throwable cause, long delayMs);
+  }
+
+  private final PartitionJournal journal;
+  private final PartitionTimer timer;
+  private final Context context;
+  private final Supplier<PartitionCore> newCore;
+  private final Owner owner;
+  private long retryTimerId = -1;
+  private long retryDelayMs = RETRY_MIN_MS;
+
+  /**
+   * @param journal the partition's journal
+   * @param timer the partition's timers
+   * @param context the partition's context
+   * @param newCore makes an empty core to replay into (sharing the partition's counters)
+   * @param owner what the partition does with the outcomes
+   */
+  PartitionRecovery(PartitionJournal journal, PartitionTimer timer, Context context, Supplier<PartitionCore> newCore,
+      Owner owner) {
+    this.journal = journal;
+    this.timer = timer;
+    this.context = context;
+    this.newCore = newCore;
+    this.owner = owner;
+  }
+
+  /**
+   * Opens and replays the journal into a new core. On failure: a locked journal, or any failure after the first
+   * start, is retried with the backoff; any other failure of the first start is reported to {@link Owner#failed}.
+   *
+   * @param first true for the deployment's first recovery
+   */
+  void recover(boolean first) {
+    if (owner.stopping()) {
+      return;
+    }
+    PartitionCore fresh = newCore.get();
+    CommittedOffsets freshOffsets = new CommittedOffsets();
+    long startNanos = System.nanoTime();
+    onContext(journal.open())
+        .compose(v -> onContext(journal.recover(new Sink(fresh, freshOffsets))))
+        .onComplete(ar -> {
+          if (owner.stopping()) {
+            return; // stop() closes the journal and completes the undeployment
+          }
+          if (ar.succeeded()) {
+            retryDelayMs = RETRY_MIN_MS;
+            owner.recovered(fresh, freshOffsets, startNanos);
+            return;
+          }
+          Throwable cause = ar.cause();
+          boolean locked = isLocked(cause);
+          if (first && !locked) {
+            owner.failed(cause);
+            return;
+          }
+          owner.retrying(locked
+              ? "journal locked by another process (" + cause.getMessage() + "); retrying"
+              : "journal recovery failed (" + cause + "); retrying", locked, cause, retryDelayMs);
+          journal.close().onComplete(v -> context.runOnContext(w -> scheduleRetry()));
+        });
+  }
+
+  /** Cancels a retry that is waiting for its timer. */
+  void cancel() {
+    if (retryTimerId != -1) {
+      timer.cancel(retryTimerId);
+    }
+  }
+
+  private void scheduleRetry() {
+    if (owner.stopping()) {
+      return;
+    }
+    long delay = retryDelayMs;
+    retryDelayMs = Math.min(RETRY_MAX_MS, retryDelayMs * 2);
+    retryTimerId = timer.schedule(delay, () -> {
+      retryTimerId = -1;
+      recover(false);
+    });
+  }
+
+  private static boolean isLocked(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof JournalLockedException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The same outcome, delivered on the partition's context whatever thread completes the journal's future. */
+  private <T> Future<T> onContext(Future<T> f) {
+    Promise<T> p = Promise.promise();
+    f.onComplete(ar -> context.runOnContext(v -> p.handle(ar)));
+    return p.future();
+  }
+
+  /** Recovery calls, on the partition's context, into the core being rebuilt. */
+  private static final class Sink implements PartitionJournal.RecoverySink {
+
+    private final PartitionCore core;
+    private final CommittedOffsets offsets;
+
+    Sink(PartitionCore core, CommittedOffsets offsets) {
+      this.core = core;
+      this.offsets = offsets;
+    }
+
+    @Override
+    public void restore(long fingerprint, long payloadHash, long firstSeenMs, long expiresAtMs) {
+      core.restore(fingerprint, payloadHash, firstSeenMs, expiresAtMs);
+    }
+
+    @Override
+    public void restoreBatch(long[] fingerprints, long[] payloadHashes, long[] firstSeenMs, long[] expiresAtMs,
+        int length) {
+      core.restoreBatch(fingerprints, payloadHashes, firstSeenMs, expiresAtMs, length);
+    }
+
+    @Override
+    public void restoreClaim(long idFingerprint, long keyFingerprint, long payloadHash, String claimToken,
+        long claimedAtMs, long leaseEndMs, long rememberUntilMs, String claimer) {
+      core.restoreClaim(idFingerprint, keyFingerprint, payloadHash, claimToken, claimedAtMs, leaseEndMs,
+          rememberUntilMs, claimer);
+    }
+
+    @Override
+    public void memoryBegins(long memoryBeginsMs) {
+      core.memoryBegins(memoryBeginsMs);
+    }
+
+    @Override
+    public void restoreOffset(String topic, int partition, long offset) {
+      offsets.record(topic, partition, offset);
+    }
+  }
+}

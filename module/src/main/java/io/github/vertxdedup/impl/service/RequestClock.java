@@ -1,0 +1,37 @@
+package io.github.vertxdedup.impl.service;
+
+import io.github.vertxdedup.window.DedupClock;
+
+/**
+ * The partition's clock, pinned to one reading while a request is decided: validation ("rememberUntilMs must be
+ * after now"), the window's decisions for every event of a batch, lease ends and reply times all see the same
+ * instant, so no event can pass validation and then fail in the window half-way through a batch. Outside a request
+ * (timers, recovery) it reads the source clock.
+ *
+ * <p>Not thread-safe: used on the partition's event loop only.
+ */
+final class RequestClock implements DedupClock {
+
+  private final DedupClock source;
+  private boolean pinned;
+  private long pinnedMs;
+
+  RequestClock(DedupClock source) {
+    this.source = source;
+  }
+
+  /** Reads the source once and holds that reading until {@link #unpin()}. */
+  void pin() {
+    pinnedMs = source.nowMs();
+    pinned = true;
+  }
+
+  void unpin() {
+    pinned = false;
+  }
+
+  @Override
+  public long nowMs() {
+    return pinned ? pinnedMs : source.nowMs();
+  }
+}

@@ -1,0 +1,10 @@
+/**
+ * The public API of the Kafka consumer integration: {@link io.github.vertxdedup.kafka.DedupKafkaConsumer} and its
+ * {@link io.github.vertxdedup.kafka.DedupKafkaOptions}, the record handler, how a record's identity is read
+ * ({@link io.github.vertxdedup.kafka.IdentityExtractor}, {@link io.github.vertxdedup.kafka.RecordIdentity}), the
+ * atomicity modes, dead letters and the unvouched-record policy.
+ *
+ * <p>May use: the service's API ({@code io.github.vertxdedup}), {@code window}, Vert.x, the Kafka client. Its factory
+ * reaches {@code kafka.impl}, and only it. Must not use the service's implementation ({@code impl.*}) directly.
+ */
+package io.github.vertxdedup.kafka;

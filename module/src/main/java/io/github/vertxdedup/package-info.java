@@ -1,0 +1,16 @@
+/**
+ * The public API of the event-bus dedup service: {@link io.github.vertxdedup.DedupVerticle} deploys it,
+ * {@link io.github.vertxdedup.DedupClient} calls it, {@link io.github.vertxdedup.DedupOptions} configures it, and
+ * {@link io.github.vertxdedup.DedupEvent}, the results ({@link io.github.vertxdedup.DedupResult},
+ * {@link io.github.vertxdedup.DedupBatchResult}, {@link io.github.vertxdedup.DedupCommitResult},
+ * {@link io.github.vertxdedup.DedupLookup}) and the enums ({@link io.github.vertxdedup.DedupAction},
+ * {@link io.github.vertxdedup.DedupVerdict}, {@link io.github.vertxdedup.DedupFailure} codes,
+ * {@link io.github.vertxdedup.EntryState}, {@link io.github.vertxdedup.UnvouchedPolicy}) are what travels.
+ *
+ * <p>May use: {@code window}, the persistence {@code journal} (its {@code SyncPolicy} and layout check), Vert.x,
+ * Micrometer. Its entry points reach the implementation, and only they: {@code DedupVerticle} deploys
+ * {@code impl.service} partitions on {@code impl.journal} journals and registers {@code impl.protocol}'s codecs;
+ * {@code DedupClient.create} builds the {@code impl.client} client; {@code DedupOptions} reads JSON numbers as the
+ * protocol does. No type of an {@code impl} package appears in a public signature. Must not use {@code kafka}.
+ */
+package io.github.vertxdedup;

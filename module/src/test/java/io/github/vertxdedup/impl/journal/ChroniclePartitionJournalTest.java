@@ -1,0 +1,316 @@
+package io.github.vertxdedup.impl.journal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import io.github.vertxdedup.DedupAction;
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.TestFutures;
+import io.github.vertxdedup.impl.service.PartitionVerticle;
+import io.github.vertxdedup.journal.JournalWriteException;
+import io.github.vertxdedup.journal.RetentionResult;
+import io.github.vertxdedup.journal.SyncPolicy;
+import io.github.vertxdedup.window.ManualClock;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A partition on the Chronicle journal: a failed journal write (injected) is refused and leaves nothing behind,
+ * committed offsets survive restarts and rolls, and SYNC answers only after the group's sync.
+ */
+@ExtendWith(VertxExtension.class)
+class ChroniclePartitionJournalTest {
+
+  private static final long T0 = 1_700_000_000_000L;
+
+  @TempDir
+  Path dir;
+
+  private final ManualClock clock = new ManualClock(T0);
+  private Vertx vertx;
+  private PartitionVerticle partition;
+  private String deployment;
+
+  @BeforeEach
+  void setUp(Vertx vertx) {
+    this.vertx = vertx;
+  }
+
+  private DedupOptions options(SyncPolicy sync) {
+    return new DedupOptions().setWindowMs(60_000).setBucketMs(1_000).setJournalDir(dir.toString())
+        .setJournalSync(sync).validate();
+  }
+
+  private void deploy(PartitionJournal journal, SyncPolicy sync) {
+    partition = new PartitionVerticle(options(sync), 0, clock, journal, null);
+    deployment = await(vertx.deployVerticle(partition));
+  }
+
+  private ChroniclePartitionJournal chronicle(SyncPolicy sync) {
+    DedupOptions o = options(sync);
+    return new ChroniclePartitionJournal(vertx, dir.resolve("dedup").resolve("0"), o.getWindowMs(), o.getJournalSync(),
+        clock);
+  }
+
+  @Test
+  void shouldRefuseAnIdWhoseWriteFailedAndAcceptItOnceTheJournalIsReopened() {
+    FailingJournal journal = new FailingJournal(chronicle(SyncPolicy.ASYNC));
+    deploy(journal, SyncPolicy.ASYNC);
+    assertThat(check("a")).isEqualTo("ACCEPTED");
+
+    journal.failNextAccept = true;
+    ReplyException refused = failure(request("check", id("b")));
+    assertThat(refused.failureCode()).isEqualTo(503);
+    assertThat(refused.getMessage()).contains("journal write failed", "no space left");
+
+    // The partition rebuilt its window from the journal: "b" was never written, "a" was.
+    assertThat(retryWhileUnavailable("b")).isEqualTo("ACCEPTED");
+    assertThat(check("a")).isEqualTo("DUPLICATE");
+    assertThat(journal.opens).isEqualTo(2);
+
+    await(vertx.undeploy(deployment));
+    deploy(chronicle(SyncPolicy.ASYNC), SyncPolicy.ASYNC);
+    assertThat(check("b")).as("accepted on the retry, so journaled").isEqualTo("DUPLICATE");
+  }
+
+  @Test
+  void shouldRestoreTheHighestCommittedOffsetAfterRestartsAndRolls() {
+    deploy(chronicle(SyncPolicy.ASYNC), SyncPolicy.ASYNC);
+    await(partition.commitOffset("orders", 0, 10));
+    await(partition.commitOffset("orders", 0, 7)); // a late, lower commit never moves the partition back
+    await(partition.commitOffset("orders", 1, 3));
+    assertThat(await(partition.committedOffset("orders", 0))).isEqualTo(10);
+    assertThatFails(partition.commitOffset("", 0, 1), "topic must not be empty");
+    assertThatFails(partition.commitOffset("orders", 0, -1), "offset must be >= 0");
+
+    // Several roll cycles (one minute each for a one-minute window): each new cycle carries the offsets.
+    for (int minute = 1; minute <= 4; minute++) {
+      clock.advanceMs(61_000);
+      assertThat(check("m" + minute)).isEqualTo("ACCEPTED");
+    }
+    await(vertx.undeploy(deployment));
+    deploy(chronicle(SyncPolicy.ASYNC), SyncPolicy.ASYNC);
+    assertThat(await(partition.committedOffset("orders", 0))).isEqualTo(10);
+    assertThat(await(partition.committedOffset("orders", 1))).isEqualTo(3);
+    assertThat(await(partition.committedOffset("payments", 0))).isEqualTo(-1);
+  }
+
+  @Test
+  void shouldAnswerEveryRequestOfAGroupAfterItsSyncUnderTheSyncPolicy() {
+    deploy(chronicle(SyncPolicy.SYNC), SyncPolicy.SYNC);
+    List<Future<Message<Object>>> replies = new ArrayList<>();
+    for (int i = 0; i < 500; i++) {
+      replies.add(request("check", id("s" + i)));
+    }
+    replies.add(request("check", id("s0")));
+    for (int i = 0; i < 500; i++) {
+      assertThat(verdict(replies.get(i))).isEqualTo("ACCEPTED");
+    }
+    assertThat(verdict(replies.get(500))).isEqualTo("DUPLICATE");
+    await(vertx.undeploy(deployment));
+    deploy(chronicle(SyncPolicy.SYNC), SyncPolicy.SYNC);
+    assertThat(check("s499")).isEqualTo("DUPLICATE");
+  }
+
+  @Test
+  void shouldDeleteAnIdleJournalsExpiredCycleFileOnTheTimerWithoutAnAppendAndKeepWhatIsLive() throws IOException {
+    // A 10-minute window: 5-minute cycle files.
+    DedupOptions options = new DedupOptions().setWindowMs(600_000).setBucketMs(10_000).setJournalDir(dir.toString())
+        .setJournalSync(SyncPolicy.ASYNC).validate();
+    Path files = dir.resolve("dedup").resolve("0");
+    ChroniclePartitionJournal journal = new ChroniclePartitionJournal(vertx, files, options.getWindowMs(),
+        options.getJournalSync(), clock);
+    Promise<RetentionResult> trimmed = Promise.promise();
+    journal.retentionListener(r -> {
+      if (r.deletedCycles() > 0) {
+        trimmed.tryComplete(r);
+      }
+    });
+    partition = new PartitionVerticle(options, 0, clock, journal, null);
+    deployment = await(vertx.deployVerticle(partition));
+
+    long cycle0 = T0 - Math.floorMod(T0, 300_000); // cycles start at multiples of 5 minutes since the epoch
+    await(partition.commitOffset("orders", 0, 10));  // cycle 0
+    clock.setMs(cycle0 + 299_000);
+    assertThat(check("a")).isEqualTo("ACCEPTED");    // cycle 0; expires 899 s after it began
+    clock.setMs(cycle0 + 599_000);
+    assertThat(check("b")).isEqualTo("ACCEPTED");    // cycle 1; expires at 1199 s
+    clock.setMs(cycle0 + 601_000);
+    assertThat(check("c")).isEqualTo("ACCEPTED");    // cycle 2; expires at 1201 s
+    assertThat(cycleFiles(files)).hasSize(3);
+    assertThat(trimmed.future().isComplete()).as("nothing had expired at any append").isFalse();
+
+    // Idle from here on: no request, so no append. Cycle 0 expires; cycles 1 and 2 still hold live ids.
+    clock.setMs(cycle0 + 900_000);
+    RetentionResult pass = await(trimmed.future()); // run by the partition's periodic timer
+    assertThat(pass.deletedCycles()).isEqualTo(1);
+    assertThat(pass.keptCycles()).isEqualTo(2);
+    assertThat(cycleFiles(files)).hasSize(2);
+
+    // A restart replays what is left: the live ids, and the offset committed in the deleted cycle (every later
+    // cycle carries it).
+    await(vertx.undeploy(deployment));
+    partition = new PartitionVerticle(options, 0, clock,
+        new ChroniclePartitionJournal(vertx, files, options.getWindowMs(), options.getJournalSync(), clock), null);
+    deployment = await(vertx.deployVerticle(partition));
+    assertThat(check("b")).isEqualTo("DUPLICATE");
+    assertThat(check("c")).isEqualTo("DUPLICATE");
+    assertThat(await(partition.committedOffset("orders", 0))).isEqualTo(10);
+  }
+
+  private static List<Path> cycleFiles(Path journalDir) throws IOException {
+    try (Stream<Path> s = Files.list(journalDir)) {
+      return s.filter(p -> p.getFileName().toString().endsWith(".cq4")).toList();
+    }
+  }
+
+  @Test
+  void shouldRoundTripAJournalTokenThroughItsClaimTokenText() {
+    // The format-1 claimer-text half of this test moved with the code: persistence ClaimerTextV1Test.
+    long token = 0x8000_0000_0000_0001L;
+    assertThat(ChroniclePartitionJournal.tokenValue(ChroniclePartitionJournal.tokenText(token))).isEqualTo(token);
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+
+  private String check(String id) {
+    return verdict(request("check", id(id)));
+  }
+
+  private String retryWhileUnavailable(String id) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (System.nanoTime() < deadline) {
+      try {
+        return check(id);
+      } catch (ReplyException e) {
+        assertThat(e.failureCode()).as(e.getMessage()).isEqualTo(503);
+      }
+    }
+    return fail("the partition did not answer again within 10 s");
+  }
+
+  private Future<Message<Object>> request(String action, JsonObject body) {
+    return vertx.eventBus().request("dedup.0", body, new DeliveryOptions().addHeader(DedupAction.HEADER, action));
+  }
+
+  private static JsonObject id(String id) {
+    return new JsonObject().put("id", id);
+  }
+
+  private static String verdict(Future<Message<Object>> reply) {
+    return ((JsonObject) await(reply).body()).getString("verdict");
+  }
+
+  private static void assertThatFails(Future<?> f, String message) {
+    try {
+      await(f);
+      fail("expected a failure containing " + message);
+    } catch (RuntimeException e) {
+      assertThat(e).hasMessageContaining(message);
+    }
+  }
+
+  private static ReplyException failure(Future<?> f) {
+    try {
+      Object ok = await(f);
+      return fail("expected a failure but got " + ok);
+    } catch (ReplyException e) {
+      return e;
+    }
+  }
+
+  private static <T> T await(Future<T> f) {
+    return TestFutures.await(f, 20);
+  }
+
+  /**
+   * The Chronicle journal with one injected append failure: the accept is refused the way a full disk refuses it
+   * (the journal rolls back a failed append, so nothing of it is written).
+   */
+  private static final class FailingJournal implements PartitionJournal {
+    private final ChroniclePartitionJournal delegate;
+    volatile boolean failNextAccept;
+    volatile int opens;
+
+    FailingJournal(ChroniclePartitionJournal delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public Future<Void> open() {
+      opens++;
+      return delegate.open();
+    }
+
+    @Override
+    public Future<Void> recover(RecoverySink sink) {
+      return delegate.recover(sink);
+    }
+
+    @Override
+    public Future<Void> accepted(long idFingerprint, long keyFingerprint, long payloadHash, long firstSeenMs,
+        long expiresAtMs) {
+      if (failNextAccept) {
+        failNextAccept = false;
+        return Future.failedFuture(new JournalWriteException("no space left on device (injected)",
+            new java.io.IOException("No space left on device")));
+      }
+      return delegate.accepted(idFingerprint, keyFingerprint, payloadHash, firstSeenMs, expiresAtMs);
+    }
+
+    @Override
+    public Future<Void> claimed(long idFingerprint, long keyFingerprint, long payloadHash, String claimToken,
+        long claimedAtMs, long leaseEndMs, long rememberUntilMs, String claimer) {
+      return delegate.claimed(idFingerprint, keyFingerprint, payloadHash, claimToken, claimedAtMs, leaseEndMs,
+          rememberUntilMs, claimer);
+    }
+
+    @Override
+    public Future<Void> committed(long idFingerprint, long keyFingerprint, long payloadHash, long committedAtMs,
+        long expiresAtMs) {
+      return delegate.committed(idFingerprint, keyFingerprint, payloadHash, committedAtMs, expiresAtMs);
+    }
+
+    @Override
+    public Future<Void> released(long idFingerprint, long keyFingerprint) {
+      return delegate.released(idFingerprint, keyFingerprint);
+    }
+
+    @Override
+    public Future<Void> offsetsCommitted(String topic, int partition, long offset) {
+      return delegate.offsetsCommitted(topic, partition, offset);
+    }
+
+    @Override
+    public void beginBatch() {
+      delegate.beginBatch();
+    }
+
+    @Override
+    public void endBatch() {
+      delegate.endBatch();
+    }
+
+    @Override
+    public Future<Void> close() {
+      return delegate.close();
+    }
+  }
+}

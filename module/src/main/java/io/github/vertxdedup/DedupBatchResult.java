@@ -10,7 +10,8 @@ import java.util.Objects;
  * One element of a {@code checkBatch} or {@code claimBatch} reply: either the {@link DedupResult} a single
  * {@code check} or {@code claim} of the event would have answered, or the failure it would have failed with (its
  * {@link DedupFailure} code and message): {@link DedupFailure#UNAVAILABLE} for a new id that a full window refuses
- * under {@code REJECT}, while the other events of the batch are decided. Nothing was recorded for a failed element.
+ * under {@code REJECT} (or, under any policy, when the window's table is at its largest size and cannot grow: see
+ * {@code docs/service.md}, "Known limits"), while the other events of the batch are decided. Nothing was recorded for a failed element.
  * An {@link AsyncResult}, so a failed element reads as a failed single request does: {@link #cause()} is the
  * {@link ReplyException} that request would have failed with. Immutable and thread-safe.
  *
@@ -25,6 +26,11 @@ public record DedupBatchResult(DedupResult result, int failureCode, String messa
     implements AsyncResult<DedupResult> {
 
   /**
+   * Makes an element; {@link #decided} and {@link #failed} are the usual way.
+   *
+   * @param result the result, or null if the element failed
+   * @param failureCode the failure code if the element failed, else 0
+   * @param message the failure message if the element failed, else null
    * @throws IllegalArgumentException if neither or both of {@code result} and a failure ({@code failureCode > 0}
    *     and a message) are given
    */

@@ -304,7 +304,10 @@ public class DedupOptions {
    *       partitions routed by id; with one partition a key is deduplicated as well.
    * </ul>
    * A {@link DedupClient} must be created with the same value as the service. Changing it moves events between
-   * partitions, like changing the partition count: with a {@code journalDir}, use a new one (or a new address).
+   * partitions, like changing the partition count: with a {@code journalDir}, use a new one (or a new address). A
+   * journaled service of more than one partition records the value in {@code <journalDir>/<address>/partitions} and
+   * refuses to deploy with another one; a layout file of an earlier build (the count alone) is accepted and the
+   * value recorded.
    *
    * @param routeByKey whether to route by key
    * @return this

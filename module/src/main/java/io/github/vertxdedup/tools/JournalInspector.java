@@ -72,7 +72,8 @@ public final class JournalInspector implements Runnable {
   /** The journal to read and the instant to judge liveness at. */
   static final class JournalArgs {
     @Parameters(index = "0", paramLabel = "DIR",
-        description = "a partition's journal directory, <journalDir>/<address>/<partition>")
+        description = "a partition's journal directory, <journalDir>/<address>/<partition>, or"
+            + " <journalDir>/<group.id>/<topic>-<partition> for a Kafka window")
     Path dir;
 
     @Option(names = "--window-ms", required = true,
@@ -238,7 +239,8 @@ public final class JournalInspector implements Runnable {
     JournalArgs journal = new JournalArgs();
 
     @Option(names = "--address", defaultValue = "dedup",
-        description = "the service address (the fingerprint scope is <address>/id or <address>/key); default dedup")
+        description = "the service address (the fingerprint scope is <address>/id or <address>/key); default dedup;"
+            + " for a Kafka window <dedup.address>.<group.id>.<topic>-<partition>")
     String address;
 
     @CommandLine.ArgGroup(exclusive = true, multiplicity = "1")

@@ -517,7 +517,7 @@ final class PartitionCore {
       counters.capacityRejects++;
       throw RequestFailure.unavailable("window full: partition " + partition + " holds " + held + " entries and "
           + claims.reserved() + " reserved by claims, maxIdsPerPartition=" + maxIds + " (capacityPolicy=REJECT); "
-          + entries + " more refused, nothing recorded; retry later");
+          + "this event needs " + entries + " more (its id, and its key if it has one), nothing recorded; retry later");
     }
   }
 

@@ -1,6 +1,7 @@
 package io.github.vertxdedup;
 
 import io.vertx.core.Future;
+import io.vertx.core.eventbus.ReplyException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -29,5 +30,24 @@ public final class TestFutures {
     } catch (InterruptedException | TimeoutException e) {
       throw new IllegalStateException("no reply within " + seconds + " s", e);
     }
+  }
+
+  /**
+   * Waits for a future that must fail with a {@link ReplyException} (a refusal of the service) and returns it.
+   *
+   * @param f the future
+   * @param seconds how long to wait
+   * @return the failure
+   * @throws AssertionError if the future succeeds
+   * @throws IllegalStateException if it does not complete in time, or fails with a checked exception
+   */
+  public static ReplyException replyFailure(Future<?> f, int seconds) {
+    Object ok;
+    try {
+      ok = await(f, seconds);
+    } catch (ReplyException e) {
+      return e;
+    }
+    throw new AssertionError("expected a failure but got " + ok);
   }
 }

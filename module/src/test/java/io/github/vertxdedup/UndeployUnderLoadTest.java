@@ -1,7 +1,6 @@
 package io.github.vertxdedup;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 
 import io.github.vertxdedup.window.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -115,11 +114,6 @@ class UndeployUnderLoadTest {
   }
 
   private static ReplyException failure(Future<?> f) {
-    try {
-      Object ok = await(f);
-      return fail("expected a failure but got " + ok);
-    } catch (ReplyException e) {
-      return e;
-    }
+    return TestFutures.replyFailure(f, 10);
   }
 }

@@ -228,12 +228,7 @@ class ChroniclePartitionJournalTest {
   }
 
   private static ReplyException failure(Future<?> f) {
-    try {
-      Object ok = await(f);
-      return fail("expected a failure but got " + ok);
-    } catch (ReplyException e) {
-      return e;
-    }
+    return TestFutures.replyFailure(f, 20);
   }
 
   private static <T> T await(Future<T> f) {

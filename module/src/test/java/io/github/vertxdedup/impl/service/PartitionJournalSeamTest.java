@@ -302,12 +302,7 @@ class PartitionJournalSeamTest {
   }
 
   private static ReplyException failure(Future<?> f) {
-    try {
-      Object ok = await(f);
-      return fail("expected a failure but got " + ok);
-    } catch (ReplyException e) {
-      return e;
-    }
+    return TestFutures.replyFailure(f, 10);
   }
 
   /** A journal whose futures complete when the test says so. */

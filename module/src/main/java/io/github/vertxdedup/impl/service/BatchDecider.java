@@ -128,9 +128,7 @@ final class BatchDecider {
 
   /** The element of an event the window itself refused (its cap under REJECT, or a table that cannot grow). */
   private DedupBatchResult windowFull(WindowFullException full) {
-    return DedupBatchResult.failed(DedupFailure.UNAVAILABLE, "partition " + partition + " window full"
-        + " (maxIdsPerPartition=" + maxIds + "): " + full.getMessage() + "; nothing recorded for this event, retry"
-        + " later");
+    return DedupBatchResult.failed(DedupFailure.UNAVAILABLE, PartitionCore.windowFullMessage(partition, maxIds, full));
   }
 
   /**

@@ -510,6 +510,20 @@ final class PartitionCore {
     return !reject || window.held() + claims.reserved() + entries <= maxIds;
   }
 
+  /**
+   * The message of a refusal by the window itself (its cap under REJECT, or a table that cannot grow), for a single
+   * request's 503 and a batch element's alike.
+   *
+   * @param partition the partition
+   * @param maxIds its {@code maxIdsPerPartition}
+   * @param full the window's refusal
+   * @return the message
+   */
+  static String windowFullMessage(int partition, long maxIds, WindowFullException full) {
+    return "partition " + partition + " window full (maxIdsPerPartition=" + maxIds + "): " + full.getMessage()
+        + "; nothing recorded, retry later";
+  }
+
   /** Refuses a new event for which there is no room; called only once the event is known to be new. */
   private void requireRoom(long entries) {
     if (!hasRoom(entries)) {

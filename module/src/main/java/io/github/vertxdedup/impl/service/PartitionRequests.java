@@ -74,8 +74,7 @@ final class PartitionRequests {
       sink.fail(f.code(), f.getMessage());
     } catch (WindowFullException e) {
       counters.unavailable++;
-      sink.fail(DedupFailure.UNAVAILABLE, "partition " + partition + " window full (maxIdsPerPartition="
-          + maxIds + "): " + e.getMessage() + "; nothing recorded, retry later");
+      sink.fail(DedupFailure.UNAVAILABLE, PartitionCore.windowFullMessage(partition, maxIds, e));
     } catch (IllegalArgumentException e) {
       // The window's own checks; with the clock pinned per request they repeat the decoder's, so this is a backstop.
       counters.badRequests++;

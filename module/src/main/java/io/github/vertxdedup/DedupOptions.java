@@ -1,31 +1,38 @@
 package io.github.vertxdedup;
 
-import io.github.vertxdedup.impl.protocol.JsonNumbers;
+import io.github.vertxdedup.impl.options.OptionSchema;
 import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.window.CapacityPolicy;
 import io.github.vertxdedup.window.DedupWindow;
+import io.vertx.codegen.annotations.DataObject;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Objects;
 
 /**
- * Configuration of a {@link DedupVerticle}: the Java form of its JSON deployment config. {@link #toJson()} builds
- * the config, {@link #DedupOptions(JsonObject)} reads it back; the two round-trip.
+ * Configuration of a {@link DedupVerticle}: the Java form of its JSON deployment config. A Vert.x data object: the
+ * default, copy and {@link JsonObject} constructors, {@link #toJson()}, fluent setters; {@link #toJson()} and
+ * {@link #DedupOptions(JsonObject)} round-trip.
  *
  * <p>Every setter validates its own value at once and names it in the {@link IllegalArgumentException}; rules that
  * relate two values (a bucket must divide the window, the window is required) are checked by {@link #validate()},
- * which the verticle calls before it deploys anything. The JSON constructor rejects unknown keys, so a typo in a
- * config does not silently fall back to a default.
+ * which the verticle calls before it deploys anything. The JSON constructor is strict, so that a typo in a config
+ * does not silently fall back to a default: an unknown key, a value of the wrong JSON type (a string for a number, a
+ * fraction for an integer, a name that is not one of an enum's) and a value out of range are errors that name the
+ * key and what it must be. A key whose value is JSON {@code null} keeps its default.
  *
  * <p>JSON keys (all optional except {@code windowMs}): {@code address}, {@code partitions}, {@code routeByKey},
  * {@code windowMs}, {@code bucketMs}, {@code maxIdsPerPartition}, {@code expectedIdsPerPartition},
  * {@code capacityPolicy} ({@code "REJECT"} | {@code "EVICT_OLDEST"}), {@code payloadHashes}, {@code unvouchedPolicy}
  * ({@code "UNKNOWN"} | {@code "ACCEPT"}), {@code maxIdBytes}, {@code maxBatch}, {@code leaseMs}, {@code maxPending},
- * {@code journalDir}, {@code journalSync} ({@code "NONE"} | {@code "ASYNC"} | {@code "SYNC"}).
+ * {@code journalDir}, {@code journalSync} ({@code "NONE"} | {@code "ASYNC"} | {@code "SYNC"}). Numbers are JSON
+ * integers, the policies JSON strings, {@code routeByKey} and {@code payloadHashes} JSON booleans. In a larger
+ * configuration (one merged by {@code vertx-config}, say) the same object sits under
+ * {@value DedupVerticle#CONFIG_KEY}; see {@link DedupVerticle}.
  *
  * <p>Not thread-safe: build it on one thread, then hand it over (deployment copies it into JSON).
  */
+@DataObject
 public class DedupOptions {
 
   /** Default {@code address}: partition {@code p} listens on {@code "dedup.<p>"}. */
@@ -69,6 +76,25 @@ public class DedupOptions {
    * loses at most about the last second of them.
    */
   public static final SyncPolicy DEFAULT_JOURNAL_SYNC = SyncPolicy.ASYNC;
+
+  /** The JSON form: every key, its JSON type and its setter, in the order of the class documentation. */
+  private static final OptionSchema<DedupOptions> JSON = new OptionSchema<DedupOptions>("dedup option")
+      .string("address", DedupOptions::setAddress)
+      .intValue("partitions", DedupOptions::setPartitions)
+      .bool("routeByKey", DedupOptions::setRouteByKey)
+      .longValue("windowMs", DedupOptions::setWindowMs)
+      .longValue("bucketMs", DedupOptions::setBucketMs)
+      .longValue("maxIdsPerPartition", DedupOptions::setMaxIdsPerPartition)
+      .intValue("expectedIdsPerPartition", DedupOptions::setExpectedIdsPerPartition)
+      .enumValue("capacityPolicy", CapacityPolicy.class, DedupOptions::setCapacityPolicy)
+      .bool("payloadHashes", DedupOptions::setPayloadHashes)
+      .enumValue("unvouchedPolicy", UnvouchedPolicy.class, DedupOptions::setUnvouchedPolicy)
+      .intValue("maxIdBytes", DedupOptions::setMaxIdBytes)
+      .intValue("maxBatch", DedupOptions::setMaxBatch)
+      .longValue("leaseMs", DedupOptions::setLeaseMs)
+      .intValue("maxPending", DedupOptions::setMaxPending)
+      .string("journalDir", DedupOptions::setJournalDir)
+      .enumValue("journalSync", SyncPolicy.class, DedupOptions::setJournalSync);
 
   private String address;
   private int partitions;
@@ -129,41 +155,18 @@ public class DedupOptions {
   }
 
   /**
-   * Reads options from a JSON deployment config; absent keys keep their defaults.
+   * Reads options from their JSON form (what {@link #toJson()} writes); absent keys, and keys whose value is JSON
+   * {@code null}, keep their defaults.
    *
-   * @param json the config
-   * @throws IllegalArgumentException on an unknown key, a value of the wrong JSON type, or a value out of range
-   *     (the message names the key)
+   * @param json the options
+   * @throws IllegalArgumentException on an unknown key (the message lists the known ones), on a value of the wrong
+   *     JSON type (naming the key and the type it must have, e.g. {@code dedup option 'leaseMs' must be a JSON
+   *     integer but was the string "30s"}), or on a value out of range (naming the key and its limit)
+   * @throws NullPointerException if {@code json} is null
    */
   public DedupOptions(JsonObject json) {
     this();
-    Objects.requireNonNull(json, "json");
-    for (Map.Entry<String, Object> e : json) {
-      String k = e.getKey();
-      Object v = e.getValue();
-      switch (k) {
-        case "address" -> setAddress(string(k, v));
-        case "partitions" -> setPartitions(intValue(k, v));
-        case "routeByKey" -> setRouteByKey(bool(k, v));
-        case "windowMs" -> setWindowMs(longValue(k, v));
-        case "bucketMs" -> setBucketMs(longValue(k, v));
-        case "maxIdsPerPartition" -> setMaxIdsPerPartition(longValue(k, v));
-        case "expectedIdsPerPartition" -> setExpectedIdsPerPartition(intValue(k, v));
-        case "capacityPolicy" -> setCapacityPolicy(enumValue(k, v, CapacityPolicy.class));
-        case "payloadHashes" -> setPayloadHashes(bool(k, v));
-        case "unvouchedPolicy" -> setUnvouchedPolicy(enumValue(k, v, UnvouchedPolicy.class));
-        case "maxIdBytes" -> setMaxIdBytes(intValue(k, v));
-        case "maxBatch" -> setMaxBatch(intValue(k, v));
-        case "leaseMs" -> setLeaseMs(longValue(k, v));
-        case "maxPending" -> setMaxPending(intValue(k, v));
-        case "journalDir" -> setJournalDir(string(k, v));
-        case "journalSync" -> setJournalSync(enumValue(k, v, SyncPolicy.class));
-        default -> throw new IllegalArgumentException("unknown config key '" + k + "' (known keys: address, "
-            + "partitions, routeByKey, windowMs, bucketMs, maxIdsPerPartition, expectedIdsPerPartition, "
-            + "capacityPolicy, payloadHashes, unvouchedPolicy, maxIdBytes, maxBatch, leaseMs, maxPending, journalDir, "
-            + "journalSync)");
-      }
-    }
+    JSON.read(json, this);
   }
 
   /**
@@ -667,54 +670,5 @@ public class DedupOptions {
     } catch (ArithmeticException e) {
       throw new IllegalArgumentException(name + " is too long: " + d);
     }
-  }
-
-  private static String string(String key, Object v) {
-    if (v instanceof String s) {
-      return s;
-    }
-    throw new IllegalArgumentException(key + " must be a string but was " + describe(v));
-  }
-
-  private static boolean bool(String key, Object v) {
-    if (v instanceof Boolean b) {
-      return b;
-    }
-    throw new IllegalArgumentException(key + " must be a boolean but was " + describe(v));
-  }
-
-  private static int intValue(String key, Object v) {
-    long l = longValue(key, v);
-    if (l < Integer.MIN_VALUE || l > Integer.MAX_VALUE) {
-      throw new IllegalArgumentException(key + " must fit in an int but was " + l);
-    }
-    return (int) l;
-  }
-
-  private static long longValue(String key, Object v) {
-    Long l = JsonNumbers.exactLong(v);
-    if (l == null) {
-      throw new IllegalArgumentException(key + " must be an integer but was "
-          + (v instanceof Number ? v : describe(v)));
-    }
-    return l;
-  }
-
-  private static <E extends Enum<E>> E enumValue(String key, Object v, Class<E> type) {
-    String s = string(key, v);
-    for (E e : type.getEnumConstants()) {
-      if (e.name().equals(s)) {
-        return e;
-      }
-    }
-    StringBuilder names = new StringBuilder();
-    for (E e : type.getEnumConstants()) {
-      names.append(names.length() == 0 ? "" : " | ").append(e.name());
-    }
-    throw new IllegalArgumentException(key + " must be one of " + names + " but was '" + s + "'");
-  }
-
-  private static String describe(Object v) {
-    return v == null ? "null" : v.getClass().getSimpleName() + " " + v;
   }
 }

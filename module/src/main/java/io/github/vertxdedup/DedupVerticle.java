@@ -3,6 +3,7 @@ package io.github.vertxdedup;
 import io.github.vertxdedup.impl.journal.ChroniclePartitionJournal;
 import io.github.vertxdedup.impl.journal.NoJournal;
 import io.github.vertxdedup.impl.journal.PartitionJournal;
+import io.github.vertxdedup.impl.options.OptionSchema;
 import io.github.vertxdedup.impl.protocol.Codecs;
 import io.github.vertxdedup.impl.service.AddressRouter;
 import io.github.vertxdedup.impl.service.PartitionVerticle;
@@ -36,6 +37,16 @@ import java.util.function.Supplier;
  * or deploy an instance, e.g. with a {@link io.github.vertxdedup.window.ManualClock} in tests:
  * {@code vertx.deployVerticle(new DedupVerticle(clock), new DeploymentOptions().setConfig(json))}.
  *
+ * <p>The config is read in one of two shapes. When it has a key {@value #CONFIG_KEY}, the options are the JSON object
+ * under it and every other key is left alone, so the verticle can be given a configuration that holds more than its
+ * own, such as one {@code vertx-config} merges from several stores:
+ * <pre>{@code
+ * {"dedup": {"address": "payments", "partitions": 8, "windowMs": 600000}, "http": {"port": 8080}}
+ * }</pre>
+ * Otherwise the whole config is the options, as {@link DedupOptions#toJson()} writes them. Either way the options
+ * object is read strictly ({@link DedupOptions#DedupOptions(JsonObject)}): an unknown key or a value of the wrong
+ * JSON type inside it fails the deployment with a message naming the key.
+ *
  * <p>Callers send requests to {@code <address>.<p>} (see {@link DedupClient}, which computes {@code p}) or to
  * {@code <address>}, which routes single requests by the fingerprint of their {@code key} when
  * {@link DedupOptions#isRouteByKey() routeByKey} is set, else of their {@code id}.
@@ -57,6 +68,12 @@ import java.util.function.Supplier;
  * <p>Setters must be called before deployment; the verticle then belongs to its Vert.x context.
  */
 public class DedupVerticle extends VerticleBase {
+
+  /**
+   * The key of the deployment config under which the options sit when the config holds more than them:
+   * {@value}. The same name as the dedup options' key in {@code DedupKafkaOptions}.
+   */
+  public static final String CONFIG_KEY = "dedup";
 
   private final DedupClock clock;
   private MeterRegistry meterRegistry;
@@ -116,7 +133,7 @@ public class DedupVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     try {
-      options = new DedupOptions(config() == null ? new JsonObject() : config()).validate();
+      options = optionsOf(config()).validate();
     } catch (IllegalArgumentException e) {
       return Future.failedFuture(new IllegalArgumentException("invalid DedupVerticle config: " + e.getMessage(), e));
     }
@@ -131,6 +148,28 @@ public class DedupVerticle extends VerticleBase {
     }, false).recover(e -> Future.failedFuture(
         new IllegalArgumentException("invalid DedupVerticle config: " + e.getMessage(), e)))
         .compose(v -> deployPartitions());
+  }
+
+  /**
+   * Reads the options from a deployment config: the object under {@value #CONFIG_KEY} if the config has that key,
+   * else the whole config (see the class documentation).
+   *
+   * @throws IllegalArgumentException if {@value #CONFIG_KEY} is not a JSON object, or as
+   *     {@link DedupOptions#DedupOptions(JsonObject)}
+   */
+  private static DedupOptions optionsOf(JsonObject config) {
+    if (config == null) {
+      return new DedupOptions();
+    }
+    if (!config.containsKey(CONFIG_KEY)) {
+      return new DedupOptions(config);
+    }
+    Object nested = config.getValue(CONFIG_KEY);
+    if (!(nested instanceof JsonObject options)) {
+      throw new IllegalArgumentException("config key '" + CONFIG_KEY + "' must be a JSON object (the dedup options)"
+          + " but was " + OptionSchema.describe(nested));
+    }
+    return new DedupOptions(options);
   }
 
   private Future<?> deployPartitions() {

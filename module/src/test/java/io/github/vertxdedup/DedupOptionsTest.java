@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.window.CapacityPolicy;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -79,30 +80,80 @@ class DedupOptionsTest {
   }
 
   @Test
-  void shouldRejectAnUnknownConfigKey() {
+  void shouldRejectAnUnknownKeyNamingItAndTheKnownOnes() {
     assertThatThrownBy(() -> new DedupOptions(new JsonObject().put("windowMs", 60_000).put("window", 5)))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown config key 'window'");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("unknown dedup option 'window' (known: address, partitions, routeByKey, windowMs,")
+        .hasMessageEndingWith("journalDir, journalSync)");
   }
 
   @Test
-  void shouldRejectWrongJsonTypesNamingTheKey() {
-    assertThatThrownBy(() -> new DedupOptions(new JsonObject().put("windowMs", "60s")))
-        .hasMessageContaining("windowMs must be an integer");
-    assertThatThrownBy(() -> new DedupOptions(new JsonObject().put("partitions", 1.5)))
-        .hasMessageContaining("partitions must be an integer");
-    assertThatThrownBy(() -> new DedupOptions(new JsonObject().put("capacityPolicy", "DROP")))
-        .hasMessageContaining("capacityPolicy must be one of REJECT | EVICT_OLDEST but was 'DROP'");
-    assertThatThrownBy(() -> new DedupOptions(new JsonObject().put("payloadHashes", "yes")))
-        .hasMessageContaining("payloadHashes must be a boolean");
-    assertThatThrownBy(() -> new DedupOptions(new JsonObject().put("routeByKey", "true")))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("routeByKey must be a boolean but was String true");
-    assertThatThrownBy(() -> new DedupOptions(new JsonObject().put("address", 7)))
-        .hasMessageContaining("address must be a string");
-    assertThatThrownBy(() -> new DedupOptions(new JsonObject().put("journalSync", "ALWAYS")))
-        .hasMessageContaining("journalSync must be one of NONE | ASYNC | SYNC but was 'ALWAYS'");
+  void shouldRejectWrongJsonTypesNamingTheKeyAndTheExpectedType() {
+    assertWrongType("windowMs", "60s", "dedup option 'windowMs' must be a JSON integer but was the string \"60s\"");
+    assertWrongType("partitions", 1.5, "dedup option 'partitions' must be a JSON integer but was the number 1.5");
+    assertWrongType("partitions", 4_294_967_297L, "dedup option 'partitions' must be a JSON integer in "
+        + "-2147483648..2147483647 but was the number 4294967297");
+    assertWrongType("leaseMs", new JsonObject().put("ms", 5),
+        "dedup option 'leaseMs' must be a JSON integer but was a JSON object");
+    assertWrongType("maxBatch", new JsonArray().add(5),
+        "dedup option 'maxBatch' must be a JSON integer but was a JSON array");
+    assertWrongType("capacityPolicy", "DROP",
+        "dedup option 'capacityPolicy' must be one of the JSON strings REJECT | EVICT_OLDEST but was the string \"DROP\"");
+    assertWrongType("capacityPolicy", 1,
+        "dedup option 'capacityPolicy' must be one of the JSON strings REJECT | EVICT_OLDEST but was the number 1");
+    assertWrongType("payloadHashes", "yes", "dedup option 'payloadHashes' must be a JSON boolean but was the string \"yes\"");
+    assertWrongType("routeByKey", "true", "dedup option 'routeByKey' must be a JSON boolean but was the string \"true\"");
+    assertWrongType("address", 7, "dedup option 'address' must be a JSON string but was the number 7");
+    assertWrongType("journalDir", false, "dedup option 'journalDir' must be a JSON string but was the boolean false");
+    assertWrongType("journalSync", "ALWAYS",
+        "dedup option 'journalSync' must be one of the JSON strings NONE | ASYNC | SYNC but was the string \"ALWAYS\"");
     assertThatThrownBy(() -> new DedupOptions().setJournalSync(null))
         .hasMessageContaining("journalSync must be NONE, ASYNC or SYNC but was null");
+  }
+
+  private static void assertWrongType(String key, Object value, String message) {
+    assertThatThrownBy(() -> new DedupOptions(new JsonObject().put(key, value)))
+        .as("%s = %s", key, value)
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(message);
+  }
+
+  @Test
+  void shouldReadAJsonNullAsTheDefault() {
+    DedupOptions o = new DedupOptions(new JsonObject().put("windowMs", 60_000).put("leaseMs", null)
+        .put("journalDir", null).put("capacityPolicy", null).put("routeByKey", null));
+    assertThat(o).isEqualTo(new DedupOptions().setWindowMs(60_000));
+    assertThatThrownBy(() -> new DedupOptions(new JsonObject().put("windowMs", null)).validate())
+        .hasMessageContaining("windowMs is required");
+  }
+
+  @Test
+  void shouldCopyEveryValueIntoAnIndependentObject() {
+    DedupOptions o = new DedupOptions(fullJson());
+    DedupOptions copy = new DedupOptions(o);
+    assertThat(copy).isEqualTo(o).isNotSameAs(o);
+    assertThat(copy.toJson()).isEqualTo(fullJson());
+    copy.setLeaseMs(1).setJournalDir(null).setAddress("other");
+    assertThat(o.toJson()).isEqualTo(fullJson());
+  }
+
+  @Test
+  void shouldWriteEveryKeyItReads() {
+    // Every key of the JSON form, each with a value other than its default: toJson writes them all back.
+    JsonObject full = fullJson();
+    assertThat(new DedupOptions(full).toJson()).isEqualTo(full);
+    assertThat(full.fieldNames()).hasSize(16);
+    for (String key : full.fieldNames()) {
+      assertThat(new DedupOptions().toJson().getValue(key)).as(key).isNotEqualTo(full.getValue(key));
+    }
+  }
+
+  private static JsonObject fullJson() {
+    return new JsonObject().put("address", "payments").put("partitions", 8).put("routeByKey", true)
+        .put("windowMs", 600_000L).put("bucketMs", 5_000L).put("maxIdsPerPartition", 123_456L)
+        .put("expectedIdsPerPartition", 1_000).put("capacityPolicy", "EVICT_OLDEST").put("payloadHashes", false)
+        .put("unvouchedPolicy", "ACCEPT").put("maxIdBytes", 256).put("maxBatch", 500).put("leaseMs", 7_000L)
+        .put("maxPending", 42).put("journalSync", "SYNC").put("journalDir", "/var/lib/dedup");
   }
 
   @Test

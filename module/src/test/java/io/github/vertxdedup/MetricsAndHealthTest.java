@@ -110,7 +110,7 @@ class MetricsAndHealthTest extends ServiceTestSupport {
   void shouldRefuseToDeployWithAnInvalidConfigNamingTheKey() {
     assertThatThrownBy(() -> await(vertx.deployVerticle(new DedupVerticle(clock),
         new DeploymentOptions().setConfig(new JsonObject().put("windowMs", 60_000).put("partition", 2)))))
-        .hasMessageContaining("unknown config key 'partition'");
+        .hasMessageContaining("unknown dedup option 'partition'");
     assertThatThrownBy(() -> await(vertx.deployVerticle(new DedupVerticle(clock),
         new DeploymentOptions().setConfig(new JsonObject().put("address", "x")))))
         .hasMessageContaining("windowMs is required");

@@ -1,24 +1,29 @@
 package io.github.vertxdedup.kafka;
 
 import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.impl.options.OptionSchema;
+import io.vertx.codegen.annotations.DataObject;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.Set;
 
 /**
  * Options of a {@link DedupKafkaConsumer}: the dedup settings of every topic-partition's window (a
  * {@link DedupOptions}, of which {@code address} is the prefix of the windows' event-bus addresses and
  * {@code partitions} and {@code routeByKey} are ignored: the Kafka partition is the dedup partition), the atomicity
- * mode, the retry policy
- * and the poll loop's settings. Fluent setters validate and throw {@link IllegalArgumentException} naming the field
- * and its limit. Not thread-safe; the consumer copies them.
+ * mode, the retry policy and the poll loop's settings. A Vert.x data object: the default, copy and
+ * {@link JsonObject} constructors, {@link #toJson()}, fluent setters that validate and throw
+ * {@link IllegalArgumentException} naming the field and its limit. Not thread-safe; the consumer copies them.
  *
  * <p>JSON form: {@code {"dedup": {...DedupOptions...}, "mode": "EFFECT_FIRST", "maxAttempts": 5,
  * "backoffInitialMs": 100, "backoffMaxMs": 10000, "pollTimeoutMs": 100, "commitIntervalMs": 200,
  * "maxBufferedPerPartition": 4000, "maxUnansweredCommits": 8, "revocationTimeoutMs": 10000, "assignmentTimeoutMs":
- * 60000, "instanceId": null, "eventTimeSource": "RECORD_TIMESTAMP", "unvouchedRecords": "ACCEPT"}}.
+ * 60000, "instanceId": null, "eventTimeSource": "RECORD_TIMESTAMP", "unvouchedRecords": "ACCEPT"}}. It is read
+ * strictly, as {@link DedupOptions}' is: an unknown key, a value of the wrong JSON type (a string for a number, a
+ * fraction for an integer, a name that is not one of an enum's) and a value out of range are errors that name the
+ * key and what it must be; a key whose value is JSON {@code null} keeps its default.
  */
+@DataObject
 public class DedupKafkaOptions {
 
   /** Default address prefix of the windows: {@code vertx-dedup.kafka}. */
@@ -68,9 +73,23 @@ public class DedupKafkaOptions {
    */
   public static final UnvouchedRecordPolicy DEFAULT_UNVOUCHED_RECORDS = UnvouchedRecordPolicy.ACCEPT;
 
-  private static final Set<String> FIELDS = Set.of("dedup", "mode", "maxAttempts", "backoffInitialMs",
-      "backoffMaxMs", "pollTimeoutMs", "commitIntervalMs", "maxBufferedPerPartition", "maxUnansweredCommits",
-      "revocationTimeoutMs", "assignmentTimeoutMs", "instanceId", "eventTimeSource", "unvouchedRecords");
+  /** The JSON form: every key, its JSON type and its setter, in the order {@link #toJson()} writes them. */
+  private static final OptionSchema<DedupKafkaOptions> JSON =
+      new OptionSchema<DedupKafkaOptions>("dedup kafka option")
+          .object("dedup", (o, json) -> o.setDedup(dedupFromJson(json)))
+          .enumValue("mode", AtomicityMode.class, DedupKafkaOptions::setMode)
+          .intValue("maxAttempts", DedupKafkaOptions::setMaxAttempts)
+          .longValue("backoffInitialMs", DedupKafkaOptions::setBackoffInitialMs)
+          .longValue("backoffMaxMs", DedupKafkaOptions::setBackoffMaxMs)
+          .longValue("pollTimeoutMs", DedupKafkaOptions::setPollTimeoutMs)
+          .longValue("commitIntervalMs", DedupKafkaOptions::setCommitIntervalMs)
+          .intValue("maxBufferedPerPartition", DedupKafkaOptions::setMaxBufferedPerPartition)
+          .intValue("maxUnansweredCommits", DedupKafkaOptions::setMaxUnansweredCommits)
+          .longValue("revocationTimeoutMs", DedupKafkaOptions::setRevocationTimeoutMs)
+          .longValue("assignmentTimeoutMs", DedupKafkaOptions::setAssignmentTimeoutMs)
+          .string("instanceId", DedupKafkaOptions::setInstanceId)
+          .enumValue("eventTimeSource", EventTimeSource.class, DedupKafkaOptions::setEventTimeSource)
+          .enumValue("unvouchedRecords", UnvouchedRecordPolicy.class, DedupKafkaOptions::setUnvouchedRecords);
 
   private DedupOptions dedup;
   private AtomicityMode mode = DEFAULT_MODE;
@@ -115,83 +134,20 @@ public class DedupKafkaOptions {
   }
 
   /**
-   * Reads the JSON form.
+   * Reads the JSON form (what {@link #toJson()} writes); absent keys, and keys whose value is JSON {@code null}, keep
+   * their defaults. The object under {@code "dedup"} is read as {@link DedupOptions#DedupOptions(JsonObject)} reads
+   * it, except that its {@code address} defaults to {@link #DEFAULT_ADDRESS}.
    *
    * @param json the options
-   * @throws IllegalArgumentException on an unknown key, a value of the wrong type, or a value out of range
+   * @throws IllegalArgumentException on an unknown key (the message lists the known ones), on a value of the wrong
+   *     JSON type (naming the key and the type it must have, e.g. {@code dedup kafka option 'maxAttempts' must be a
+   *     JSON integer but was the string "5"}), or on a value out of range (naming the key and its limit); inside
+   *     {@code "dedup"}, as {@link DedupOptions#DedupOptions(JsonObject)}
+   * @throws NullPointerException if {@code json} is null
    */
   public DedupKafkaOptions(JsonObject json) {
     this();
-    for (String k : json.fieldNames()) {
-      if (!FIELDS.contains(k)) {
-        throw new IllegalArgumentException("unknown option '" + k + "'; known: " + new java.util.TreeSet<>(FIELDS));
-      }
-    }
-    try {
-      if (json.containsKey("dedup")) {
-        JsonObject d = json.getJsonObject("dedup");
-        JsonObject body = d == null ? new JsonObject() : d;
-        DedupOptions o = new DedupOptions(body);
-        if (!body.containsKey("address")) {
-          o.setAddress(DEFAULT_ADDRESS);
-        }
-        setDedup(o);
-      }
-      if (json.getValue("mode") != null) {
-        String m = json.getString("mode");
-        try {
-          setMode(AtomicityMode.valueOf(m));
-        } catch (IllegalArgumentException e) {
-          throw new IllegalArgumentException("mode must be RECORD_FIRST or EFFECT_FIRST but was " + m);
-        }
-      }
-      if (json.getValue("maxAttempts") != null) {
-        setMaxAttempts(json.getInteger("maxAttempts"));
-      }
-      if (json.getValue("backoffInitialMs") != null) {
-        setBackoffInitialMs(json.getLong("backoffInitialMs"));
-      }
-      if (json.getValue("backoffMaxMs") != null) {
-        setBackoffMaxMs(json.getLong("backoffMaxMs"));
-      }
-      if (json.getValue("pollTimeoutMs") != null) {
-        setPollTimeoutMs(json.getLong("pollTimeoutMs"));
-      }
-      if (json.getValue("commitIntervalMs") != null) {
-        setCommitIntervalMs(json.getLong("commitIntervalMs"));
-      }
-      if (json.getValue("maxBufferedPerPartition") != null) {
-        setMaxBufferedPerPartition(json.getInteger("maxBufferedPerPartition"));
-      }
-      if (json.getValue("maxUnansweredCommits") != null) {
-        setMaxUnansweredCommits(json.getInteger("maxUnansweredCommits"));
-      }
-      if (json.getValue("revocationTimeoutMs") != null) {
-        setRevocationTimeoutMs(json.getLong("revocationTimeoutMs"));
-      }
-      if (json.getValue("assignmentTimeoutMs") != null) {
-        setAssignmentTimeoutMs(json.getLong("assignmentTimeoutMs"));
-      }
-      setInstanceId(json.getString("instanceId"));
-      if (json.getValue("eventTimeSource") != null) {
-        String v = json.getString("eventTimeSource");
-        try {
-          setEventTimeSource(EventTimeSource.valueOf(v));
-        } catch (IllegalArgumentException e) {
-          throw new IllegalArgumentException("eventTimeSource must be RECORD_TIMESTAMP or NONE but was " + v);
-        }
-      }
-      if (json.getValue("unvouchedRecords") != null) {
-        String v = json.getString("unvouchedRecords");
-        try {
-          setUnvouchedRecords(UnvouchedRecordPolicy.valueOf(v));
-        } catch (IllegalArgumentException e) {
-          throw new IllegalArgumentException("unvouchedRecords must be ACCEPT or DEAD_LETTER but was " + v);
-        }
-      }
-    } catch (ClassCastException e) {
-      throw new IllegalArgumentException("an option has the wrong JSON type: " + e.getMessage(), e);
-    }
+    JSON.read(json, this);
   }
 
   /**
@@ -574,6 +530,15 @@ public class DedupKafkaOptions {
     }
     this.unvouchedRecords = unvouchedRecords;
     return this;
+  }
+
+  /** The dedup options of the JSON form: the window's address defaults to {@link #DEFAULT_ADDRESS}, not "dedup". */
+  private static DedupOptions dedupFromJson(JsonObject json) {
+    DedupOptions dedup = new DedupOptions(json);
+    if (json.getValue("address") == null) {
+      dedup.setAddress(DEFAULT_ADDRESS);
+    }
+    return dedup;
   }
 
   private static long delay(String name, long ms) {

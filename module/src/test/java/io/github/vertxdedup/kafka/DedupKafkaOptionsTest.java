@@ -68,10 +68,12 @@ class DedupKafkaOptionsTest {
     assertThatThrownBy(() -> new DedupKafkaOptions().setPollTimeoutMs(0))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("pollTimeoutMs must be in 1..");
     assertThatThrownBy(() -> new DedupKafkaOptions(new JsonObject().put("maxAtempts", 3)))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown option 'maxAtempts'");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("unknown dedup kafka option 'maxAtempts' (known: dedup, mode, maxAttempts,");
     assertThatThrownBy(() -> new DedupKafkaOptions(new JsonObject().put("mode", "BOTH")))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("mode must be RECORD_FIRST or EFFECT_FIRST but was BOTH");
+        .hasMessage("dedup kafka option 'mode' must be one of the JSON strings RECORD_FIRST | EFFECT_FIRST but was the"
+            + " string \"BOTH\"");
     assertThatThrownBy(() -> new DedupKafkaOptions().setDedup(new DedupOptions().setWindowMs(60000))
         .setBackoffInitialMs(100).setBackoffMaxMs(10).validate())
         .isInstanceOf(IllegalArgumentException.class)
@@ -85,10 +87,12 @@ class DedupKafkaOptionsTest {
         .hasMessage("maxUnansweredCommits must be in 1..1000000 but was 0");
     assertThatThrownBy(() -> new DedupKafkaOptions(new JsonObject().put("eventTimeSource", "HEADER")))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("eventTimeSource must be RECORD_TIMESTAMP or NONE but was HEADER");
+        .hasMessage("dedup kafka option 'eventTimeSource' must be one of the JSON strings RECORD_TIMESTAMP | NONE but"
+            + " was the string \"HEADER\"");
     assertThatThrownBy(() -> new DedupKafkaOptions(new JsonObject().put("unvouchedRecords", "DROP")))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("unvouchedRecords must be ACCEPT or DEAD_LETTER but was DROP");
+        .hasMessage("dedup kafka option 'unvouchedRecords' must be one of the JSON strings ACCEPT | DEAD_LETTER but"
+            + " was the string \"DROP\"");
     assertThatThrownBy(() -> new DedupKafkaOptions().setEventTimeSource(null))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("eventTimeSource must be RECORD_TIMESTAMP or NONE but was null");
@@ -99,6 +103,77 @@ class DedupKafkaOptionsTest {
         .setEventTimeSource(EventTimeSource.NONE).setUnvouchedRecords(UnvouchedRecordPolicy.DEAD_LETTER).validate())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageStartingWith("unvouchedRecords DEAD_LETTER needs an event time, but eventTimeSource was NONE");
+  }
+
+  @Test
+  void shouldRejectWrongJsonTypesNamingTheKeyAndTheExpectedType() {
+    assertWrongType("maxAttempts", "5", "dedup kafka option 'maxAttempts' must be a JSON integer but was the string"
+        + " \"5\"");
+    assertWrongType("maxAttempts", 2.5, "dedup kafka option 'maxAttempts' must be a JSON integer but was the number"
+        + " 2.5");
+    assertWrongType("maxBufferedPerPartition", 4_294_967_297L, "dedup kafka option 'maxBufferedPerPartition' must be a"
+        + " JSON integer in -2147483648..2147483647 but was the number 4294967297");
+    assertWrongType("pollTimeoutMs", true, "dedup kafka option 'pollTimeoutMs' must be a JSON integer but was the"
+        + " boolean true");
+    assertWrongType("instanceId", 5, "dedup kafka option 'instanceId' must be a JSON string but was the number 5");
+    assertWrongType("mode", new JsonObject(), "dedup kafka option 'mode' must be one of the JSON strings RECORD_FIRST"
+        + " | EFFECT_FIRST but was a JSON object");
+    assertWrongType("dedup", "windowMs=60000", "dedup kafka option 'dedup' must be a JSON object but was the string"
+        + " \"windowMs=60000\"");
+    // Inside "dedup", the dedup options' own names and types.
+    assertWrongType("dedup", new JsonObject().put("windowMs", "1m"), "dedup option 'windowMs' must be a JSON integer"
+        + " but was the string \"1m\"");
+    assertThatThrownBy(() -> new DedupKafkaOptions(new JsonObject().put("dedup", new JsonObject().put("windowMS", 1))))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("unknown dedup option 'windowMS'");
+  }
+
+  private static void assertWrongType(String key, Object value, String message) {
+    assertThatThrownBy(() -> new DedupKafkaOptions(new JsonObject().put(key, value)))
+        .as("%s = %s", key, value)
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(message);
+  }
+
+  @Test
+  void shouldReadAJsonNullAsTheDefault() {
+    DedupKafkaOptions o = new DedupKafkaOptions(new JsonObject().put("dedup", null).put("maxAttempts", null)
+        .put("instanceId", null).put("mode", null));
+    assertThat(o).isEqualTo(new DedupKafkaOptions());
+    DedupKafkaOptions d = new DedupKafkaOptions(new JsonObject()
+        .put("dedup", new JsonObject().put("windowMs", 60_000).put("address", null)));
+    assertThat(d.getDedup().getAddress()).isEqualTo(DedupKafkaOptions.DEFAULT_ADDRESS);
+  }
+
+  @Test
+  void shouldCopyEveryValueIntoAnIndependentObject() {
+    DedupKafkaOptions o = new DedupKafkaOptions(fullJson());
+    DedupKafkaOptions copy = new DedupKafkaOptions(o);
+    assertThat(copy).isEqualTo(o).isNotSameAs(o);
+    assertThat(copy.toJson()).isEqualTo(fullJson());
+    copy.setMaxAttempts(1).setInstanceId(null).setDedup(new DedupOptions().setWindowMs(120_000));
+    assertThat(o.toJson()).isEqualTo(fullJson());
+    o.getDedup().setLeaseMs(1); // a copy as well
+    assertThat(o.toJson()).isEqualTo(fullJson());
+  }
+
+  @Test
+  void shouldWriteEveryKeyItReads() {
+    // Every key of the JSON form, each with a value other than its default: toJson writes them all back.
+    JsonObject full = fullJson();
+    assertThat(new DedupKafkaOptions(full).toJson()).isEqualTo(full);
+    assertThat(full.fieldNames()).hasSize(14);
+    for (String key : full.fieldNames()) {
+      assertThat(new DedupKafkaOptions().toJson().getValue(key)).as(key).isNotEqualTo(full.getValue(key));
+    }
+  }
+
+  private static JsonObject fullJson() {
+    return new JsonObject()
+        .put("dedup", new DedupOptions().setAddress("billing").setWindowMs(300_000).setLeaseMs(2_000).toJson())
+        .put("mode", "RECORD_FIRST").put("maxAttempts", 7).put("backoffInitialMs", 5L).put("backoffMaxMs", 500L)
+        .put("pollTimeoutMs", 50L).put("commitIntervalMs", 25L).put("maxBufferedPerPartition", 64)
+        .put("maxUnansweredCommits", 3).put("revocationTimeoutMs", 3_000L).put("assignmentTimeoutMs", 4_000L)
+        .put("instanceId", "node-1").put("eventTimeSource", "NONE").put("unvouchedRecords", "DEAD_LETTER");
   }
 
   @Test

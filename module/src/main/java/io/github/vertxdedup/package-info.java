@@ -11,6 +11,7 @@
  * Micrometer. Its entry points reach the implementation, and only they: {@code DedupVerticle} deploys
  * {@code impl.service} partitions on {@code impl.journal} journals and registers {@code impl.protocol}'s codecs;
  * {@code DedupClient.create} builds the {@code impl.client} client; {@code DedupOptions} reads its JSON form with
- * {@code impl.options}' schema (as {@code DedupVerticle} reads its config). No type of an {@code impl} package appears in a public signature. Must not use {@code kafka}.
+ * {@code impl.options}' schema (as {@code DedupVerticle} reads its config). No type of an {@code impl} package
+ * appears in a public signature. Must not use {@code kafka}.
  */
 package io.github.vertxdedup;

@@ -98,11 +98,14 @@ class DedupOptionsTest {
     assertWrongType("maxBatch", new JsonArray().add(5),
         "dedup option 'maxBatch' must be a JSON integer but was a JSON array");
     assertWrongType("capacityPolicy", "DROP",
-        "dedup option 'capacityPolicy' must be one of the JSON strings REJECT | EVICT_OLDEST but was the string \"DROP\"");
+        "dedup option 'capacityPolicy' must be one of the JSON strings REJECT | EVICT_OLDEST but was the string"
+            + " \"DROP\"");
     assertWrongType("capacityPolicy", 1,
         "dedup option 'capacityPolicy' must be one of the JSON strings REJECT | EVICT_OLDEST but was the number 1");
-    assertWrongType("payloadHashes", "yes", "dedup option 'payloadHashes' must be a JSON boolean but was the string \"yes\"");
-    assertWrongType("routeByKey", "true", "dedup option 'routeByKey' must be a JSON boolean but was the string \"true\"");
+    assertWrongType("payloadHashes", "yes",
+        "dedup option 'payloadHashes' must be a JSON boolean but was the string \"yes\"");
+    assertWrongType("routeByKey", "true",
+        "dedup option 'routeByKey' must be a JSON boolean but was the string \"true\"");
     assertWrongType("address", 7, "dedup option 'address' must be a JSON string but was the number 7");
     assertWrongType("journalDir", false, "dedup option 'journalDir' must be a JSON string but was the boolean false");
     assertWrongType("journalSync", "ALWAYS",

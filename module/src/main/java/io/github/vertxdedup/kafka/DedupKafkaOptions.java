@@ -205,18 +205,18 @@ public class DedupKafkaOptions {
 
   /**
    * Sets the dedup settings of each topic-partition's window: {@code windowMs} (required), {@code bucketMs},
-   * {@code maxIdsPerPartition} (per topic-partition), {@code capacityPolicy}, {@code payloadHashes},
-   * {@code leaseMs} (the claim lease in {@link AtomicityMode#EFFECT_FIRST}: more than twice the slowest handler call;
-   * each handler starts with at least half a lease left on its claim, whatever {@code maxBatch}),
-   * {@code maxBatch} (the largest decision batch), {@code maxIdBytes}; {@code address} is the prefix of the windows'
-   * addresses; {@code partitions} and {@code routeByKey} are ignored (the Kafka partition is the routing: each window
-   * deduplicates ids, and business keys if the identity has them, of its own topic-partition). With
-   * {@code journalDir} (and {@code journalSync}) each window journals its accepted ids and the Kafka offset commits to
-   * {@code <journalDir>/<group.id>/<topic>-<partition>} and is rebuilt from it when the partition is assigned again, in this process or after a restart; the journal's directory
-   * lock fences owners in different processes. Without it windows live in the Vert.x instance only.
-   * {@code unvouchedPolicy} is ignored too: the consumer's windows always accept a record they cannot vouch for
-   * (recording its id) and mark it unvouched, and {@link #setUnvouchedRecords} chooses what the consumer does with
-   * it.
+   * {@code maxIdsPerPartition} (per topic-partition), {@code capacityPolicy}, {@code payloadHashes}, {@code leaseMs}
+   * (the claim lease in {@link AtomicityMode#EFFECT_FIRST}: more than twice the slowest handler call; each handler
+   * starts with at least half a lease left on its claim, whatever {@code maxBatch}), {@code maxBatch} (the largest
+   * decision batch), {@code maxIdBytes}; {@code address} is the prefix of the windows' addresses; {@code partitions}
+   * and {@code routeByKey} are ignored (the Kafka partition is the routing: each window deduplicates ids, and business
+   * keys if the identity has them, of its own topic-partition). With {@code journalDir} (and {@code journalSync}) each
+   * window journals its accepted ids and the Kafka offset commits to
+   * {@code <journalDir>/<group.id>/<topic>-<partition>} and is rebuilt from it when the partition is assigned again, in
+   * this process or after a restart; the journal's directory lock fences owners in different processes. Without it
+   * windows live in the Vert.x instance only. {@code unvouchedPolicy} is ignored too: the consumer's windows always
+   * accept a record they cannot vouch for (recording its id) and mark it unvouched, and {@link #setUnvouchedRecords}
+   * chooses what the consumer does with it.
    *
    * @param dedup the settings (copied)
    * @return this

@@ -167,6 +167,7 @@ class DedupKafkaOptionsTest {
     }
   }
 
+  /** Every key with a value other than its default (DEAD_LETTER without an event time is refused only by validate). */
   private static JsonObject fullJson() {
     return new JsonObject()
         .put("dedup", new DedupOptions().setAddress("billing").setWindowMs(300_000).setLeaseMs(2_000).toJson())

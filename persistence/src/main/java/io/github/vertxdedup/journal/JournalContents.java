@@ -59,6 +59,7 @@ public final class JournalContents {
    * @throws JournalLockedException if the journal's owner (or another reader) holds the directory
    * @throws UnknownFormatVersionException if a record has a format version this reader does not know
    * @throws JournalException if a record with a valid checksum has a type this version does not define
+   * @throws UncheckedIOException if the directory's lock file cannot be created
    * @throws NullPointerException if an argument is null
    * @throws RuntimeException whatever {@code live} or {@code records} throws, unchanged
    */

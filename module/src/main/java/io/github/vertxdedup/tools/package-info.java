@@ -1,8 +1,12 @@
 /**
- * Command-line tools: {@link io.github.vertxdedup.tools.JournalInspector} prints what a partition's journal holds.
+ * Command-line tools: {@link io.github.vertxdedup.tools.JournalInspector} prints what a partition's journal holds,
+ * one command per class ({@code DumpCommand}, {@code FindCommand}, {@code SummaryCommand}) over the options they share
+ * ({@code JournalArgs}). What the records mean (live entries, open claims, offsets at an instant) is decided by the
+ * persistence journal ({@link io.github.vertxdedup.journal.JournalContents},
+ * {@link io.github.vertxdedup.journal.Recovery}); the tools only print it.
  *
- * <p>May use: the persistence {@code journal} (what a record means), {@code window} (fingerprints) and the
- * service's options. Must not use the service's implementation ({@code impl.*}) or Vert.x: it reads the files of a
- * stopped or running partition without deploying one.
+ * <p>May use: the persistence {@code journal}, {@code window} (fingerprints) and the service's public options
+ * ({@link io.github.vertxdedup.DedupOptions}, for the longest window). Must not use the service's implementation
+ * ({@code impl.*}) or Vert.x: it reads the files of a stopped partition (or a copy) without deploying one.
  */
 package io.github.vertxdedup.tools;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.TestDeployments;
+import io.github.vertxdedup.journal.ClaimEntry;
 import io.github.vertxdedup.journal.Journal;
 import io.github.vertxdedup.journal.JournalOptions;
 import io.github.vertxdedup.journal.JournalVisitor;
@@ -117,6 +118,30 @@ class JournalInspectorTest {
     assertThat(r.out).contains("oldest live: 2023-11-14T22:13:20Z");
     assertThat(r.out).containsPattern("record bytes read: \\d+ \\(\\d+\\.\\d bytes per live entry");
     assertThat(r.out).contains("offset orders/0: 42");
+  }
+
+  @Test
+  void shouldJudgeAKeyAndItsFirstSeenAsARestartWouldAfterItsClaimWasCommitted(@TempDir Path dir) {
+    long id = idFp("e");
+    long rememberUntil = T0 + 600_000; // explicit, beyond the window
+    JournalOptions jo = new JournalOptions().setRollCycle(JournalOptions.rollCycleFor(Duration.ofMinutes(1)))
+        .setSyncPolicy(SyncPolicy.NONE).setClock(() -> T0);
+    try (Journal j = Journal.open(dir, jo)) {
+      j.replay(new JournalVisitor() {
+      });
+      j.appendClaim(ClaimEntry.of(id, keyFp("invoice-9"), 0, 77, T0, T0 + 30_000, rememberUntil, "worker-2"));
+      j.appendCommit(id, 77, rememberUntil);
+    }
+    String now = Long.toString(T0 + 5_000);
+
+    // The commit settled the claim that carried the key: the key is remembered, not in flight.
+    Result key = run("find", dir.toString(), "--window-ms", WINDOW, "--now-ms", now, "--key", "invoice-9");
+    assertThat(key.out).contains("CLAIM token", "REMEMBERED until 2023-11-14T22:23:20Z").doesNotContain("IN_FLIGHT");
+
+    // A restart takes the claim time as first seen when the claim named its own remember-until.
+    Result summary = run("summary", dir.toString(), "--window-ms", WINDOW, "--now-ms", now);
+    assertThat(summary.out).contains("live entries (ids and keys remembered now): 2, open claims: 0",
+        "oldest live: 2023-11-14T22:13:20Z, newest live: 2023-11-14T22:13:20Z");
   }
 
   @Test

@@ -44,10 +44,9 @@ import java.util.Objects;
  *
  * <h2>Parts</h2>
  * This class is the facade: it opens the journal (the directory lock, the repair of what a killed writer left, the
- * queue), keeps its life-cycle state and delegates, as Chronicle splits its appender from its tailers:
- * {@link JournalWriter} appends on the owner's thread, writes roll snapshots and hands appended indexes to the
- * {@link Syncer}; {@link JournalReader} repairs the tail at open, reads the cycle heads and replays;
- * {@link JournalRetention} deletes expired cycle files. {@link JournalQueue} holds what they share.
+ * queue), keeps its life-cycle state and delegates to the package-private parts, as Chronicle splits its appender
+ * from its tailers: {@link JournalWriter} (appends), {@link JournalSync} (durability), {@link JournalReader} (tail
+ * repair and replay) and {@link JournalRetention}; the package documentation says what each does.
  */
 public final class Journal implements AutoCloseable {
 
@@ -61,6 +60,7 @@ public final class Journal implements AutoCloseable {
   private final DirectoryLock directoryLock;
   private final JournalReader reader;
   private final JournalWriter writer;
+  private final JournalSync sync;
   private final JournalRetention retention;
 
   private Journal(Path dir, JournalOptions options, DirectoryLock directoryLock) {
@@ -68,6 +68,7 @@ public final class Journal implements AutoCloseable {
     ChronicleLocks.clearLeftovers(dir);
     JournalReader.removeUnfinishedCycleFiles(dir);
     this.q = JournalQueue.open(dir, options);
+    JournalWriter w = null;
     try {
       this.reader = new JournalReader(q);
       reader.scanCycles();
@@ -80,9 +81,15 @@ public final class Journal implements AutoCloseable {
         }
         reader.repairTail(newest);
       }
-      this.writer = new JournalWriter(q, rolled);
+      this.sync = new JournalSync(q);
+      w = new JournalWriter(q, sync, rolled);
+      this.writer = w;
       this.retention = new JournalRetention(q);
+      sync.start();
     } catch (RuntimeException | Error e) {
+      if (w != null) {
+        w.close();
+      }
       q.queue.close();
       throw e;
     }
@@ -278,7 +285,7 @@ public final class Journal implements AutoCloseable {
    * @throws IllegalStateException if the journal is closed
    */
   public long sync() {
-    return writer.sync();
+    return sync.sync();
   }
 
   // -------------------------------------------------------------------------------------------------- retention
@@ -324,7 +331,7 @@ public final class Journal implements AutoCloseable {
    * @return the index, or {@link #NO_INDEX}
    */
   public long lastAppendedIndex() {
-    return writer.lastAppendedIndex();
+    return sync.lastAppendedIndex();
   }
 
   /**
@@ -333,7 +340,7 @@ public final class Journal implements AutoCloseable {
    * @return the index, or {@link #NO_INDEX}
    */
   public long syncedIndex() {
-    return writer.syncedIndex();
+    return sync.syncedIndex();
   }
 
   /**
@@ -379,7 +386,7 @@ public final class Journal implements AutoCloseable {
    * @return the count
    */
   public long syncFailures() {
-    return writer.syncFailures();
+    return sync.failures();
   }
 
   /** Tests only: runs {@code fault} in the middle of writing each record; null removes it. */
@@ -401,11 +408,11 @@ public final class Journal implements AutoCloseable {
       q.state = JournalQueue.State.CLOSED;
     }
     try {
-      writer.finalSync();
+      sync.finalSync();
     } finally {
-      writer.closeAppender();
+      writer.close();
       q.queue.close();
-      writer.closeSyncer();
+      sync.close();
       directoryLock.close();
     }
   }

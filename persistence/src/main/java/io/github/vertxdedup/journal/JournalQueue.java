@@ -12,8 +12,8 @@ import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueBuilder;
 
 /**
  * What the parts of one open {@link Journal} share: the directory, the options, the Chronicle queue and its roll
- * cycle, the journal's time, the catalog of cycle files and the journal's life-cycle state. The writer, the reader
- * and retention each hold it; none of them owns another.
+ * cycle, the journal's time, the catalog of cycle files and the journal's life-cycle state. The writing side
+ * ({@link JournalWriter} and its appenders), {@link JournalSync}, the reader and retention each hold it.
  *
  * <p>Thread-safety: the fields are final; {@link #state} is volatile and changes only under the {@link Journal}'s
  * monitor; {@link CycleCatalog} and {@link JournalTime} are thread-safe.

@@ -57,6 +57,25 @@ final class RecordEncoder {
     pos += utf8.length;
   }
 
+  /** Writes one CLAIM entry in the current format; {@code claimer} is {@code c}'s claimer id in UTF-8. */
+  void putClaim(ClaimEntry c, byte[] claimer) {
+    putLong(c.fingerprint());
+    putLong(c.keyFingerprint());
+    putLong(c.payloadHash());
+    putLong(c.token());
+    putLong(c.claimedAtMs());
+    putLong(c.leaseEndMs());
+    putLong(c.rememberUntilMs());
+    putShortString(claimer);
+  }
+
+  /** Writes one OFFSETS entry; {@code topic} is the topic in UTF-8 (validated by {@link OffsetCommit}). */
+  void putOffset(byte[] topic, int partition, long offset) {
+    putInt(partition);
+    putLong(offset);
+    putShortString(topic);
+  }
+
   void putAccepts(AcceptBatch b, int flags) {
     boolean keys = (flags & RecordFormat.FLAG_KEYS) != 0;
     boolean payloads = (flags & RecordFormat.FLAG_PAYLOADS) != 0;

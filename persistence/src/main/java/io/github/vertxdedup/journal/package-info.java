@@ -5,10 +5,12 @@
  * <p>{@link io.github.vertxdedup.journal.Journal} is the entry point: {@code open} (exclusive per directory),
  * {@code replay} (recovery), {@code append*} (the owner's thread), {@code sync} (durability, any thread),
  * {@code deleteExpiredCycles} (retention, any thread) and {@code close}. Behind that facade, as Chronicle splits
- * its appender from its tailers, the package-private {@code JournalWriter} appends on the owner's thread,
- * {@code JournalReader} repairs the tail and replays, and {@code JournalRetention} deletes expired cycle files. What
- * a record means on replay (claims matched to their commits, expiry, the roll snapshot, the layout files) is decided
- * here too ({@link io.github.vertxdedup.journal.Recovery}, {@link io.github.vertxdedup.journal.CarriedState},
+ * its appender from its tailers, the package-private {@code JournalWriter} appends on the owner's thread (with
+ * {@code RecordAppender} writing each record and {@code RollSnapshotAppender} starting each cycle),
+ * {@code JournalSync} makes appends durable, {@code JournalReader} repairs the tail and replays, and
+ * {@code JournalRetention} deletes expired cycle files. What a record means on replay (claims matched to their
+ * commits, expiry, the roll snapshot, the layout files) is decided here too
+ * ({@link io.github.vertxdedup.journal.Recovery}, {@link io.github.vertxdedup.journal.CarriedState},
  * {@link io.github.vertxdedup.journal.JournalLayout}); see {@code docs/journal.md} for the record format, durability
  * policies and retention.
  *

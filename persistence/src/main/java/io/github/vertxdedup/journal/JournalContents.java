@@ -1,0 +1,208 @@
+package io.github.vertxdedup.journal;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.stream.Stream;
+import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
+
+/**
+ * What a journal directory holds at one instant, as a restart of its owner at that instant would rebuild it: the live
+ * entries (ids and keys), the claims still open and the committed offsets. {@link #read} opens the journal, replays it
+ * into a {@link Recovery} (the one place that says what the records mean) and closes it again; it appends nothing.
+ *
+ * <p>For tools that look into a journal without owning it (the journal inspector, tests). A partition recovers through
+ * its own {@link Journal#replay} into a {@link Recovery}, streaming the live entries into its window.
+ *
+ * <p>Like a restart, {@link #read} takes the directory's lock (so read a stopped owner's journal, or a copy of its
+ * directory) and repairs what a killed writer left at the tail. The result is immutable, so thread-safe.
+ */
+public final class JournalContents {
+
+  private final long nowMs;
+  private final ReplayResult replay;
+  private final List<ClaimEntry> openClaims;
+  private final List<OffsetCommit> offsets;
+  private final long cycleFiles;
+
+  private JournalContents(long nowMs, ReplayResult replay, List<ClaimEntry> openClaims, List<OffsetCommit> offsets,
+      long cycleFiles) {
+    this.nowMs = nowMs;
+    this.replay = replay;
+    this.openClaims = openClaims;
+    this.offsets = offsets;
+    this.cycleFiles = cycleFiles;
+  }
+
+  /**
+   * Reads the journal in {@code dir} as its owner would recover it at {@code nowMs}: every record from the oldest
+   * cycle that may hold a live entry at {@code nowMs} goes to {@code records} as it is read, and every entry a restart
+   * at {@code nowMs} would remember to {@code live} (see {@link Recovery}). Blocking, O(records read); the progress of
+   * the replay is not reported.
+   *
+   * @param dir a journal directory, holding its cycle files
+   * @param windowMs the owner's window, milliseconds, {@code > 0}: it chooses the journal's roll cycle
+   *     ({@link JournalOptions#rollCycleFor}) and is the default remember-for of a committed claim
+   * @param nowMs the instant to judge at, epoch milliseconds, {@code >= 0}: entries expired by then are not live, and
+   *     claims whose lease ended by then are not open
+   * @param live receives the live entries, in journal order (an id and its key as two entries; an entry may arrive
+   *     more than once)
+   * @param records receives every record and entry as it is read, as from {@link Journal#replay}
+   * @return the open claims, offsets and replay counts
+   * @throws IllegalArgumentException if {@code windowMs} or {@code nowMs} is out of range, or {@code dir} holds no
+   *     cycle file (it is not a journal directory)
+   * @throws JournalLockedException if the journal's owner (or another reader) holds the directory
+   * @throws UnknownFormatVersionException if a record has a format version this reader does not know
+   * @throws JournalException if a record with a valid checksum has a type this version does not define
+   * @throws UncheckedIOException if the directory's lock file cannot be created
+   * @throws NullPointerException if an argument is null
+   * @throws RuntimeException whatever {@code live} or {@code records} throws, unchanged
+   */
+  public static JournalContents read(Path dir, long windowMs, long nowMs, Recovery.LiveEntrySink live,
+      JournalVisitor records) {
+    Objects.requireNonNull(dir, "dir");
+    Objects.requireNonNull(live, "live");
+    Objects.requireNonNull(records, "records");
+    if (windowMs <= 0) {
+      throw new IllegalArgumentException("windowMs must be > 0 but was " + windowMs);
+    }
+    if (nowMs < 0) {
+      throw new IllegalArgumentException("nowMs must be >= 0 (epoch milliseconds) but was " + nowMs);
+    }
+    if (!isJournalDirectory(dir)) {
+      // Journal.open would create the directory and a lock file: a reader must not.
+      throw new IllegalArgumentException("dir must be a journal directory (with " + SingleChronicleQueue.SUFFIX
+          + " cycle files) but " + dir + " has none");
+    }
+    JournalOptions options = new JournalOptions()
+        .setRollCycle(JournalOptions.rollCycleFor(Duration.ofMillis(windowMs)))
+        .setSyncPolicy(SyncPolicy.NONE)
+        .setClock(() -> nowMs)
+        .setProgressListener((d, p, done) -> { });
+    Recovery recovery = new Recovery(nowMs, windowMs, live);
+    ReplayResult result;
+    try (Journal journal = Journal.open(dir, options)) {
+      result = journal.replay(new Both(recovery, records));
+    }
+    List<ClaimEntry> open = new ArrayList<>();
+    recovery.forEachOpenClaim(nowMs, open::add);
+    return new JournalContents(nowMs, result, List.copyOf(open), List.copyOf(recovery.offsets().toList()),
+        countCycleFiles(dir));
+  }
+
+  /**
+   * Returns whether {@code dir} is a journal directory: a directory that holds at least one cycle file. Blocking
+   * (lists the directory).
+   *
+   * @param dir a path
+   * @return false if it is not a directory, cannot be listed or holds no cycle file
+   * @throws NullPointerException if {@code dir} is null
+   */
+  public static boolean isJournalDirectory(Path dir) {
+    Objects.requireNonNull(dir, "dir");
+    return countCycleFiles(dir) > 0;
+  }
+
+  private static long countCycleFiles(Path dir) {
+    if (!Files.isDirectory(dir)) {
+      return 0;
+    }
+    try (Stream<Path> files = Files.list(dir)) {
+      return files.filter(f -> f.getFileName().toString().endsWith(SingleChronicleQueue.SUFFIX)).count();
+    } catch (IOException | UncheckedIOException e) {
+      return 0;
+    }
+  }
+
+  /** @return the instant the contents were judged at, epoch milliseconds */
+  public long nowMs() {
+    return nowMs;
+  }
+
+  /** @return what the replay read: cycles, records, entries per type, torn records */
+  public ReplayResult replay() {
+    return replay;
+  }
+
+  /**
+   * Returns the cycle files on disk once the read closed the journal, the deletable ones a replay skips included (a
+   * file whose creation a killed writer never finished is deleted by the read, as by any open).
+   *
+   * @return the count
+   */
+  public long cycleFiles() {
+    return cycleFiles;
+  }
+
+  /**
+   * Returns the claims open at {@link #nowMs()}: neither committed nor released, lease not ended. Each is in the
+   * layout of the current format ({@link Recovery#forEachOpenClaim}).
+   *
+   * @return an unmodifiable list, in no particular order
+   */
+  public List<ClaimEntry> openClaims() {
+    return openClaims;
+  }
+
+  /**
+   * Returns the committed offsets, the highest per topic-partition.
+   *
+   * @return an unmodifiable list, sorted by topic and partition
+   */
+  public List<OffsetCommit> offsets() {
+    return offsets;
+  }
+
+  /** Hands each record to the recovery, then to the caller's visitor. */
+  private static final class Both implements JournalVisitor {
+    private final JournalVisitor first;
+    private final JournalVisitor second;
+
+    Both(JournalVisitor first, JournalVisitor second) {
+      this.first = first;
+      this.second = second;
+    }
+
+    @Override
+    public void onRecord(long index, int length) {
+      first.onRecord(index, length);
+      second.onRecord(index, length);
+    }
+
+    @Override
+    public void onAccept(long fingerprint, long keyFingerprint, long payloadHash, long acceptedAtMs,
+        long expiresAtMs) {
+      first.onAccept(fingerprint, keyFingerprint, payloadHash, acceptedAtMs, expiresAtMs);
+      second.onAccept(fingerprint, keyFingerprint, payloadHash, acceptedAtMs, expiresAtMs);
+    }
+
+    @Override
+    public void onClaim(ClaimEntry claim) {
+      first.onClaim(claim);
+      second.onClaim(claim);
+    }
+
+    @Override
+    public void onCommit(long fingerprint, long token, long expiresAtMs) {
+      first.onCommit(fingerprint, token, expiresAtMs);
+      second.onCommit(fingerprint, token, expiresAtMs);
+    }
+
+    @Override
+    public void onRelease(long fingerprint, long token) {
+      first.onRelease(fingerprint, token);
+      second.onRelease(fingerprint, token);
+    }
+
+    @Override
+    public void onOffsetCommit(String topic, int partition, long offset) {
+      first.onOffsetCommit(topic, partition, offset);
+      second.onOffsetCommit(topic, partition, offset);
+    }
+  }
+}

@@ -1,0 +1,106 @@
+package io.github.vertxdedup.journal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Reading a journal directory at an instant, as a restart then would rebuild it: the live entries, the open claims
+ * and the offsets come from {@link Recovery}; every record also reaches the caller's visitor; nothing is appended, and
+ * a directory without a journal is refused without being created.
+ */
+class JournalContentsTest {
+
+  private static final long T0 = TestClock.START_MS;
+  private static final long W = 60_000;
+
+  @TempDir
+  Path dir;
+
+  private final TestClock clock = new TestClock();
+  private final List<long[]> live = new ArrayList<>();
+
+  private void writeJournal() {
+    JournalOptions options = new JournalOptions().setClock(clock).setSyncPolicy(SyncPolicy.NONE)
+        .setRollCycle(JournalOptions.rollCycleFor(java.time.Duration.ofMillis(W)));
+    try (Journal j = Journal.open(dir, options)) {
+      j.replay(new RecordingVisitor());
+      j.appendAccept(1, 10, 0, T0, T0 + W);                                    // live until T0 + W, with a key
+      j.appendAccept(2, 0, 0, T0, T0 + 1_000);                                 // expires at T0 + 1 s
+      j.appendClaim(ClaimEntry.of(3, 30, 0x33, 7, T0, T0 + 20_000, T0 + 2 * W, "worker-1"));
+      j.appendCommit(3, 7, T0 + 2 * W);                                        // the claim's key comes along
+      j.appendClaim(ClaimEntry.of(4, 0, 0, 8, T0, T0 + 20_000, ClaimEntry.NOT_RECORDED, "worker-2")); // open
+      j.appendClaim(ClaimEntry.of(5, 0, 0, 9, T0, T0 + 20_000, ClaimEntry.NOT_RECORDED, ""));
+      j.appendRelease(5, 9);
+      j.appendOffsetCommit("orders", 1, 42);
+      j.appendOffsetCommit("orders", 1, 40);
+    }
+  }
+
+  private JournalContents read(long nowMs, JournalVisitor records) {
+    return JournalContents.read(dir, W, nowMs, (fp, payload, firstSeenMs, expiresAtMs) ->
+        live.add(new long[] {fp, payload, firstSeenMs, expiresAtMs}), records);
+  }
+
+  @Test
+  void shouldYieldWhatARestartAtTheInstantWouldRebuild() {
+    writeJournal();
+    RecordingVisitor records = new RecordingVisitor();
+    JournalContents c = read(T0 + 5_000, records);
+
+    assertThat(live).containsExactly(
+        new long[] {1, 0, T0, T0 + W},
+        new long[] {10, 0, T0, T0 + W},
+        new long[] {3, 0x33, T0, T0 + 2 * W},
+        new long[] {30, 0x33, T0, T0 + 2 * W});
+    assertThat(c.openClaims()).containsExactly(
+        ClaimEntry.of(4, 0, 0, 8, T0, T0 + 20_000, ClaimEntry.NOT_RECORDED, "worker-2"));
+    assertThat(c.offsets()).containsExactly(new OffsetCommit("orders", 1, 42));
+    assertThat(c.nowMs()).isEqualTo(T0 + 5_000);
+    assertThat(c.cycleFiles()).isEqualTo(1);
+    assertThat(records.entries).hasSize(9);
+    assertThat(c.replay().entries()).isEqualTo(9);
+
+    // Later: the claim's lease has ended, the first accept has expired; nothing was appended by the first read.
+    live.clear();
+    JournalContents later = read(T0 + W, new RecordingVisitor());
+    assertThat(live).extracting(e -> e[0]).containsExactly(3L, 30L);
+    assertThat(later.openClaims()).isEmpty();
+    assertThat(later.replay().recordsRead()).isEqualTo(c.replay().recordsRead());
+  }
+
+  @Test
+  void shouldRefuseWhileTheOwnerHoldsTheJournal() {
+    writeJournal();
+    try (Journal owner = Journal.open(dir, new JournalOptions().setClock(clock).setSyncPolicy(SyncPolicy.NONE)
+        .setRollCycle(JournalOptions.rollCycleFor(java.time.Duration.ofMillis(W))))) {
+      assertThat(owner.directory()).isEqualTo(dir.toAbsolutePath().normalize());
+      assertThatThrownBy(() -> read(T0, new RecordingVisitor())).isInstanceOf(JournalLockedException.class);
+    }
+  }
+
+  @Test
+  void shouldRefuseADirectoryWithoutAJournalAndArgumentsOutOfRange() {
+    Path missing = dir.resolve("nothing");
+    assertThat(JournalContents.isJournalDirectory(missing)).isFalse();
+    assertThatThrownBy(() -> JournalContents.read(missing, W, T0, (f, p, s, e) -> { }, new RecordingVisitor()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("dir must be a journal directory");
+    assertThat(Files.exists(missing)).isFalse();
+
+    writeJournal();
+    assertThat(JournalContents.isJournalDirectory(dir)).isTrue();
+    assertThatThrownBy(() -> JournalContents.read(dir, 0, T0, (f, p, s, e) -> { }, new RecordingVisitor()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("windowMs must be > 0 but was 0");
+    assertThatThrownBy(() -> JournalContents.read(dir, W, -1, (f, p, s, e) -> { }, new RecordingVisitor()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("nowMs must be >= 0 (epoch milliseconds) but was -1");
+  }
+}

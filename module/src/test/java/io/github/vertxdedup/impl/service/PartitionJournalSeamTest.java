@@ -47,16 +47,18 @@ class PartitionJournalSeamTest {
     this.vertx = vertx;
   }
 
-  private PartitionVerticle partition;
+  private LocalPartition partition;
 
-  private Future<String> deploy(int maxPending) {
+  /** Deploys the partition on the held journal and the test's timers; {@link #partition} is set at once. */
+  private Future<LocalPartition> deploy(int maxPending) {
     DedupOptions options = new DedupOptions().setWindowMs(60_000).setBucketMs(1_000).setMaxPending(maxPending)
         .validate();
-    partition = new PartitionVerticle(options, 0, clock, journal, null, timer);
-    return vertx.deployVerticle(partition);
+    PartitionVerticle verticle = new PartitionVerticle(options, 0, clock, journal, null, timer);
+    partition = verticle.local();
+    return PartitionRequests.deploy(vertx, verticle);
   }
 
-  private String deployReady(int maxPending) {
+  private LocalPartition deployReady(int maxPending) {
     journal.recovery.complete();
     return await(deploy(maxPending));
   }
@@ -81,16 +83,16 @@ class PartitionJournalSeamTest {
 
   @Test
   void shouldAnswer503WhileRecoveringAndAcceptOnlyOnceRecovered() {
-    Future<String> deployed = deploy(10);
+    Future<LocalPartition> deployed = deploy(10);
     ReplyException e = retryUntilListening();
     assertThat(e.failureCode()).isEqualTo(503);
     assertThat(e.getMessage()).contains("recovering");
     assertThat(deployed.isComplete()).isFalse();
-    assertThat(partition.state()).isEqualTo(PartitionVerticle.State.RECOVERING);
+    assertThat(partition.state()).isEqualTo(PartitionState.RECOVERING);
 
     journal.recovery.complete();
     await(deployed);
-    assertThat(partition.state()).isEqualTo(PartitionVerticle.State.READY);
+    assertThat(partition.state()).isEqualTo(PartitionState.READY);
     assertThat(verdict(request("check", id("a")))).isEqualTo("ACCEPTED");
   }
 
@@ -146,7 +148,7 @@ class PartitionJournalSeamTest {
     assertThat(retryWhileUnavailable(() -> request("check", id("a")))).isEqualTo("ACCEPTED");
     assertThat(verdict(request("check", id("b")))).isEqualTo("ACCEPTED");
     assertThat(journal.opens.get()).isEqualTo(2);
-    assertThat(partition.state()).isEqualTo(PartitionVerticle.State.READY);
+    assertThat(partition.state()).isEqualTo(PartitionState.READY);
     assertThat(((JsonObject) await(request("stats", null)).body()).getLong("journalReopens")).isEqualTo(1);
     assertThat(timer.waiting()).as("the reopen after a failed write waits for no backoff").isZero();
   }
@@ -229,7 +231,7 @@ class PartitionJournalSeamTest {
 
   @Test
   void shouldDrainOnUndeployAnsweringWaitingRequestsOnceTheJournalIsFlushed(VertxTestContext ctx) {
-    String deployment = deployReady(10);
+    deployReady(10);
     journal.hold = true;
     journal.holdClose = true;
     List<Future<Message<Object>>> waiting = new ArrayList<>();
@@ -237,7 +239,7 @@ class PartitionJournalSeamTest {
       waiting.add(request("check", id("e" + i)));
     }
     barrier();
-    Future<Void> undeployed = vertx.undeploy(deployment);
+    Future<Void> undeployed = partition.undeploy();
     await(journal.closeCalled.future());
     // While the journal flushes, a new request is refused at once rather than queued.
     ReplyException stopping = failure(request("check", id("late")));
@@ -258,7 +260,7 @@ class PartitionJournalSeamTest {
 
   @Test
   void shouldFailWaitingRequestsWith503OnUndeployWhenTheirWriteNeverCompletes(VertxTestContext ctx) {
-    String deployment = deployReady(10);
+    deployReady(10);
     journal.hold = true;
     Future<Message<Object>> waiting = request("check", id("a"));
     barrier();
@@ -268,7 +270,7 @@ class PartitionJournalSeamTest {
       assertThat(e.getMessage()).contains("stopping", "did not complete");
       failed.flag();
     })));
-    vertx.undeploy(deployment).onComplete(ctx.succeedingThenComplete());
+    partition.undeploy().onComplete(ctx.succeedingThenComplete());
   }
 
   // ---------------------------------------------------------------------------------------------------------------

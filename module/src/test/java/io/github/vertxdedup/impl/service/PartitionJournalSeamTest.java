@@ -1,6 +1,7 @@
 package io.github.vertxdedup.impl.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.fail;
 
 import io.github.vertxdedup.DedupAction;
@@ -94,6 +95,27 @@ class PartitionJournalSeamTest {
     await(deployed);
     assertThat(partition.state()).isEqualTo(PartitionState.READY);
     assertThat(verdict(request("check", id("a")))).isEqualTo("ACCEPTED");
+  }
+
+  /**
+   * The Kafka stores' calls wait for recovery too: an offset commit and the release of a claimer's claims are refused
+   * with an {@link IllegalStateException} naming the state while the partition recovers, and work once it is ready.
+   */
+  @Test
+  void shouldRefuseOffsetCommitsAndClaimReleasesWhileRecovering() {
+    Future<LocalPartition> deployed = deploy(10);
+    assertThat(retryUntilListening().getMessage()).contains("recovering");
+    assertThatThrownBy(() -> await(partition.commitOffset("orders", 0, 5)))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("is recovering its window");
+    assertThatThrownBy(() -> await(partition.releaseClaimsOf("consumer-a")))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("is recovering its window");
+    assertThat(journal.opens.get()).isEqualTo(1);
+
+    journal.recovery.complete();
+    assertThat(await(deployed)).isSameAs(partition);
+    await(partition.commitOffset("orders", 0, 5));
+    assertThat(await(partition.committedOffset("orders", 0))).isEqualTo(5);
+    assertThat(await(partition.releaseClaimsOf("consumer-a"))).isZero();
   }
 
   @Test

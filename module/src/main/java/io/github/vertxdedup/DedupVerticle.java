@@ -6,6 +6,7 @@ import io.github.vertxdedup.impl.journal.PartitionJournal;
 import io.github.vertxdedup.impl.options.OptionSchema;
 import io.github.vertxdedup.impl.protocol.Codecs;
 import io.github.vertxdedup.impl.service.AddressRouter;
+import io.github.vertxdedup.impl.service.PartitionState;
 import io.github.vertxdedup.impl.service.PartitionVerticle;
 import io.github.vertxdedup.journal.JournalLayout;
 import io.github.vertxdedup.window.DedupClock;
@@ -238,7 +239,7 @@ public class DedupVerticle extends VerticleBase {
     if (!partition.failure().isEmpty()) {
       data.put("failure", partition.failure());
     }
-    return partition.state() == PartitionVerticle.State.READY ? Status.OK(data) : Status.KO(data);
+    return partition.state() == PartitionState.READY ? Status.OK(data) : Status.KO(data);
   }
 
   private static MeterRegistry defaultRegistry() {

@@ -1,12 +1,10 @@
 package io.github.vertxdedup.benchmarks.service;
 
 import io.github.vertxdedup.DedupBatchResult;
-import io.github.vertxdedup.DedupClient;
 import io.github.vertxdedup.DedupCommitResult;
 import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.impl.journal.NoJournal;
-import io.github.vertxdedup.impl.service.PartitionVerticle;
+import io.github.vertxdedup.impl.service.LocalPartition;
 import io.github.vertxdedup.window.ManualClock;
 import io.vertx.core.Vertx;
 import java.time.Duration;
@@ -20,9 +18,9 @@ import java.util.concurrent.TimeUnit;
  * for one lease ({@code leaseMs}, 30 s by default) of claims, since a repeated commit is answered COMMITTED until the
  * lease ends.
  *
- * <p>One memory-only partition verticle with a {@link ManualClock} that never moves (so no lease ends), its window
- * pre-sized for every id (so the window's table is allocated before the first reading); {@code claims} ids are
- * claimed and committed through its in-process client in batches of 1,000. The used heap after full collections
+ * <p>One memory-only partition ({@link LocalPartition#deployInMemory}) with a {@link ManualClock} that never moves (so
+ * no lease ends), its window pre-sized for every id (so the window's table is allocated before the first reading);
+ * {@code claims} ids are claimed and committed in-process in batches of 1,000. The used heap after full collections
  * ({@code System.gc()}, three times, 200 ms apart) is read before the first claim and after the last commit; the
  * difference over the claims is printed: the window's entries are in the table allocated before, so the difference is
  * what the claims left behind. Run with {@code -XX:+UseParallelGC} for the most repeatable reading (a full collection
@@ -38,7 +36,7 @@ public final class ClaimFootprint {
 
   /**
    * @param args {@code [claims]}
-   * @throws Exception if the verticle fails
+   * @throws Exception if the partition fails
    */
   public static void main(String[] args) throws Exception {
     int claims = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
@@ -51,9 +49,8 @@ public final class ClaimFootprint {
           .setWindow(Duration.ofHours(1)).setLeaseMs(30_000).setMaxBatch(BATCH)
           .setExpectedIdsPerPartition(claims).validate();
       ManualClock clock = new ManualClock(1_700_000_000_000L);
-      PartitionVerticle partition = new PartitionVerticle(options, 0, clock, NoJournal.INSTANCE, null);
-      vertx.deployVerticle(partition).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-      DedupClient client = partition.inProcessClient();
+      LocalPartition client = LocalPartition.deployInMemory(vertx, options, clock, null).toCompletionStage()
+          .toCompletableFuture().get(30, TimeUnit.SECONDS);
       long before = usedAfterGc();
       for (int from = 0; from < claims; from += BATCH) {
         List<DedupEvent> batch = new ArrayList<>(BATCH);

@@ -8,7 +8,6 @@ import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupLookup;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupResult;
-import io.github.vertxdedup.impl.protocol.ActionClient;
 import io.github.vertxdedup.impl.protocol.BatchReply;
 import io.github.vertxdedup.impl.protocol.Codecs;
 import io.github.vertxdedup.impl.protocol.CommitBatchReply;
@@ -27,7 +26,7 @@ import java.util.List;
 import java.util.Map;
 
 /** The {@link DedupClient}. Immutable and thread-safe. */
-public final class DedupClientImpl extends ActionClient {
+public final class DedupClientImpl implements DedupClient {
 
   private final EventBus bus;
   private final PartitionRouting routing;
@@ -54,6 +53,36 @@ public final class DedupClientImpl extends ActionClient {
     if (local) {
       Codecs.register(vertx);
     }
+  }
+
+  @Override
+  public Future<DedupResult> check(DedupEvent event) {
+    return single(DedupAction.CHECK, event);
+  }
+
+  @Override
+  public Future<DedupResult> claim(DedupEvent event) {
+    return single(DedupAction.CLAIM, event);
+  }
+
+  @Override
+  public Future<DedupResult> commit(DedupEvent event) {
+    return single(DedupAction.COMMIT, event);
+  }
+
+  @Override
+  public Future<DedupResult> release(DedupEvent event) {
+    return single(DedupAction.RELEASE, event);
+  }
+
+  @Override
+  public Future<List<DedupBatchResult>> checkBatch(List<DedupEvent> events) {
+    return batch(DedupAction.CHECK_BATCH, events);
+  }
+
+  @Override
+  public Future<List<DedupBatchResult>> claimBatch(List<DedupEvent> events) {
+    return batch(DedupAction.CLAIM_BATCH, events);
   }
 
   @Override
@@ -156,8 +185,8 @@ public final class DedupClientImpl extends ActionClient {
         });
   }
 
-  @Override
-  protected Future<DedupResult> single(DedupAction action, DedupEvent event) {
+  /** Sends one event of a {@code check}, {@code claim}, {@code commit} or {@code release} to its partition. */
+  private Future<DedupResult> single(DedupAction action, DedupEvent event) {
     String to = addresses[partitionOf(event)];
     if (local) {
       return bus.<DedupResult>request(to, LocalRequest.single(action, event)).map(Message::body);
@@ -165,8 +194,8 @@ public final class DedupClientImpl extends ActionClient {
     return bus.<JsonObject>request(to, event.toJson(), headers.get(action)).map(m -> DedupResult.fromJson(m.body()));
   }
 
-  @Override
-  protected Future<List<DedupBatchResult>> batch(DedupAction action, List<DedupEvent> events) {
+  /** Sends a {@code checkBatch} or {@code claimBatch} to the partition of its events. */
+  private Future<List<DedupBatchResult>> batch(DedupAction action, List<DedupEvent> events) {
     int p = batchPartition(events);
     if (p < 0) {
       return Future.failedFuture(new IllegalArgumentException(spanMessage(events)));

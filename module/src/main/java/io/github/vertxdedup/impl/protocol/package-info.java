@@ -2,10 +2,9 @@
  * The wire contract shared by the service and its clients: how a request is decoded and validated
  * ({@code RequestDecoder} into {@code ParsedEvent}s, with its limits), the local codec's requests and replies
  * ({@code LocalRequest}, {@code BatchReply}, {@code CommitBatchReply}, {@code Codecs}), failure codes
- * ({@code RequestFailure}), exact JSON numbers, which partition owns an event ({@code PartitionRouting}: the router,
- * the partitions and the client all ask it, so they cannot disagree), and which action each {@code DedupClient}
- * method sends ({@code ActionClient}). Internal: not an API; its types are public only because the service and the
- * client packages share them.
+ * ({@code RequestFailure}), exact JSON numbers, and which partition owns an event ({@code PartitionRouting}: the
+ * router, the partitions and the client all ask it, so they cannot disagree). Internal: not an API; its types are
+ * public only because the service and the client packages share them.
  *
  * <p>May use: the service's API types, {@code window} (fingerprints), the persistence {@code journal}'s limits (the
  * claimer column), Vert.x. Must not use {@code impl.service}, {@code impl.client} or {@code impl.journal}, nor hold

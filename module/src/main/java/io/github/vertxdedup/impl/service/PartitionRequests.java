@@ -3,72 +3,147 @@ package io.github.vertxdedup.impl.service;
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupBatchResult;
 import io.github.vertxdedup.DedupCommitResult;
+import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.impl.protocol.BatchReply;
-import io.github.vertxdedup.impl.protocol.CommitBatchReply;
-import io.github.vertxdedup.impl.protocol.LocalRequest;
+import io.github.vertxdedup.DedupResult;
+import io.github.vertxdedup.impl.protocol.ParsedEvent;
 import io.github.vertxdedup.impl.protocol.RequestDecoder;
 import io.github.vertxdedup.impl.protocol.RequestFailure;
+import io.github.vertxdedup.journal.OffsetCommit;
 import io.github.vertxdedup.window.WindowFullException;
-import io.vertx.core.json.JsonArray;
-import io.vertx.core.json.JsonObject;
-import java.util.ArrayList;
-import java.util.function.Supplier;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
 
 /**
- * Turns one request of a partition into its reply body: decodes it (a {@link LocalRequest} of the local codec, or a
- * JSON body with its action in the {@link DedupAction#HEADER} header), has the core decide it with the clock pinned
- * to one reading, and encodes the outcome as the transport expects (the local codec's objects, or JSON). A refused
- * request is answered here with its failure code and counted; so are the failed elements of a batch, as single failed
- * requests would be.
+ * Where every request of one partition enters, whichever way it came: in-process through {@link LocalPartition}
+ * (which this class is), or over the event bus through {@link BusRequests}. Each request takes one path,
+ * {@link #serve}: refused with 503 unless the partition is {@link PartitionState#READY} and fewer than
+ * {@code maxPending} replies wait; decided on the core with the clock pinned to one reading (so validation and every
+ * decision of a batch see the same instant); a refusal answered with its failure code and counted; and the reply
+ * held in {@link PendingReplies} until its journal write, and every earlier one, has completed. A failed write is
+ * handed to the partition's lifecycle ({@link PartitionVerticle}), which stops deciding and reopens the journal.
  *
- * <p>Confined to the partition's event loop (not thread-safe).
+ * <p>An in-process call is a {@link Decision} straight on the core: its event is validated by the same
+ * {@link RequestDecoder} as an event-bus request's, and nothing is encoded or dispatched on an action.
+ *
+ * <p>{@link #serve} and the decisions run on the partition's event loop (not thread-safe); the {@link LocalPartition}
+ * methods may be called from any thread and hand their work to the partition's context.
  */
-final class PartitionRequests {
-
-  /** What {@link #decide} returns for a request it refused (its sink has the failure). */
-  static final Object REFUSED = new Object();
+final class PartitionRequests implements LocalPartition {
 
   private static final System.Logger LOG = System.getLogger(PartitionVerticle.class.getName());
 
+  /** What {@link #decide} returns for a request it refused (its sink has the failure). */
+  private static final Object REFUSED = new Object();
+
+  /** What a request asks of the partition: runs on its event loop, with the clock pinned. */
+  @FunctionalInterface
+  interface Decision {
+
+    /**
+     * @param core the partition's core
+     * @param nowMs the pinned clock reading
+     * @return the reply body
+     * @throws RequestFailure for a refused request (400, 409), with its code and message
+     * @throws WindowFullException for a new event the full window refuses (503)
+     */
+    Object decide(PartitionCore core, long nowMs);
+  }
+
+  private final PartitionVerticle lifecycle;
   private final int partition;
+  private final int maxPending;
   private final long maxIds;
   private final RequestClock clock;
   private final RequestDecoder decoder;
   private final PartitionCounters counters;
-  private final Supplier<JsonObject> stats;
 
   /**
+   * @param lifecycle the partition's lifecycle: its state, core, waiting replies and journal
    * @param options validated options
    * @param partition the partition's number
    * @param clock the partition's clock, pinned for each request
-   * @param counters where batch elements' failures are counted
-   * @param stats answers {@code stats}
+   * @param counters where refusals are counted
    */
-  PartitionRequests(DedupOptions options, int partition, RequestClock clock, PartitionCounters counters,
-      Supplier<JsonObject> stats) {
+  PartitionRequests(PartitionVerticle lifecycle, DedupOptions options, int partition, RequestClock clock,
+      PartitionCounters counters) {
+    this.lifecycle = lifecycle;
     this.partition = partition;
+    this.maxPending = options.getMaxPending();
     this.maxIds = options.getMaxIdsPerPartition();
     this.clock = clock;
     this.decoder = new RequestDecoder(options, partition);
     this.counters = counters;
-    this.stats = stats;
   }
 
   /**
-   * Decides one request, or refuses it: a bad request (400), a state conflict (409), a refusal such as a full window
-   * (503), or an internal error (500, logged) fails {@code sink} and is counted.
+   * Deploys a partition verticle: the one way {@link LocalPartition}'s factories deploy a partition.
    *
-   * @param core the partition's core
-   * @param body the request's body
-   * @param actionHeader the action header of an event-bus request; ignored for a {@link LocalRequest}
-   * @param sink where a refusal goes
+   * @param vertx the Vert.x instance
+   * @param verticle the partition, not deployed yet
+   * @return completes with its {@link LocalPartition} once the deployment completes
+   */
+  static Future<LocalPartition> deploy(Vertx vertx, PartitionVerticle verticle) {
+    return vertx.deployVerticle(verticle).map(id -> verticle.local());
+  }
+
+  /** @return the validation shared by both transports */
+  RequestDecoder decoder() {
+    return decoder;
+  }
+
+  // ------------------------------------------------------------------------------------------------ the one path
+
+  /**
+   * Serves one request on the partition's event loop: refuses it (503) unless the partition is ready and has room
+   * for one more waiting reply, decides it, and sends the reply to {@code sink} once its journal write has
+   * completed.
+   *
+   * @param sink where the reply or the refusal goes
+   * @param decision what the request asks
+   */
+  void serve(ReplySink sink, Decision decision) {
+    PartitionState s = lifecycle.state();
+    if (s != PartitionState.READY) {
+      counters.unavailable++;
+      sink.fail(DedupFailure.UNAVAILABLE, lifecycle.unavailableMessage(s));
+      return;
+    }
+    PendingReplies pending = lifecycle.pending();
+    if (pending.isFull()) {
+      counters.unavailable++;
+      sink.fail(DedupFailure.UNAVAILABLE, "partition " + partition + " pending queue full: maxPending="
+          + maxPending + " replies wait for their journal write; nothing recorded, retry later");
+      return;
+    }
+    PartitionCore core = lifecycle.core();
+    Object reply = decide(core, decision, sink);
+    if (reply == REFUSED) {
+      return;
+    }
+    Throwable failed = pending.send(sink, reply, core.lastWrite());
+    if (failed != null) {
+      // Not in the journal: decide nothing more; the reopen drains the queue and refuses this reply.
+      lifecycle.writeFailed(failed);
+    }
+  }
+
+  /**
+   * Decides one request with the clock pinned, or refuses it: a bad request (400), a state conflict (409), a refusal
+   * such as a full window (503), or an internal error (500, logged) fails {@code sink} and is counted.
+   *
    * @return the reply body, or {@link #REFUSED} once {@code sink} has the refusal
    */
-  Object decide(PartitionCore core, Object body, String actionHeader, ReplySink sink) {
+  private Object decide(PartitionCore core, Decision decision, ReplySink sink) {
     try {
-      return decide(core, body, actionHeader);
+      return decidePinned(core, decision);
     } catch (RequestFailure f) {
       counters.failure(f.code());
       sink.fail(f.code(), f.getMessage());
@@ -87,86 +162,195 @@ final class PartitionRequests {
     return REFUSED;
   }
 
-  private Object decide(PartitionCore core, Object body, String actionHeader) {
+  private Object decidePinned(PartitionCore core, Decision decision) {
     // One clock reading for the whole request: validation and every decision of a batch see the same instant.
     clock.pin();
     try {
-      return decidePinned(core, body, actionHeader);
+      return decision.decide(core, clock.nowMs());
     } finally {
       clock.unpin();
     }
   }
 
-  private Object decidePinned(PartitionCore core, Object body, String actionHeader) {
-    if (body instanceof LocalRequest r) {
-      long now = clock.nowMs();
-      return switch (r.action) {
-        case CHECK -> core.check(decoder.decode(r.event, DedupAction.CHECK, now, -1));
-        case CLAIM -> core.claim(decoder.decode(r.event, DedupAction.CLAIM, now, -1));
-        case COMMIT -> core.commit(decoder.decode(r.event, DedupAction.COMMIT, now, -1));
-        case RELEASE -> core.release(decoder.decode(r.event, DedupAction.RELEASE, now, -1));
-        case LOOKUP -> core.lookup(decoder.decode(r.event, DedupAction.LOOKUP, now, -1));
-        case STATS -> stats.get();
-        case CHECK_BATCH -> new BatchReply(countRefusals(
-            core.batch(decoder.decodeBatch(r.events, DedupAction.CHECK, now), false)));
-        case CLAIM_BATCH -> new BatchReply(countRefusals(
-            core.batch(decoder.decodeBatch(r.events, DedupAction.CLAIM, now), true)));
-        case COMMIT_BATCH -> new CommitBatchReply(countConflicts(
-            core.commitBatch(decoder.decodeBatch(r.events, DedupAction.COMMIT, now))));
-      };
-    }
-    DedupAction action = RequestDecoder.action(actionHeader);
-    if (action == DedupAction.STATS) {
-      RequestDecoder.requireStatsBody(body);
-      return stats.get();
-    }
-    JsonObject json = RequestDecoder.requireObject(body);
-    long now = clock.nowMs();
-    return switch (action) {
-      case CHECK -> core.check(decoder.decode(json, action, now, -1)).toJson();
-      case CLAIM -> core.claim(decoder.decode(json, action, now, -1)).toJson();
-      case COMMIT -> core.commit(decoder.decode(json, action, now, -1)).toJson();
-      case RELEASE -> core.release(decoder.decode(json, action, now, -1)).toJson();
-      case LOOKUP -> core.lookup(decoder.decode(json, action, now, -1)).toJson();
-      case CHECK_BATCH -> batchJson(countRefusals(
-          core.batch(decoder.decodeBatch(json, DedupAction.CHECK, now), false)));
-      case CLAIM_BATCH -> batchJson(countRefusals(
-          core.batch(decoder.decodeBatch(json, DedupAction.CLAIM, now), true)));
-      case COMMIT_BATCH -> commitBatchJson(countConflicts(
-          core.commitBatch(decoder.decodeBatch(json, DedupAction.COMMIT, now))));
-      case STATS -> throw new IllegalStateException("unreachable");
-    };
-  }
-
-  private static JsonObject batchJson(DedupBatchResult[] results) {
-    JsonArray verdicts = new JsonArray(new ArrayList<>(results.length));
-    for (DedupBatchResult r : results) {
-      verdicts.add(r.toJson());
-    }
-    return new JsonObject().put("verdicts", verdicts);
-  }
-
-  private static JsonObject commitBatchJson(DedupCommitResult[] results) {
-    JsonArray array = new JsonArray(new ArrayList<>(results.length));
-    for (DedupCommitResult r : results) {
-      array.add(r.toJson());
-    }
-    return new JsonObject().put("results", array);
-  }
-
-  /** Counts each failed element of a checkBatch or claimBatch as a single failed request would be counted. */
-  private DedupBatchResult[] countRefusals(DedupBatchResult[] results) {
+  /**
+   * Decides a checkBatch or claimBatch, counting each failed element as a single failed request would be counted.
+   */
+  DedupBatchResult[] batch(PartitionCore core, ParsedEvent[] events, boolean claims) {
+    DedupBatchResult[] results = core.batch(events, claims);
     for (DedupBatchResult r : results) {
       counters.failure(r.failureCode());
     }
     return results;
   }
 
-  /** Counts each failed element of a commitBatch as a single failed commit would be counted. */
-  private DedupCommitResult[] countConflicts(DedupCommitResult[] results) {
+  /** Decides a commitBatch, counting each failed element as a single failed commit would be counted. */
+  DedupCommitResult[] commitBatch(PartitionCore core, ParsedEvent[] events) {
+    DedupCommitResult[] results = core.commitBatch(events);
     for (DedupCommitResult r : results) {
       counters.failure(r.failureCode());
     }
     return results;
+  }
+
+  /**
+   * Serves an in-process call: at once on the partition's context, else handed to it; before deployment, a 503.
+   *
+   * @return the reply body, or the refusal as a {@link io.vertx.core.eventbus.ReplyException}
+   */
+  private <T> Future<T> call(Decision decision) {
+    Promise<T> p = Promise.promise();
+    Context context = lifecycle.context();
+    if (context == null) {
+      ReplySink.of(p).fail(DedupFailure.UNAVAILABLE, "partition " + partition + " is not deployed yet;"
+          + " nothing accepted, retry once it is");
+    } else if (Vertx.currentContext() == context) {
+      serve(ReplySink.of(p), decision);
+    } else {
+      context.runOnContext(v -> serve(ReplySink.of(p), decision));
+    }
+    return p.future();
+  }
+
+  // -------------------------------------------------------------------------------------------- LocalPartition
+
+  @Override
+  public Future<DedupResult> check(DedupEvent event) {
+    return call((core, now) -> core.check(decoder.decode(event, DedupAction.CHECK, now, -1)));
+  }
+
+  @Override
+  public Future<DedupResult> claim(DedupEvent event) {
+    return call((core, now) -> core.claim(decoder.decode(event, DedupAction.CLAIM, now, -1)));
+  }
+
+  @Override
+  public Future<DedupResult> commit(DedupEvent event) {
+    return call((core, now) -> core.commit(decoder.decode(event, DedupAction.COMMIT, now, -1)));
+  }
+
+  @Override
+  public Future<DedupResult> release(DedupEvent event) {
+    return call((core, now) -> core.release(decoder.decode(event, DedupAction.RELEASE, now, -1)));
+  }
+
+  @Override
+  public Future<List<DedupBatchResult>> checkBatch(List<DedupEvent> events) {
+    return call((core, now) -> list(batch(core, decoder.decodeBatch(events, DedupAction.CHECK, now), false)));
+  }
+
+  @Override
+  public Future<List<DedupBatchResult>> claimBatch(List<DedupEvent> events) {
+    return call((core, now) -> list(batch(core, decoder.decodeBatch(events, DedupAction.CLAIM, now), true)));
+  }
+
+  @Override
+  public Future<List<DedupCommitResult>> commitBatch(List<DedupEvent> events) {
+    return call((core, now) -> list(commitBatch(core, decoder.decodeBatch(events, DedupAction.COMMIT, now))));
+  }
+
+  private static <T> List<T> list(T[] results) {
+    return Collections.unmodifiableList(Arrays.asList(results));
+  }
+
+  @Override
+  public String address() {
+    return lifecycle.address();
+  }
+
+  @Override
+  public Context context() {
+    return lifecycle.context();
+  }
+
+  @Override
+  public PartitionState state() {
+    return lifecycle.state();
+  }
+
+  @Override
+  public String failure() {
+    return lifecycle.failure();
+  }
+
+  @Override
+  public Future<Void> commitOffset(String topic, int topicPartition, long offset) {
+    final OffsetCommit commit;
+    try {
+      commit = new OffsetCommit(topic, topicPartition, offset);
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
+    Promise<Void> p = Promise.promise();
+    lifecycle.context().runOnContext(v -> {
+      if (ready(p)) {
+        afterWrite(lifecycle.journal().offsetsCommitted(commit.topic(), commit.partition(), commit.offset()), p,
+            () -> lifecycle.offsets().record(commit), null);
+      }
+    });
+    return p.future();
+  }
+
+  @Override
+  public Future<Long> committedOffset(String topic, int topicPartition) {
+    Promise<Long> p = Promise.promise();
+    lifecycle.context().runOnContext(v -> p.complete(lifecycle.offsets().get(topic, topicPartition)));
+    return p.future();
+  }
+
+  @Override
+  public Future<Integer> releaseClaimsOf(String claimer) {
+    Objects.requireNonNull(claimer, "claimer");
+    Promise<Integer> p = Promise.promise();
+    lifecycle.context().runOnContext(v -> {
+      if (!ready(p)) {
+        return;
+      }
+      PartitionCore core = lifecycle.core();
+      int n;
+      try {
+        n = core.releaseClaimsOf(claimer);
+      } catch (RuntimeException e) {
+        p.fail(e);
+        return;
+      }
+      if (n == 0) {
+        p.complete(0);
+      } else {
+        afterWrite(core.lastWrite(), p, lifecycle::publish, n);
+      }
+    });
+    return p.future();
+  }
+
+  /** Fails {@code p} with an {@link IllegalStateException} unless the partition is ready; on its context. */
+  private boolean ready(Promise<?> p) {
+    PartitionState s = lifecycle.state();
+    if (s != PartitionState.READY) {
+      p.fail(new IllegalStateException(lifecycle.unavailableMessage(s)));
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * Completes {@code p} with {@code result} once {@code write} has succeeded (after {@code written}), or fails it
+   * with the write's failure, which the partition's lifecycle handles (it reopens the journal).
+   */
+  private <T> void afterWrite(Future<?> write, Promise<T> p, Runnable written, T result) {
+    Context context = lifecycle.context();
+    write.onComplete(ar -> context.runOnContext(w -> {
+      if (ar.succeeded()) {
+        written.run();
+        p.complete(result);
+      } else {
+        lifecycle.writeFailed(ar.cause());
+        p.fail(ar.cause());
+      }
+    }));
+  }
+
+  @Override
+  public Future<Void> undeploy() {
+    return lifecycle.undeploy();
   }
 }

@@ -1,52 +1,45 @@
 package io.github.vertxdedup.impl.service;
 
-import io.github.vertxdedup.DedupAction;
-import io.github.vertxdedup.DedupClient;
 import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.impl.journal.NoJournal;
 import io.github.vertxdedup.impl.journal.PartitionJournal;
-import io.github.vertxdedup.impl.protocol.LocalRequest;
 import io.github.vertxdedup.journal.CommittedOffsets;
-import io.github.vertxdedup.journal.OffsetCommit;
 import io.github.vertxdedup.window.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
-import io.vertx.core.Vertx;
-import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
-import io.vertx.core.eventbus.ReplyException;
-import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonObject;
 import java.util.Objects;
 
 /**
  * The lifecycle of one partition of the dedup service: owns one window (in a {@link PartitionCore}) and one journal,
  * listens on {@code <address>.<partition>}, and answers every request on its own event loop, so nothing needs a lock.
- * Deployed by {@link io.github.vertxdedup.DedupVerticle}; internal. It moves the partition through its states and
- * hands the work to its parts: {@link PartitionRequests} decodes and decides a request, {@link PendingReplies} holds
- * replies until their journal write completes, {@link PartitionRecovery} rebuilds the partition from its journal (with
- * a backoff on the injected {@link PartitionTimer}), and {@link PartitionCounters} counts.
+ * Deployed by {@link io.github.vertxdedup.DedupVerticle}, or alone through {@link LocalPartition}'s factories;
+ * internal. It moves the partition through its states and hands the work to its parts: {@link PartitionRequests}
+ * serves every request (in-process, as the partition's {@link LocalPartition}, or from the event bus through
+ * {@link BusRequests}), {@link PendingReplies} holds replies until their journal write completes,
+ * {@link PartitionRecovery} rebuilds the partition from its journal (with a backoff on the injected
+ * {@link PartitionTimer}), and {@link PartitionCounters} counts.
  *
  * <h2>States</h2>
- * {@link State#RECOVERING} from deployment until the journal has opened and replayed (every request is answered 503
- * and nothing is accepted: the partition cannot vouch for anything yet), then {@link State#READY}. If another owner
- * holds the journal, the partition stays {@link State#RECOVERING} (503 "journal locked by another process") and
- * tries again with a backoff ({@value PartitionRecovery#RETRY_MIN_MS} ms doubling to
- * {@value PartitionRecovery#RETRY_MAX_MS} ms); its deployment completes meanwhile. Any other failure of the first
- * recovery fails the deployment ({@link State#FAILED}).
+ * {@link PartitionState#RECOVERING} from deployment until the journal has opened and replayed (every request is
+ * answered 503 and nothing is accepted: the partition cannot vouch for anything yet), then
+ * {@link PartitionState#READY}. If another owner holds the journal, the partition stays
+ * {@link PartitionState#RECOVERING} (503 "journal locked by another process") and tries again with a backoff
+ * ({@value PartitionRecovery#RETRY_MIN_MS} ms doubling to {@value PartitionRecovery#RETRY_MAX_MS} ms); its deployment
+ * completes meanwhile. Any other failure of the first recovery fails the deployment ({@link PartitionState#FAILED}).
  *
  * <p>A failed journal write means the decision is not in the journal. The partition goes back to
- * {@link State#RECOVERING} at once (it decides nothing more), fails that reply and every later waiting one with 503,
- * closes the journal, and reopens and replays it into a new, empty window (retrying with the backoff while that
- * fails), then answers again. So the window never keeps a decision that the journal lacks: the refused id is absent
- * and its redelivery is accepted once the journal works again (fail closed, nothing half-kept).
+ * {@link PartitionState#RECOVERING} at once (it decides nothing more), fails that reply and every later waiting one
+ * with 503, closes the journal, and reopens and replays it into a new, empty window (retrying with the backoff while
+ * that fails), then answers again. So the window never keeps a decision that the journal lacks: the refused id is
+ * absent and its redelivery is accepted once the journal works again (fail closed, nothing half-kept).
  *
- * <p>Undeploying moves it to {@link State#STOPPING}: new requests get 503 at once, the journal is flushed and
+ * <p>Undeploying moves it to {@link PartitionState#STOPPING}: new requests get 503 at once, the journal is flushed and
  * closed, the replies that waited for it are sent (or failed with 503 if their write did not complete), then the
  * consumer is unregistered.
  *
@@ -64,8 +57,8 @@ import java.util.Objects;
  *
  * <h2>Threads</h2>
  * Everything runs on the partition's event loop, except {@link #state()}, {@link #failure()}, {@link #address()} and
- * {@link #partition()}, which any thread may read, and the public operations that return a future, which any thread
- * may call: they hand their work to the partition's context.
+ * {@link #partition()}, which any thread may read, and the operations that return a future, which any thread may
+ * call: they hand their work to the partition's context.
  */
 public final class PartitionVerticle extends VerticleBase {
 
@@ -73,21 +66,6 @@ public final class PartitionVerticle extends VerticleBase {
   static final long TICK_MS = 1000;
 
   private static final System.Logger LOG = System.getLogger(PartitionVerticle.class.getName());
-
-  /** Lifecycle of a partition. */
-  public enum State {
-    /**
-     * Opening and replaying its journal (at start, after a failed write, or while another owner holds the journal):
-     * answers 503, never ACCEPTED.
-     */
-    RECOVERING,
-    /** Answering. */
-    READY,
-    /** The first recovery failed (the deployment failed): answers 503. */
-    FAILED,
-    /** Undeploying: answers 503, drains its waiting replies. */
-    STOPPING
-  }
 
   private final DedupOptions options;
   private final int partition;
@@ -97,14 +75,15 @@ public final class PartitionVerticle extends VerticleBase {
   private final String address;
   /** The partition's counters, for its whole deployment: every core rebuilt from the journal counts into them. */
   private final PartitionCounters counters = new PartitionCounters();
+  /** Every request's way in. */
+  private final PartitionRequests requests;
 
-  private volatile State state = State.RECOVERING;
+  private volatile PartitionState state = PartitionState.RECOVERING;
   private volatile String failure = "";
   private PartitionTimer timer;
   private PartitionCore core;
   private CommittedOffsets offsets = new CommittedOffsets();
   private Promise<Void> started;
-  private PartitionRequests requests;
   private PendingReplies pending;
   private PartitionRecovery recovery;
   private PartitionMetrics metrics;
@@ -140,14 +119,15 @@ public final class PartitionVerticle extends VerticleBase {
     this.journal = Objects.requireNonNull(journal, "journal");
     this.registry = registry;
     this.address = options.getAddress() + "." + partition;
+    this.requests = new PartitionRequests(this, this.options, partition, this.clock, counters);
   }
 
   /** @return the state now; readable from any thread */
-  public State state() {
+  public PartitionState state() {
     return state;
   }
 
-  /** @return why the partition is {@link State#FAILED} or {@link State#RECOVERING} again, or "" */
+  /** @return why the partition is {@link PartitionState#FAILED} or {@link PartitionState#RECOVERING} again, or "" */
   public String failure() {
     return failure;
   }
@@ -162,100 +142,46 @@ public final class PartitionVerticle extends VerticleBase {
     return partition;
   }
 
+  /** @return the partition as called in-process: every request's way in, whether deployed yet or not */
+  LocalPartition local() {
+    return requests;
+  }
+
+  /** @return the context this partition runs on, or null until it is deployed */
+  Context context() {
+    return context;
+  }
+
+  /** @return its journal */
+  PartitionJournal journal() {
+    return journal;
+  }
+
+  /** @return the committed offsets it holds now (replaced by each recovery); on its context */
+  CommittedOffsets offsets() {
+    return offsets;
+  }
+
+  /** @return its core now (replaced by each recovery); on its context */
+  PartitionCore core() {
+    return core;
+  }
+
+  /** @return its replies waiting for their journal write; on its context, once deployed */
+  PendingReplies pending() {
+    return pending;
+  }
+
   /**
-   * Journals a committed consumer offset of {@code topic}/{@code topicPartition} in this partition's journal, for
-   * the Kafka integration: a restart restores the highest offset recorded per topic-partition
-   * ({@link #committedOffset}). Thread-safe: runs on this partition's context.
+   * Undeploys this partition ({@link #stop()}).
    *
-   * @param topic the topic; not empty, at most 255 bytes in UTF-8
-   * @param topicPartition the topic's partition, {@code >= 0}
-   * @param offset the committed offset (the next offset to consume), {@code >= 0}
-   * @return completes once the offset is durable under the journal's policy; fails with
-   *     {@link IllegalArgumentException} for an invalid argument, {@link IllegalStateException} while the partition
-   *     is not ready, or the journal's failure (the partition then reopens its journal)
+   * @return completes once undeployed; fails with {@link IllegalStateException} if it was never deployed
    */
-  public Future<Void> commitOffset(String topic, int topicPartition, long offset) {
-    final OffsetCommit commit;
-    try {
-      commit = new OffsetCommit(topic, topicPartition, offset);
-    } catch (RuntimeException e) {
-      return Future.failedFuture(e);
+  Future<Void> undeploy() {
+    if (context == null) {
+      return Future.failedFuture(new IllegalStateException("partition " + address + " is not deployed"));
     }
-    Promise<Void> p = Promise.promise();
-    context.runOnContext(v -> {
-      if (state != State.READY) {
-        p.fail(new IllegalStateException(unavailableMessage(state)));
-        return;
-      }
-      journal.offsetsCommitted(commit.topic(), commit.partition(), commit.offset()).onComplete(ar ->
-          context.runOnContext(w -> {
-            if (ar.succeeded()) {
-              offsets.record(commit);
-              p.complete();
-            } else {
-              writeFailed(ar.cause());
-              p.fail(ar.cause());
-            }
-          }));
-    });
-    return p.future();
-  }
-
-  /**
-   * Releases every live claim held by {@code claimer} (see {@code PartitionCore.releaseClaimsOf}), for the Kafka
-   * integration: a consumer that takes a partition over calls it with its own instance id before it claims anything,
-   * so the claims its previous run left open when it was killed are released at once rather than after their leases.
-   * Thread-safe: runs on this partition's context.
-   *
-   * @param claimer the claimer (a consumer's instance id); not null
-   * @return the number of claims released, once their releases are durable under the journal's policy; fails with
-   *     {@link IllegalStateException} while the partition is not ready, or the journal's failure (the partition then
-   *     reopens its journal, and the claims come back from it)
-   */
-  public Future<Integer> releaseClaimsOf(String claimer) {
-    Objects.requireNonNull(claimer, "claimer");
-    Promise<Integer> p = Promise.promise();
-    context.runOnContext(v -> {
-      if (state != State.READY) {
-        p.fail(new IllegalStateException(unavailableMessage(state)));
-        return;
-      }
-      int n;
-      try {
-        n = core.releaseClaimsOf(claimer);
-      } catch (RuntimeException e) {
-        p.fail(e);
-        return;
-      }
-      if (n == 0) {
-        p.complete(0);
-        return;
-      }
-      core.lastWrite().onComplete(ar -> context.runOnContext(w -> {
-        if (ar.succeeded()) {
-          publish();
-          p.complete(n);
-        } else {
-          writeFailed(ar.cause());
-          p.fail(ar.cause());
-        }
-      }));
-    });
-    return p.future();
-  }
-
-  /**
-   * Returns the highest committed offset this partition has recorded for a topic-partition: journaled before and
-   * recovered at start, or committed since. Thread-safe: runs on this partition's context.
-   *
-   * @param topic the topic
-   * @param topicPartition the topic's partition
-   * @return the offset, or -1 if none was recorded
-   */
-  public Future<Long> committedOffset(String topic, int topicPartition) {
-    Promise<Long> p = Promise.promise();
-    context.runOnContext(v -> p.complete(offsets.get(topic, topicPartition)));
-    return p.future();
+    return vertx.undeploy(context.deploymentID());
   }
 
   @Override
@@ -264,7 +190,6 @@ public final class PartitionVerticle extends VerticleBase {
       timer = PartitionTimer.of(vertx);
     }
     core = newCore();
-    requests = new PartitionRequests(options, partition, clock, counters, this::stats);
     pending = new PendingReplies(options.getMaxPending(), context, this::drainPending);
     recovery = new PartitionRecovery(journal, timer, context, this::newCore, new Recovery());
     if (registry != null) {
@@ -273,7 +198,7 @@ public final class PartitionVerticle extends VerticleBase {
     }
     started = Promise.promise();
     // Listen first, so that requests during recovery are answered 503 rather than finding no handler.
-    consumer = vertx.eventBus().consumer(address, this::handle);
+    consumer = vertx.eventBus().consumer(address, new BusRequests(requests, this::stats)::handle);
     consumer.completion().onComplete(ar -> {
       if (ar.failed()) {
         started.tryFail(ar.cause());
@@ -290,7 +215,7 @@ public final class PartitionVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
-    state = State.STOPPING;
+    state = PartitionState.STOPPING;
     if (timerId != -1) {
       timer.cancel(timerId);
     }
@@ -315,77 +240,6 @@ public final class PartitionVerticle extends VerticleBase {
 
   // ---------------------------------------------------------------------------------------------------------------
 
-  private void handle(Message<Object> msg) {
-    serve(msg.body(), msg.headers().get(DedupAction.HEADER), ReplySink.of(msg));
-  }
-
-  /**
-   * Answers a request of the local codec in this JVM without the event bus: the same decoding, decisions, journal
-   * writes, reply ordering and failures as a request sent to {@link #address()} with the local codec, minus the
-   * event bus's registration, timeout and codec lookup. The in-process shortcut of the Kafka integration
-   * ({@link #inProcessClient()}). Called on this partition's context the request is decided before this method
-   * returns, and its future is already complete unless its reply waits for a journal write; from another thread
-   * it is handed to the context first.
-   *
-   * @param request the request
-   * @return the reply body the local codec would carry ({@link DedupResult}, {@code BatchReply},
-   *     {@code CommitBatchReply}, {@code DedupLookup} or the stats {@link JsonObject}); fails with a
-   *     {@link ReplyException} of type {@link ReplyFailure#RECIPIENT_FAILURE} whose code is one of
-   *     {@link DedupFailure}, exactly when the event-bus request would, and with {@link DedupFailure#UNAVAILABLE}
-   *     before this verticle is deployed (it has no context to answer on yet)
-   */
-  <T> Future<T> serveLocal(LocalRequest request) {
-    Promise<T> p = Promise.promise();
-    if (context == null) {
-      ReplySink.of(p).fail(DedupFailure.UNAVAILABLE, "partition " + partition + " is not deployed yet;"
-          + " nothing accepted, retry once it is");
-    } else if (Vertx.currentContext() == context) {
-      serve(request, null, ReplySink.of(p));
-    } else {
-      context.runOnContext(v -> serve(request, null, ReplySink.of(p)));
-    }
-    return p.future();
-  }
-
-  /**
-   * A client of this partition alone that calls it in-process ({@link #serveLocal}): same contract as a
-   * {@link DedupClient} with the local codec addressed to this partition, no event bus.
-   *
-   * @return the client; thread-safe
-   */
-  public DedupClient inProcessClient() {
-    return new InProcessClient(this);
-  }
-
-  /** @return the context this partition runs on (set once deployed) */
-  public Context context() {
-    return context;
-  }
-
-  private void serve(Object body, String actionHeader, ReplySink msg) {
-    State s = state;
-    if (s != State.READY) {
-      counters.unavailable++;
-      msg.fail(DedupFailure.UNAVAILABLE, unavailableMessage(s));
-      return;
-    }
-    if (pending.isFull()) {
-      counters.unavailable++;
-      msg.fail(DedupFailure.UNAVAILABLE, "partition " + partition + " pending queue full: maxPending="
-          + options.getMaxPending() + " replies wait for their journal write; nothing recorded, retry later");
-      return;
-    }
-    Object reply = requests.decide(core, body, actionHeader, msg);
-    if (reply == PartitionRequests.REFUSED) {
-      return;
-    }
-    Throwable failed = pending.send(msg, reply, core.lastWrite());
-    if (failed != null) {
-      // Not in the journal: decide nothing more; the reopen drains the queue and refuses this reply.
-      writeFailed(failed);
-    }
-  }
-
   private JsonObject stats() {
     core.sweepExpiredLeases();
     JsonObject s = core.statsJson()
@@ -402,17 +256,19 @@ public final class PartitionVerticle extends VerticleBase {
 
   private void tick() {
     core.sweepExpiredLeases();
-    if (state == State.READY) {
+    if (state == PartitionState.READY) {
       journal.retain();
     }
     publish();
   }
 
-  private void publish() {
+  /** Publishes the metrics snapshot; on its context. */
+  void publish() {
     if (metrics == null || core == null) {
       return;
     }
-    metrics.publish(counters.snapshot(core.windowStats(), core.claimsHeld(), pending.size(), state == State.READY));
+    metrics.publish(counters.snapshot(core.windowStats(), core.claimsHeld(), pending.size(),
+        state == PartitionState.READY));
   }
 
   /**
@@ -435,13 +291,15 @@ public final class PartitionVerticle extends VerticleBase {
   /**
    * A journal write failed: its decision is in the window but not in the journal. Stop deciding, close the journal
    * (which settles the writes issued before the failed one), refuse what waits from the failed write on, then
-   * reopen the journal and rebuild the window from it.
+   * reopen the journal and rebuild the window from it. On its context; ignored unless it is ready.
+   *
+   * @param cause why the write failed
    */
-  private void writeFailed(Throwable cause) {
-    if (state != State.READY) {
+  void writeFailed(Throwable cause) {
+    if (state != PartitionState.READY) {
       return;
     }
-    state = State.RECOVERING;
+    state = PartitionState.RECOVERING;
     counters.journalReopens++;
     failure = "journal write failed: " + cause.getMessage() + "; reopening the journal";
     LOG.log(System.Logger.Level.ERROR, "partition " + address + ": " + failure, cause);
@@ -457,7 +315,11 @@ public final class PartitionVerticle extends VerticleBase {
     }));
   }
 
-  private String unavailableMessage(State s) {
+  /**
+   * @param s the state it was found in
+   * @return why a request is refused in that state
+   */
+  String unavailableMessage(PartitionState s) {
     return switch (s) {
       case RECOVERING -> "partition " + partition + " is recovering its window" + (failure.isEmpty() ? ""
           : " (" + failure + ")") + "; nothing accepted yet, retry later";
@@ -472,7 +334,7 @@ public final class PartitionVerticle extends VerticleBase {
 
     @Override
     public boolean stopping() {
-      return state == State.STOPPING;
+      return state == PartitionState.STOPPING;
     }
 
     @Override
@@ -480,7 +342,7 @@ public final class PartitionVerticle extends VerticleBase {
       core = fresh;
       offsets = freshOffsets;
       failure = "";
-      state = State.READY;
+      state = PartitionState.READY;
       if (timerId == -1) {
         timerId = timer.periodic(TICK_MS, PartitionVerticle.this::tick);
       }
@@ -495,7 +357,7 @@ public final class PartitionVerticle extends VerticleBase {
     @Override
     public void failed(Throwable cause) {
       failure = "recovery failed: " + cause;
-      state = State.FAILED;
+      state = PartitionState.FAILED;
       publish();
       journal.close().onComplete(v -> started.tryFail(cause));
     }

@@ -1,13 +1,17 @@
 /**
- * The partition service: {@code PartitionVerticle} owns one window and one journal on one event loop (lifecycle,
- * requests, the replies waiting for their journal write, recovery on an injected timer), {@code PartitionCore} and
- * {@code BatchDecider} decide, {@code Claims} keeps claims and their leases, {@code PartitionCounters} and
- * {@code PartitionMetrics} count, {@code AddressRouter} forwards requests sent to the service's base address, and
- * {@code InProcessClient} calls a partition in this JVM without the event bus (the Kafka consumer's shortcut).
+ * The partition service: {@code PartitionVerticle} owns one window and one journal on one event loop (its lifecycle:
+ * states, recovery on an injected timer, the reopen after a failed write), {@code PartitionRequests} is every
+ * request's one way in (in-process as the partition's {@code LocalPartition}, or from the event bus through
+ * {@code BusRequests}) with {@code PendingReplies} holding the replies until their journal write, {@code PartitionCore}
+ * and {@code BatchDecider} decide, {@code Claims} keeps claims and their leases, {@code PartitionCounters} and
+ * {@code PartitionMetrics} count, and {@code AddressRouter} forwards requests sent to the service's base address.
+ * {@code LocalPartition} (with {@code PartitionState}) is the narrow interface through which the Kafka consumer
+ * reaches a partition, and its factories the one way a partition is deployed outside {@code DedupVerticle}.
  * Internal: not an API.
  *
  * <p>May use: {@code window}, {@code impl.protocol}, {@code impl.journal} (only through the {@code PartitionJournal}
- * seam, except to pick {@code NoJournal}), the persistence journal's value types (committed offsets, the lock
- * failure), the service's API types, Vert.x, Micrometer. Must not use {@code impl.client} or {@code kafka}.
+ * seam, except to pick the journal a partition is deployed on: {@code NoJournal} or {@code ChroniclePartitionJournal}),
+ * the persistence journal's value types (committed offsets, the lock failure), the service's API types, Vert.x,
+ * Micrometer. Must not use {@code impl.client} or {@code kafka}.
  */
 package io.github.vertxdedup.impl.service;

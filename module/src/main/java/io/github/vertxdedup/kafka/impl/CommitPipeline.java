@@ -1,10 +1,10 @@
 package io.github.vertxdedup.kafka.impl;
 
-import io.github.vertxdedup.DedupClient;
 import io.github.vertxdedup.DedupCommitResult;
 import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupVerdict;
+import io.github.vertxdedup.impl.service.LocalPartition;
 import io.vertx.core.eventbus.ReplyException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -52,7 +52,7 @@ final class CommitPipeline<K, V> {
 
   private final OwnerConfig<K, V> config;
   private final OwnerLoop loop;
-  private final DedupClient client;
+  private final LocalPartition client;
   private final TopicPartition tp;
   private final KafkaMetrics metrics;
   private final FailurePolicy<K, V> failures;
@@ -71,7 +71,7 @@ final class CommitPipeline<K, V> {
   /** Effect-first: the earliest lease end of the claims in {@code toCommit}; {@code Long.MAX_VALUE} when empty. */
   private long toCommitLeaseEndMs = Long.MAX_VALUE;
 
-  CommitPipeline(OwnerConfig<K, V> config, OwnerLoop loop, DedupClient client, TopicPartition tp,
+  CommitPipeline(OwnerConfig<K, V> config, OwnerLoop loop, LocalPartition client, TopicPartition tp,
       KafkaMetrics metrics, FailurePolicy<K, V> failures, Runnable pump) {
     this.config = config;
     this.loop = loop;

@@ -459,8 +459,8 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
         metrics.orphanedClaims.increment(lease.releasedClaims());
         // The owner runs on its window's event loop and calls the window in-process: no event-bus round trip
         // per decision or commit (docs/kafka.md, "The in-process shortcut").
-        PartitionOwner<K, V> owner = new PartitionOwner<>(ownerConfig, tp, lease.verticle().context(),
-            lease.verticle().inProcessClient(), metrics);
+        PartitionOwner<K, V> owner = new PartitionOwner<>(ownerConfig, tp, lease.partition().context(),
+            lease.partition(), metrics);
         return Future.succeededFuture(new Owned<>(owner, lease));
       }));
     }

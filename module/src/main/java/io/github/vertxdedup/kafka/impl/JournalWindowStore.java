@@ -1,8 +1,8 @@
 package io.github.vertxdedup.kafka.impl;
 
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.impl.journal.ChroniclePartitionJournal;
-import io.github.vertxdedup.impl.service.PartitionVerticle;
+import io.github.vertxdedup.impl.service.LocalPartition;
+import io.github.vertxdedup.impl.service.PartitionState;
 import io.github.vertxdedup.window.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
@@ -109,23 +109,21 @@ final class JournalWindowStore implements WindowStore {
     return slot.future().compose(s -> {
       DedupOptions o = new DedupOptions(dedup).setAddress(address).setPartitions(1)
           .setRouteByKey(false);
-      PartitionVerticle verticle = new PartitionVerticle(o, 0, clock,
-          new ChroniclePartitionJournal(vertx, dir, o.getWindowMs(), o.getJournalSync(), clock), registry);
-      return vertx.deployVerticle(verticle).compose(deploymentId -> {
+      return LocalPartition.deployJournaled(vertx, o, clock, dir, registry).compose(partition -> {
         Promise<Void> ready = Promise.promise();
-        awaitReady(verticle, dir, ownerId, deadlineNs, ready);
+        awaitReady(partition, dir, ownerId, deadlineNs, ready);
         return ready.future()
-            .compose(v -> verticle.releaseClaimsOf(ownerId))
-            .compose(released -> verticle.committedOffset(tp.topic(), tp.partition()).map(offset -> {
+            .compose(v -> partition.releaseClaimsOf(ownerId))
+            .compose(released -> partition.committedOffset(tp.topic(), tp.partition()).map(offset -> {
               if (released > 0) {
                 LOG.log(System.Logger.Level.INFO, "window {0} of {1}: released {2} claims that {3} left open when "
                     + "its previous run stopped", dir, tp, released, ownerId);
               }
               LOG.log(System.Logger.Level.DEBUG, "window {0} of {1} acquired by {2}, journal offset {3}", dir, tp,
                   ownerId, offset);
-              return new Lease(verticle, offset, released, new Handle(verticle, deploymentId, tp, address, token));
+              return new Lease(partition, offset, released, new Handle(partition, tp, address, token));
             }))
-            .recover(e -> vertx.undeploy(deploymentId).transform(u -> Future.<Lease>failedFuture(e)));
+            .recover(e -> partition.undeploy().transform(u -> Future.<Lease>failedFuture(e)));
       }).onFailure(e -> slots().removeIfPresent(address, token));
     });
   }
@@ -153,30 +151,30 @@ final class JournalWindowStore implements WindowStore {
     vertx.setTimer(POLL_MS, id -> takeSlot(address, token, dir, deadlineNs, slot));
   }
 
-  /** Completes {@code ready} once the verticle answers, or fails it when the deadline passes first. */
-  private void awaitReady(PartitionVerticle verticle, Path dir, String ownerId, long deadlineNs,
+  /** Completes {@code ready} once the partition answers, or fails it when the deadline passes first. */
+  private void awaitReady(LocalPartition partition, Path dir, String ownerId, long deadlineNs,
       Promise<Void> ready) {
-    PartitionVerticle.State s = verticle.state();
-    if (s == PartitionVerticle.State.READY) {
+    PartitionState s = partition.state();
+    if (s == PartitionState.READY) {
       ready.complete();
       return;
     }
-    if (s == PartitionVerticle.State.FAILED || s == PartitionVerticle.State.STOPPING) {
-      ready.fail(new IllegalStateException("window " + dir + " cannot start: " + verticle.failure()));
+    if (s == PartitionState.FAILED || s == PartitionState.STOPPING) {
+      ready.fail(new IllegalStateException("window " + dir + " cannot start: " + partition.failure()));
       return;
     }
     if (System.nanoTime() - deadlineNs > 0) {
       ready.fail(new IllegalStateException("window " + dir + " was not handed over to " + ownerId + " within "
-          + "assignmentTimeoutMs=" + acquireTimeoutMs + " ms: " + verticle.failure()));
+          + "assignmentTimeoutMs=" + acquireTimeoutMs + " ms: " + partition.failure()));
       return;
     }
-    vertx.setTimer(POLL_MS, id -> awaitReady(verticle, dir, ownerId, deadlineNs, ready));
+    vertx.setTimer(POLL_MS, id -> awaitReady(partition, dir, ownerId, deadlineNs, ready));
   }
 
   @Override
   public void offsetsCommitted(Lease lease, long nextOffset) {
     Handle h = (Handle) lease.handle();
-    h.verticle.commitOffset(h.tp.topic(), h.tp.partition(), nextOffset).onFailure(e ->
+    h.partition.commitOffset(h.tp.topic(), h.tp.partition(), nextOffset).onFailure(e ->
         // Kafka has the offset; the journal's copy only matters where Kafka has none, and the next commit repeats it.
         LOG.log(System.Logger.Level.WARNING, "offset " + nextOffset + " of " + h.tp + " was committed to Kafka but"
             + " not journaled: " + e));
@@ -185,12 +183,11 @@ final class JournalWindowStore implements WindowStore {
   @Override
   public Future<Void> release(Lease lease) {
     Handle h = (Handle) lease.handle();
-    return vertx.undeploy(h.deploymentId).eventually(() -> {
+    return h.partition.undeploy().eventually(() -> {
       slots().removeIfPresent(h.address, h.token);
       return Future.succeededFuture();
     });
   }
 
-  private record Handle(PartitionVerticle verticle, String deploymentId, TopicPartition tp, String address,
-      String token) {}
+  private record Handle(LocalPartition partition, TopicPartition tp, String address, String token) {}
 }

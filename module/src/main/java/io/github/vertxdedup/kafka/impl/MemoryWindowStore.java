@@ -1,8 +1,7 @@
 package io.github.vertxdedup.kafka.impl;
 
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.impl.journal.NoJournal;
-import io.github.vertxdedup.impl.service.PartitionVerticle;
+import io.github.vertxdedup.impl.service.LocalPartition;
 import io.github.vertxdedup.window.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
@@ -55,8 +54,8 @@ final class MemoryWindowStore implements WindowStore {
     Promise<Long> committed = Promise.promise();
     take(slot, ownerId, System.nanoTime() + acquireTimeoutMs * 1_000_000L, committed);
     return committed.future().compose(offset -> slot.deployed(this)
-        .compose(verticle -> verticle.releaseClaimsOf(ownerId)
-            .map(released -> new Lease(verticle, offset, released, new Handle(slot, ownerId)))));
+        .compose(partition -> partition.releaseClaimsOf(ownerId)
+            .map(released -> new Lease(partition, offset, released, new Handle(slot, ownerId)))));
   }
 
   /** Takes the slot for {@code ownerId}, retrying until the deadline; completes with its last committed offset. */
@@ -112,19 +111,17 @@ final class MemoryWindowStore implements WindowStore {
     final String address;
     String owner;
     long committed = -1;
-    private Future<PartitionVerticle> deployment;
+    private Future<LocalPartition> deployment;
 
     Slot(String address) {
       this.address = address;
     }
 
-    synchronized Future<PartitionVerticle> deployed(MemoryWindowStore store) {
+    synchronized Future<LocalPartition> deployed(MemoryWindowStore store) {
       if (deployment == null || deployment.failed()) {
         DedupOptions o = new DedupOptions(store.dedup).setAddress(address).setPartitions(1)
             .setRouteByKey(false);
-        PartitionVerticle verticle = new PartitionVerticle(o, 0, store.clock, NoJournal.INSTANCE,
-            store.registry);
-        deployment = store.vertx.deployVerticle(verticle).map(id -> verticle);
+        deployment = LocalPartition.deployInMemory(store.vertx, o, store.clock, store.registry);
       }
       return deployment;
     }

@@ -1,11 +1,11 @@
 package io.github.vertxdedup.kafka.impl;
 
 import io.github.vertxdedup.DedupBatchResult;
-import io.github.vertxdedup.DedupClient;
 import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerdict;
+import io.github.vertxdedup.impl.service.LocalPartition;
 import io.github.vertxdedup.kafka.DeadLetter;
 import io.github.vertxdedup.kafka.EventTimeSource;
 import io.github.vertxdedup.kafka.UnvouchedRecordPolicy;
@@ -29,10 +29,9 @@ import org.apache.kafka.common.TopicPartition;
  * {@link OwnerConfig}.
  *
  * <h2>Threads, and the in-process window</h2>
- * The owner runs on the context of its window's partition verticle and calls the window in-process
- * ({@code PartitionVerticle.inProcessClient()}): the same requests, decisions, journal writes and failure codes as
- * the event-bus service, without an event-bus round trip (reply registration, timeout timer, two thread hops) per
- * decision batch and per commit batch. A request is decided when it is made, and its future is already complete
+ * The owner runs on the context of its window's partition and calls the window in-process ({@link LocalPartition}):
+ * the same decisions, journal writes and failure codes as the event-bus service, without an event-bus round trip
+ * (reply registration, timeout timer, two thread hops) per decision batch and per commit batch. A request is decided when it is made, and its future is already complete
  * unless its reply waits for a journal write. Everything but {@link #offer}, {@link #fence}, {@link #stop},
  * {@link #committableNext}, {@link #buffered} and {@link #wantsPause} runs on that context. Those six are called by
  * the poll thread; they only hand work to the context or read volatile fields.
@@ -119,7 +118,7 @@ final class PartitionOwner<K, V> {
 
   private final OwnerConfig<K, V> config;
   private final TopicPartition tp;
-  private final DedupClient client;
+  private final LocalPartition client;
   private final KafkaMetrics metrics;
   private final OwnerLoop loop;
   private final RecordEvents<K, V> events;
@@ -144,12 +143,11 @@ final class PartitionOwner<K, V> {
   /**
    * @param config what the consumer's owners share
    * @param tp the topic-partition
-   * @param context where the owner runs: the context of its window's partition verticle
-   * @param client the window, called in-process (the partition verticle's
-   *     {@link io.github.vertxdedup.impl.service.PartitionVerticle#inProcessClient()})
+   * @param context where the owner runs: the context of its window's partition
+   * @param client the window, called in-process
    * @param metrics the partition's meters
    */
-  PartitionOwner(OwnerConfig<K, V> config, TopicPartition tp, Context context, DedupClient client,
+  PartitionOwner(OwnerConfig<K, V> config, TopicPartition tp, Context context, LocalPartition client,
       KafkaMetrics metrics) {
     this.config = config;
     this.tp = tp;

@@ -1,7 +1,7 @@
 package io.github.vertxdedup.kafka.impl;
 
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.impl.service.PartitionVerticle;
+import io.github.vertxdedup.impl.service.LocalPartition;
 import io.github.vertxdedup.window.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
@@ -10,7 +10,7 @@ import org.apache.kafka.common.TopicPartition;
 
 /**
  * Where the window of a (group, topic-partition) lives between owners, and the fence between them. This is the
- * seam where the journal plugs in: a journaled store deploys the partition verticle over
+ * seam where the journal plugs in: a journaled store deploys the partition over
  * {@code <journalDir>/<group.id>/<topic>-<partition>} (whose directory lock is the fence between two owners),
  * rebuilds the window before {@link #acquire} completes, reports the highest offset the journal recorded as
  * {@link Lease#resumeOffset()}, and journals {@link #offsetsCommitted} beside the accepted ids.
@@ -71,11 +71,11 @@ interface WindowStore {
   /**
    * A window held by one owner.
    *
-   * @param verticle the partition verticle that holds the window, deployed and ready: the owner runs on its context
-   *     and calls it in-process ({@link PartitionVerticle#inProcessClient()})
+   * @param partition the partition that holds the window, deployed and ready: the owner runs on its context and
+   *     calls it in-process
    * @param resumeOffset the highest offset recorded as committed for this partition, or -1 if none
    * @param releasedClaims the orphaned claims of the taking owner's instance id released on acquisition
    * @param handle the store's own state of the lease
    */
-  record Lease(PartitionVerticle verticle, long resumeOffset, int releasedClaims, Object handle) {}
+  record Lease(LocalPartition partition, long resumeOffset, int releasedClaims, Object handle) {}
 }

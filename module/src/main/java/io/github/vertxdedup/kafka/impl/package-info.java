@@ -4,8 +4,9 @@
  * between owners ({@code WindowStore}: in memory, or on a journal handed over between instances).
  *
  * <p>May use: {@code kafka}, the service's API, {@code window}, the persistence {@code journal}, and the partition
- * service through the partition verticle: {@code impl.service.PartitionVerticle} (its in-process client, offsets and
- * claims) deployed on an {@code impl.journal} journal. Must not use {@code impl.protocol} or {@code impl.client}: it
- * never encodes a request itself. Nothing outside {@code kafka} uses this package.
+ * service only through its narrow interface {@code impl.service.LocalPartition} (deployed in memory or on a journal
+ * by its factories; its decisions, state, offsets and claims) and {@code impl.service.PartitionState}. Must not use
+ * the concrete partition ({@code PartitionVerticle}), {@code impl.journal}, {@code impl.protocol} or
+ * {@code impl.client}: it never encodes a request. Nothing outside {@code kafka} uses this package.
  */
 package io.github.vertxdedup.kafka.impl;

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.fail;
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.TestFutures;
-import io.github.vertxdedup.impl.service.PartitionVerticle;
+import io.github.vertxdedup.impl.service.LocalPartition;
 import io.github.vertxdedup.journal.JournalWriteException;
 import io.github.vertxdedup.journal.RetentionResult;
 import io.github.vertxdedup.journal.SyncPolicy;
@@ -45,8 +45,7 @@ class ChroniclePartitionJournalTest {
 
   private final ManualClock clock = new ManualClock(T0);
   private Vertx vertx;
-  private PartitionVerticle partition;
-  private String deployment;
+  private LocalPartition partition;
 
   @BeforeEach
   void setUp(Vertx vertx) {
@@ -59,8 +58,7 @@ class ChroniclePartitionJournalTest {
   }
 
   private void deploy(PartitionJournal journal, SyncPolicy sync) {
-    partition = new PartitionVerticle(options(sync), 0, clock, journal, null);
-    deployment = await(vertx.deployVerticle(partition));
+    partition = await(LocalPartition.deploy(vertx, options(sync), clock, journal, null));
   }
 
   private ChroniclePartitionJournal chronicle(SyncPolicy sync) {
@@ -85,7 +83,7 @@ class ChroniclePartitionJournalTest {
     assertThat(check("a")).isEqualTo("DUPLICATE");
     assertThat(journal.opens).isEqualTo(2);
 
-    await(vertx.undeploy(deployment));
+    await(partition.undeploy());
     deploy(chronicle(SyncPolicy.ASYNC), SyncPolicy.ASYNC);
     assertThat(check("b")).as("accepted on the retry, so journaled").isEqualTo("DUPLICATE");
   }
@@ -105,7 +103,7 @@ class ChroniclePartitionJournalTest {
       clock.advanceMs(61_000);
       assertThat(check("m" + minute)).isEqualTo("ACCEPTED");
     }
-    await(vertx.undeploy(deployment));
+    await(partition.undeploy());
     deploy(chronicle(SyncPolicy.ASYNC), SyncPolicy.ASYNC);
     assertThat(await(partition.committedOffset("orders", 0))).isEqualTo(10);
     assertThat(await(partition.committedOffset("orders", 1))).isEqualTo(3);
@@ -124,7 +122,7 @@ class ChroniclePartitionJournalTest {
       assertThat(verdict(replies.get(i))).isEqualTo("ACCEPTED");
     }
     assertThat(verdict(replies.get(500))).isEqualTo("DUPLICATE");
-    await(vertx.undeploy(deployment));
+    await(partition.undeploy());
     deploy(chronicle(SyncPolicy.SYNC), SyncPolicy.SYNC);
     assertThat(check("s499")).isEqualTo("DUPLICATE");
   }
@@ -143,8 +141,7 @@ class ChroniclePartitionJournalTest {
         trimmed.tryComplete(r);
       }
     });
-    partition = new PartitionVerticle(options, 0, clock, journal, null);
-    deployment = await(vertx.deployVerticle(partition));
+    partition = await(LocalPartition.deploy(vertx, options, clock, journal, null));
 
     long cycle0 = T0 - Math.floorMod(T0, 300_000); // cycles start at multiples of 5 minutes since the epoch
     await(partition.commitOffset("orders", 0, 10));  // cycle 0
@@ -166,10 +163,8 @@ class ChroniclePartitionJournalTest {
 
     // A restart replays what is left: the live ids, and the offset committed in the deleted cycle (every later
     // cycle carries it).
-    await(vertx.undeploy(deployment));
-    partition = new PartitionVerticle(options, 0, clock,
-        new ChroniclePartitionJournal(vertx, files, options.getWindowMs(), options.getJournalSync(), clock), null);
-    deployment = await(vertx.deployVerticle(partition));
+    await(partition.undeploy());
+    partition = await(LocalPartition.deployJournaled(vertx, options, clock, files, null));
     assertThat(check("b")).isEqualTo("DUPLICATE");
     assertThat(check("c")).isEqualTo("DUPLICATE");
     assertThat(await(partition.committedOffset("orders", 0))).isEqualTo(10);

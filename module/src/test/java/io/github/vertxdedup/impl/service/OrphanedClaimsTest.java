@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.TestFutures;
-import io.github.vertxdedup.impl.journal.ChroniclePartitionJournal;
 import io.github.vertxdedup.impl.protocol.PartitionRouting;
 import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.window.Fingerprinter;
@@ -48,8 +47,7 @@ class OrphanedClaimsTest {
 
   private final ManualClock clock = new ManualClock(T0);
   private Vertx vertx;
-  private PartitionVerticle partition;
-  private String deployment;
+  private LocalPartition partition;
 
   @BeforeEach
   void setUp(Vertx vertx) {
@@ -66,15 +64,12 @@ class OrphanedClaimsTest {
   }
 
   private void start() {
-    DedupOptions o = options();
-    partition = new PartitionVerticle(o, 0, clock,
-        new ChroniclePartitionJournal(vertx, journalDir(), o.getWindowMs(), o.getJournalSync(), clock), null);
-    deployment = await(vertx.deployVerticle(partition));
+    partition = await(LocalPartition.deployJournaled(vertx, options(), clock, journalDir(), null));
   }
 
   /** Stops the partition; its open claims stay open in the journal, as a killed owner leaves them. */
   private void stop() {
-    await(vertx.undeploy(deployment));
+    await(partition.undeploy());
   }
 
   @Test

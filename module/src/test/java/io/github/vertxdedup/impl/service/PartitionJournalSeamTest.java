@@ -1,6 +1,7 @@
 package io.github.vertxdedup.impl.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.fail;
 
 import io.github.vertxdedup.DedupAction;
@@ -47,16 +48,18 @@ class PartitionJournalSeamTest {
     this.vertx = vertx;
   }
 
-  private PartitionVerticle partition;
+  private LocalPartition partition;
 
-  private Future<String> deploy(int maxPending) {
+  /** Deploys the partition on the held journal and the test's timers; {@link #partition} is set at once. */
+  private Future<LocalPartition> deploy(int maxPending) {
     DedupOptions options = new DedupOptions().setWindowMs(60_000).setBucketMs(1_000).setMaxPending(maxPending)
         .validate();
-    partition = new PartitionVerticle(options, 0, clock, journal, null, timer);
-    return vertx.deployVerticle(partition);
+    PartitionVerticle verticle = new PartitionVerticle(options, 0, clock, journal, null, timer);
+    partition = verticle.local();
+    return PartitionRequests.deploy(vertx, verticle);
   }
 
-  private String deployReady(int maxPending) {
+  private LocalPartition deployReady(int maxPending) {
     journal.recovery.complete();
     return await(deploy(maxPending));
   }
@@ -81,17 +84,38 @@ class PartitionJournalSeamTest {
 
   @Test
   void shouldAnswer503WhileRecoveringAndAcceptOnlyOnceRecovered() {
-    Future<String> deployed = deploy(10);
+    Future<LocalPartition> deployed = deploy(10);
     ReplyException e = retryUntilListening();
     assertThat(e.failureCode()).isEqualTo(503);
     assertThat(e.getMessage()).contains("recovering");
     assertThat(deployed.isComplete()).isFalse();
-    assertThat(partition.state()).isEqualTo(PartitionVerticle.State.RECOVERING);
+    assertThat(partition.state()).isEqualTo(PartitionState.RECOVERING);
 
     journal.recovery.complete();
     await(deployed);
-    assertThat(partition.state()).isEqualTo(PartitionVerticle.State.READY);
+    assertThat(partition.state()).isEqualTo(PartitionState.READY);
     assertThat(verdict(request("check", id("a")))).isEqualTo("ACCEPTED");
+  }
+
+  /**
+   * The Kafka stores' calls wait for recovery too: an offset commit and the release of a claimer's claims are refused
+   * with an {@link IllegalStateException} naming the state while the partition recovers, and work once it is ready.
+   */
+  @Test
+  void shouldRefuseOffsetCommitsAndClaimReleasesWhileRecovering() {
+    Future<LocalPartition> deployed = deploy(10);
+    assertThat(retryUntilListening().getMessage()).contains("recovering");
+    assertThatThrownBy(() -> await(partition.commitOffset("orders", 0, 5)))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("is recovering its window");
+    assertThatThrownBy(() -> await(partition.releaseClaimsOf("consumer-a")))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("is recovering its window");
+    assertThat(journal.opens.get()).isEqualTo(1);
+
+    journal.recovery.complete();
+    assertThat(await(deployed)).isSameAs(partition);
+    await(partition.commitOffset("orders", 0, 5));
+    assertThat(await(partition.committedOffset("orders", 0))).isEqualTo(5);
+    assertThat(await(partition.releaseClaimsOf("consumer-a"))).isZero();
   }
 
   @Test
@@ -146,7 +170,7 @@ class PartitionJournalSeamTest {
     assertThat(retryWhileUnavailable(() -> request("check", id("a")))).isEqualTo("ACCEPTED");
     assertThat(verdict(request("check", id("b")))).isEqualTo("ACCEPTED");
     assertThat(journal.opens.get()).isEqualTo(2);
-    assertThat(partition.state()).isEqualTo(PartitionVerticle.State.READY);
+    assertThat(partition.state()).isEqualTo(PartitionState.READY);
     assertThat(((JsonObject) await(request("stats", null)).body()).getLong("journalReopens")).isEqualTo(1);
     assertThat(timer.waiting()).as("the reopen after a failed write waits for no backoff").isZero();
   }
@@ -229,7 +253,7 @@ class PartitionJournalSeamTest {
 
   @Test
   void shouldDrainOnUndeployAnsweringWaitingRequestsOnceTheJournalIsFlushed(VertxTestContext ctx) {
-    String deployment = deployReady(10);
+    deployReady(10);
     journal.hold = true;
     journal.holdClose = true;
     List<Future<Message<Object>>> waiting = new ArrayList<>();
@@ -237,7 +261,7 @@ class PartitionJournalSeamTest {
       waiting.add(request("check", id("e" + i)));
     }
     barrier();
-    Future<Void> undeployed = vertx.undeploy(deployment);
+    Future<Void> undeployed = partition.undeploy();
     await(journal.closeCalled.future());
     // While the journal flushes, a new request is refused at once rather than queued.
     ReplyException stopping = failure(request("check", id("late")));
@@ -258,7 +282,7 @@ class PartitionJournalSeamTest {
 
   @Test
   void shouldFailWaitingRequestsWith503OnUndeployWhenTheirWriteNeverCompletes(VertxTestContext ctx) {
-    String deployment = deployReady(10);
+    deployReady(10);
     journal.hold = true;
     Future<Message<Object>> waiting = request("check", id("a"));
     barrier();
@@ -268,7 +292,7 @@ class PartitionJournalSeamTest {
       assertThat(e.getMessage()).contains("stopping", "did not complete");
       failed.flag();
     })));
-    vertx.undeploy(deployment).onComplete(ctx.succeedingThenComplete());
+    partition.undeploy().onComplete(ctx.succeedingThenComplete());
   }
 
   // ---------------------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import io.github.vertxdedup.DedupClient;
 import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupVerdict;
+import io.github.vertxdedup.impl.service.LocalPartition;
 import io.github.vertxdedup.window.ManualClock;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -65,7 +66,7 @@ class JournalWindowStoreTest {
         WindowStore.create(vertx, o, clock, null, 5_000),
         WindowStore.create(vertx, new DedupOptions(o).setJournalDir(journalDir.toString()), clock, null, 5_000)}) {
       WindowStore.Lease lease = get(store.acquire("billing", TP, "a"));
-      DedupClient client = lease.verticle().inProcessClient();
+      LocalPartition client = lease.partition();
       assertThat(get(client.check(new DedupEvent("no-key"))).verdict()).isEqualTo(DedupVerdict.ACCEPTED);
       assertThat(get(client.check(new DedupEvent("keyed").setKey("order-1"))).verdict())
           .isEqualTo(DedupVerdict.ACCEPTED);
@@ -88,7 +89,7 @@ class JournalWindowStoreTest {
     WindowStore.Lease second = get(store.acquire("billing", TP, "b"));
     assertThat(second.resumeOffset()).isEqualTo(42);
     // The address scopes the id fingerprints in the journal: every owner uses the same one.
-    assertThat(second.verticle().address()).isEqualTo(first.verticle().address());
+    assertThat(second.partition().address()).isEqualTo(first.partition().address());
     get(store.release(second));
   }
 

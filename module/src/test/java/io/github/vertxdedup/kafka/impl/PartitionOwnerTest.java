@@ -6,13 +6,12 @@ import static org.awaitility.Awaitility.await;
 import io.github.vertxdedup.DedupBatchResult;
 import io.github.vertxdedup.DedupClient;
 import io.github.vertxdedup.DedupEvent;
+import io.github.vertxdedup.DedupLookup;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.EntryState;
-import io.github.vertxdedup.impl.journal.ChroniclePartitionJournal;
-import io.github.vertxdedup.impl.journal.NoJournal;
-import io.github.vertxdedup.impl.service.PartitionVerticle;
+import io.github.vertxdedup.impl.service.LocalPartition;
 import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.kafka.AtomicityMode;
 import io.github.vertxdedup.kafka.DeadLetter;
@@ -55,8 +54,9 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The partition owner alone, on its window's context; a wrapping client slows the window's commits down, records
- * the events it is asked to decide, or answers a verdict of the test's choosing.
+ * The partition owner alone, on its window's context; a wrapping window slows the window's commits down, records
+ * the events it is asked to decide, or answers a verdict of the test's choosing. What a window holds is looked up
+ * over the event bus, where the window also listens.
  */
 class PartitionOwnerTest {
 
@@ -65,11 +65,10 @@ class PartitionOwnerTest {
 
   @TempDir
   Path dir;
-  private final Map<PartitionVerticle, String> deployments = new ConcurrentHashMap<>();
-
   private Vertx vertx;
   private final ManualClock clock = new ManualClock(1_700_000_000_000L);
-  private PartitionVerticle window;
+  private DedupOptions windowOptions;
+  private LocalPartition window;
 
   /**
    * The window: memory only, W = 10 minutes, its memory beginning at the clock's start, and the service's default
@@ -79,9 +78,8 @@ class PartitionOwnerTest {
   @BeforeEach
   void setUp() throws Exception {
     vertx = Vertx.vertx();
-    DedupOptions o = new DedupOptions().setAddress("test.owner").setPartitions(1).setWindow(Duration.ofMinutes(10));
-    window = new PartitionVerticle(o, 0, clock, NoJournal.INSTANCE, null);
-    vertx.deployVerticle(window).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    windowOptions = new DedupOptions().setAddress("test.owner").setPartitions(1).setWindow(Duration.ofMinutes(10));
+    window = get(LocalPartition.deployInMemory(vertx, windowOptions, clock, null));
   }
 
   @AfterEach
@@ -109,33 +107,29 @@ class PartitionOwnerTest {
   }
 
   /** @return a window of its own, deployed, with {@code options}, on a journal in {@code dir} or in memory */
-  private PartitionVerticle deploy(DedupOptions options, boolean journal) throws Exception {
-    PartitionVerticle w = new PartitionVerticle(options, 0, clock,
-        journal
-            ? new ChroniclePartitionJournal(vertx, dir.resolve("journal"), options.getWindowMs(),
-                options.getJournalSync(), clock)
-            : NoJournal.INSTANCE,
-        null);
-    deployments.put(w, vertx.deployVerticle(w).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS));
-    return w;
+  private LocalPartition deploy(DedupOptions options, boolean journal) throws Exception {
+    return get(journal
+        ? LocalPartition.deployJournaled(vertx, options, clock, dir.resolve("journal"), null)
+        : LocalPartition.deployInMemory(vertx, options, clock, null));
   }
 
-  private void undeploy(PartitionVerticle w) throws Exception {
-    vertx.undeploy(deployments.remove(w)).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+  /** @return what the window deployed with {@code options} holds for {@code id}, asked over the event bus */
+  private Future<DedupLookup> lookup(DedupOptions options, String id) {
+    return DedupClient.create(vertx, options).lookup(new DedupEvent(id));
   }
 
   /** @return an effect-first owner of {@code w}, whose lease is {@code options}' */
-  private PartitionOwner<String, String> effectFirstOwner(PartitionVerticle w, DedupOptions options,
+  private PartitionOwner<String, String> effectFirstOwner(LocalPartition w, DedupOptions options,
       RecordHandler<String, String> handler, SimpleMeterRegistry registry) {
     DedupKafkaOptions o = new DedupKafkaOptions().setMode(AtomicityMode.EFFECT_FIRST).setDedup(options);
-    return newOwner(w.context(), w.inProcessClient(), o, handler, null, registry, () -> { });
+    return newOwner(w.context(), w, o, handler, null, registry, () -> { });
   }
 
   /**
    * @return an owner of {@link #TP} on {@code context} that decides through {@code client}, identifies records by
    *     their key, names {@code instance-1} as its claimer and counts in {@code registry}
    */
-  private PartitionOwner<String, String> newOwner(Context context, DedupClient client, DedupKafkaOptions options,
+  private PartitionOwner<String, String> newOwner(Context context, LocalPartition client, DedupKafkaOptions options,
       RecordHandler<String, String> handler, DeadLetterHandler<String, String> deadLetters,
       SimpleMeterRegistry registry, Runnable wakePoll) {
     OwnerConfig<String, String> config = new OwnerConfig<>(vertx, options, IdentityExtractor.recordKey(), handler,
@@ -163,13 +157,13 @@ class PartitionOwnerTest {
   void shouldStartEveryHandlerOfALongRunWithHalfALeaseAheadAndHandleNoIdTwice() throws Exception {
     int n = 300;
     DedupOptions o = shortLease("test.owner.run");
-    PartitionVerticle w = deploy(o, false);
+    LocalPartition w = deploy(o, false);
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     Map<String, Integer> calls = new ConcurrentHashMap<>();
     List<Long> leaseLeftAtStart = new CopyOnWriteArrayList<>();
     List<EntryState> stateAtStart = new CopyOnWriteArrayList<>();
     PartitionOwner<String, String> owner = effectFirstOwner(w, o, r ->
-        w.inProcessClient().lookup(new DedupEvent(r.key())).compose(claim -> {
+        lookup(o, r.key()).compose(claim -> {
           stateAtStart.add(claim.state());
           leaseLeftAtStart.add(claim.expiresAtMs() - clock.nowMs());
           calls.merge(r.key(), 1, Integer::sum);
@@ -200,7 +194,7 @@ class PartitionOwnerTest {
   @Test
   void shouldRecordTheIdOfAHandlerSlowerThanTheLeaseWhenNoOtherDeliveryClaimedIt() throws Exception {
     DedupOptions o = shortLease("test.owner.late");
-    PartitionVerticle w = deploy(o, true);
+    LocalPartition w = deploy(o, true);
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     Map<String, Integer> calls = new ConcurrentHashMap<>();
     RecordHandler<String, String> handler = r -> {
@@ -218,10 +212,10 @@ class PartitionOwnerTest {
     assertThat(count(registry, "dedup.kafka.lapsed.claims")).isEqualTo(2);
     assertThat(count(registry, "dedup.kafka.lapsed.claims.recorded")).isEqualTo(2);
     get(owner.stop());
-    undeploy(w);
-    PartitionVerticle restarted = deploy(o, true);
+    get(w.undeploy());
+    LocalPartition restarted = deploy(o, true);
     for (String id : new String[] {"u-0", "u-1", "u-2"}) {
-      assertThat(get(restarted.inProcessClient().lookup(new DedupEvent(id))).state()).as(id)
+      assertThat(get(lookup(o, id)).state()).as(id)
           .isEqualTo(EntryState.REMEMBERED);
     }
     PartitionOwner<String, String> next = effectFirstOwner(restarted, o, handler, registry);
@@ -238,12 +232,12 @@ class PartitionOwnerTest {
   @Test
   void shouldLeaveTheIdToTheDeliveryThatClaimedItAfterASlowHandlersLeaseEnded() throws Exception {
     DedupOptions o = shortLease("test.owner.taken");
-    PartitionVerticle w = deploy(o, false);
+    LocalPartition w = deploy(o, false);
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     AtomicReference<DedupVerdict> otherClaim = new AtomicReference<>();
     PartitionOwner<String, String> owner = effectFirstOwner(w, o, r -> {
       clock.advanceMs(LEASE_MS + LEASE_MS / 2);
-      return w.inProcessClient().claim(new DedupEvent(r.key()).setClaimer("instance-2")).compose(other -> {
+      return w.claim(new DedupEvent(r.key()).setClaimer("instance-2")).compose(other -> {
         otherClaim.set(other.verdict());
         return Future.<Void>succeededFuture();
       });
@@ -255,7 +249,7 @@ class PartitionOwnerTest {
     assertThat(otherClaim.get()).as("the other delivery's claim").isEqualTo(DedupVerdict.ACCEPTED);
     assertThat(count(registry, "dedup.kafka.lapsed.claims")).isEqualTo(1);
     assertThat(count(registry, "dedup.kafka.lapsed.claims.recorded")).isZero();
-    assertThat(get(w.inProcessClient().lookup(new DedupEvent("u-0"))).state()).isEqualTo(EntryState.IN_FLIGHT);
+    assertThat(get(lookup(o, "u-0")).state()).isEqualTo(EntryState.IN_FLIGHT);
   }
 
   /**
@@ -267,7 +261,7 @@ class PartitionOwnerTest {
   void shouldRunNoHandlerWhileMaxUnansweredCommitsAreUnanswered() {
     int cap = 2;
     AtomicInteger commitsAnswered = new AtomicInteger();
-    DedupClient slowCommits = slowCommits(window.inProcessClient(), commitsAnswered);
+    LocalPartition slowCommits = slowCommits(window, commitsAnswered);
     List<Integer> aheadAtStart = new CopyOnWriteArrayList<>();
     AtomicInteger started = new AtomicInteger();
     Set<String> handled = ConcurrentHashMap.newKeySet();
@@ -304,7 +298,7 @@ class PartitionOwnerTest {
     PartitionOwner<String, String>[] holder = newOwnerArray();
     DedupKafkaOptions options = new DedupKafkaOptions().setMode(AtomicityMode.RECORD_FIRST)
         .setMaxBufferedPerPartition(4_000);
-    holder[0] = newOwner(window.context(), window.inProcessClient(), options, r -> {
+    holder[0] = newOwner(window.context(), window, options, r -> {
       lag.add(r.offset() - Math.max(0, holder[0].committableNext()));
       handled.incrementAndGet();
       return Future.succeededFuture();
@@ -340,9 +334,8 @@ class PartitionOwnerTest {
       throws Exception {
     DedupOptions o = new DedupOptions().setAddress("test.owner.full").setPartitions(1)
         .setWindow(Duration.ofMinutes(10)).setMaxIdsPerPartition(3).setCapacityPolicy(CapacityPolicy.REJECT);
-    PartitionVerticle full = new PartitionVerticle(o, 0, clock, NoJournal.INSTANCE, null);
-    vertx.deployVerticle(full).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    DedupClient client = full.inProcessClient();
+    LocalPartition full = deploy(o, false);
+    LocalPartition client = full;
     for (String id : List.of("u-0", "u-1", "u-3")) {
       client.check(new DedupEvent(id)).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     }
@@ -385,8 +378,8 @@ class PartitionOwnerTest {
   void shouldFinishARecordCheckedBehindARefusedHeadBeforeTheFenceCompletes() throws Exception {
     DedupOptions o = new DedupOptions().setAddress("test.owner.fence.full").setPartitions(1)
         .setWindow(Duration.ofMinutes(10)).setMaxIdsPerPartition(3).setCapacityPolicy(CapacityPolicy.REJECT);
-    PartitionVerticle full = deploy(o, false);
-    DedupClient client = full.inProcessClient();
+    LocalPartition full = deploy(o, false);
+    LocalPartition client = full;
     for (String id : List.of("x", "y")) {
       get(client.check(new DedupEvent(id)));
     }
@@ -407,7 +400,7 @@ class PartitionOwnerTest {
     owner.offer(List.of(new ConsumerRecord<>(TP.topic(), TP.partition(), 0, "a", "v"),
         new ConsumerRecord<>(TP.topic(), TP.partition(), 1, "b", "v")));
     await().atMost(Duration.ofSeconds(10)).until(() -> count(registry, "dedup.kafka.unavailable") >= 1);
-    assertThat(get(client.lookup(new DedupEvent("b"))).state()).as("b was checked behind the refused head")
+    assertThat(get(lookup(o, "b")).state()).as("b was checked behind the refused head")
         .isEqualTo(EntryState.REMEMBERED);
     Future<Void> fence = owner.fence();
 
@@ -429,7 +422,7 @@ class PartitionOwnerTest {
    * An owner over {@code client} whose handler adds each record's key to {@code handled} and whose dead-letter
    * handler collects into {@code dead}, with meters in {@code registry}.
    */
-  private PartitionOwner<String, String> owner(DedupClient client, DedupKafkaOptions options, List<String> handled,
+  private PartitionOwner<String, String> owner(LocalPartition client, DedupKafkaOptions options, List<String> handled,
       List<DeadLetter<String, String>> dead, SimpleMeterRegistry registry) {
     return newOwner(window.context(), client, options, r -> {
       handled.add(r.key());
@@ -449,7 +442,7 @@ class PartitionOwnerTest {
   @EnumSource(AtomicityMode.class)
   void shouldSendTheRecordTimestampAsTheEventTimeOfItsCheckOrClaim(AtomicityMode mode) {
     Map<String, Optional<Long>> eventTimes = new ConcurrentHashMap<>();
-    DedupClient recording = recordingDecisions(window.inProcessClient(), eventTimes);
+    LocalPartition recording = recordingDecisions(window, eventTimes);
     long now = clock.nowMs();
     List<String> handled = new CopyOnWriteArrayList<>();
     PartitionOwner<String, String> stamping = owner(recording, new DedupKafkaOptions().setMode(mode), handled,
@@ -481,7 +474,7 @@ class PartitionOwnerTest {
     List<String> handled = new CopyOnWriteArrayList<>();
     List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    PartitionOwner<String, String> owner = owner(window.inProcessClient(), new DedupKafkaOptions().setMode(mode),
+    PartitionOwner<String, String> owner = owner(window, new DedupKafkaOptions().setMode(mode),
         handled, dead, registry);
 
     owner.offer(List.of(stamped(0, "old", clock.nowMs() - 60_000), stamped(1, "new", clock.nowMs())));
@@ -496,7 +489,7 @@ class PartitionOwnerTest {
     assertThat(registry.get("dedup.kafka.dead.letters").tag("reason", "unexpected_verdict").counter().count())
         .isEqualTo(1);
     assertThat(registry.get("dedup.kafka.records").counter().count()).isEqualTo(2);
-    assertThat(window.inProcessClient().lookup(new DedupEvent("old"))
+    assertThat(lookup(windowOptions, "old")
         .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).state())
         .as("UNKNOWN records nothing").isEqualTo(EntryState.ABSENT);
   }
@@ -513,7 +506,7 @@ class PartitionOwnerTest {
     List<String> handled = new CopyOnWriteArrayList<>();
     List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    PartitionOwner<String, String> owner = owner(answeringFor(window.inProcessClient(), "odd", verdict),
+    PartitionOwner<String, String> owner = owner(answeringFor(window, "odd", verdict),
         new DedupKafkaOptions().setMode(mode), handled, dead, registry);
 
     owner.offer(List.of(stamped(0, "a", clock.nowMs()), stamped(1, "odd", clock.nowMs()),
@@ -546,7 +539,7 @@ class PartitionOwnerTest {
     AtomicInteger calls = new AtomicInteger();
     DedupKafkaOptions options = new DedupKafkaOptions().setMode(AtomicityMode.EFFECT_FIRST)
         .setBackoffInitialMs(60_000).setBackoffMaxMs(60_000);
-    PartitionOwner<String, String> owner = newOwner(window.context(), window.inProcessClient(), options, r -> {
+    PartitionOwner<String, String> owner = newOwner(window.context(), window, options, r -> {
       calls.incrementAndGet();
       return running.future();
     }, null, new SimpleMeterRegistry(), () -> { });
@@ -558,19 +551,19 @@ class PartitionOwnerTest {
 
     fence.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     assertThat(calls.get()).isEqualTo(1);
-    assertThat(window.inProcessClient().lookup(new DedupEvent("u-0"))
+    assertThat(lookup(windowOptions, "u-0")
         .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).state())
         .isEqualTo(EntryState.ABSENT);
     assertThat(owner.committableNext()).as("nothing settled: the next owner reads the record again").isEqualTo(-1);
   }
 
   /**
-   * The window's in-process client, recording the event time of every event it is asked to check or claim (singly or
+   * The window, recording the event time of every event it is asked to check or claim (singly or
    * in a batch) by id, {@code Optional.empty()} for none.
    */
-  private static DedupClient recordingDecisions(DedupClient window, Map<String, Optional<Long>> eventTimes) {
-    return (DedupClient) Proxy.newProxyInstance(DedupClient.class.getClassLoader(),
-        new Class<?>[] {DedupClient.class}, (proxy, method, args) -> {
+  private static LocalPartition recordingDecisions(LocalPartition window, Map<String, Optional<Long>> eventTimes) {
+    return (LocalPartition) Proxy.newProxyInstance(LocalPartition.class.getClassLoader(),
+        new Class<?>[] {LocalPartition.class}, (proxy, method, args) -> {
           switch (method.getName()) {
             case "check", "claim" -> record((DedupEvent) args[0], eventTimes);
             case "checkBatch", "claimBatch" -> ((List<?>) args[0]).forEach(e -> record((DedupEvent) e, eventTimes));
@@ -585,13 +578,13 @@ class PartitionOwnerTest {
   }
 
   /**
-   * A test seam: the window's in-process client, except that the decision (check or claim, single or batch) of the
+   * A test seam: the window, except that the decision (check or claim, single or batch) of the
    * event whose id is {@code id} is answered {@code verdict}, whatever the window decided.
    */
   @SuppressWarnings("unchecked")
-  private static DedupClient answeringFor(DedupClient window, String id, DedupVerdict verdict) {
-    return (DedupClient) Proxy.newProxyInstance(DedupClient.class.getClassLoader(),
-        new Class<?>[] {DedupClient.class}, (proxy, method, args) -> {
+  private static LocalPartition answeringFor(LocalPartition window, String id, DedupVerdict verdict) {
+    return (LocalPartition) Proxy.newProxyInstance(LocalPartition.class.getClassLoader(),
+        new Class<?>[] {LocalPartition.class}, (proxy, method, args) -> {
           Object result = method.invoke(window, args);
           DedupResult forced = DedupResult.of(verdict, 0);
           return switch (method.getName()) {
@@ -613,13 +606,13 @@ class PartitionOwnerTest {
   }
 
   /**
-   * The window's in-process client, with each {@code commitBatch} answered 20 ms late (after adding its size to
+   * The window, with each {@code commitBatch} answered 20 ms late (after adding its size to
    * {@code answered}); every other call goes straight through.
    */
   @SuppressWarnings("unchecked")
-  private DedupClient slowCommits(DedupClient window, AtomicInteger answered) {
-    return (DedupClient) Proxy.newProxyInstance(DedupClient.class.getClassLoader(),
-        new Class<?>[] {DedupClient.class}, (proxy, method, args) -> {
+  private LocalPartition slowCommits(LocalPartition window, AtomicInteger answered) {
+    return (LocalPartition) Proxy.newProxyInstance(LocalPartition.class.getClassLoader(),
+        new Class<?>[] {LocalPartition.class}, (proxy, method, args) -> {
           Object result = method.invoke(window, args);
           if (!method.getName().equals("commitBatch")) {
             return result;

@@ -1,7 +1,6 @@
 package io.github.vertxdedup.impl.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.vertxdedup.DedupBatchResult;
 import io.github.vertxdedup.DedupClient;
@@ -24,22 +23,22 @@ import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The in-process shortcut ({@link PartitionVerticle#inProcessClient()}) against the event-bus client of the same
- * partition: the same verdicts on the same window, the same failure codes and messages, and no event-bus message.
+ * A partition called in-process ({@link LocalPartition}) against the event-bus client of the same partition: the
+ * same verdicts on the same window, the same failure codes and messages, and no event-bus message.
  */
-class InProcessClientTest {
+class LocalPartitionTest {
 
   private static final String ADDRESS = "test.inprocess";
 
   private Vertx vertx;
   private final ManualClock clock = new ManualClock(1_700_000_000_000L);
-  private PartitionVerticle partition;
-  private DedupClient inProcess;
+  private LocalPartition inProcess;
   private DedupClient bus;
   private final AtomicInteger busMessages = new AtomicInteger();
 
@@ -48,9 +47,7 @@ class InProcessClientTest {
     vertx = Vertx.vertx();
     DedupOptions o = new DedupOptions().setAddress(ADDRESS).setPartitions(1).setWindow(Duration.ofMinutes(10))
         .setLease(Duration.ofSeconds(30)).setMaxBatch(4);
-    partition = new PartitionVerticle(o, 0, clock, NoJournal.INSTANCE, null);
-    get(vertx.deployVerticle(partition));
-    inProcess = partition.inProcessClient();
+    inProcess = get(LocalPartition.deployInMemory(vertx, o, clock, null));
     bus = DedupClient.create(vertx, o);
     vertx.eventBus().addInboundInterceptor(ctx -> {
       if (ctx.message().address().startsWith(ADDRESS)) {
@@ -72,7 +69,7 @@ class InProcessClientTest {
   /** Runs {@code call} on the partition's context and waits for the future it returns. */
   private <T> T onPartition(java.util.function.Supplier<Future<T>> call) throws Exception {
     Promise<T> p = Promise.promise();
-    partition.context().runOnContext(v -> call.get().onComplete(p));
+    inProcess.context().runOnContext(v -> call.get().onComplete(p));
     return get(p.future());
   }
 
@@ -88,9 +85,9 @@ class InProcessClientTest {
     List<DedupBatchResult> batch = get(inProcess.checkBatch(List.of(new DedupEvent("a"), new DedupEvent("c"))));
     assertThat(batch).extracting(r -> r.result().verdict())
         .containsExactly(DedupVerdict.DUPLICATE, DedupVerdict.ACCEPTED);
-    assertThat(get(inProcess.lookup(new DedupEvent("c"))).state()).isEqualTo(io.github.vertxdedup.EntryState.REMEMBERED);
-    assertThat(get(inProcess.stats(0)).getLong("accepted")).isEqualTo(3);
     assertThat(busMessages.get()).as("only the event-bus client's requests").isEqualTo(2);
+    assertThat(get(bus.lookup(new DedupEvent("c"))).state()).isEqualTo(io.github.vertxdedup.EntryState.REMEMBERED);
+    assertThat(get(bus.stats(0)).getLong("accepted")).isEqualTo(3);
   }
 
   @Test
@@ -122,21 +119,24 @@ class InProcessClientTest {
   void shouldAnswerEachItemOfABatchOnAFullWindowAsTheEventBusDoes() throws Exception {
     DedupOptions o = new DedupOptions().setAddress(ADDRESS + ".full").setPartitions(1)
         .setWindow(Duration.ofMinutes(10)).setMaxIdsPerPartition(3).setCapacityPolicy(CapacityPolicy.REJECT);
-    PartitionVerticle full = new PartitionVerticle(o, 0, clock, NoJournal.INSTANCE, null);
-    get(vertx.deployVerticle(full));
-    DedupClient fullInProcess = full.inProcessClient();
+    LocalPartition fullInProcess = get(LocalPartition.deployInMemory(vertx, o, clock, null));
     DedupClient fullBus = DedupClient.create(vertx, o);
     get(fullInProcess.check(new DedupEvent("a")));
     get(fullInProcess.check(new DedupEvent("b")));
     get(fullInProcess.claim(new DedupEvent("held")));
 
     List<List<DedupBatchResult>> answers = new ArrayList<>();
-    for (DedupClient client : List.of(fullInProcess, fullBus)) {
-      List<DedupBatchResult> duplicates = get(client.checkBatch(List.of(new DedupEvent("a"), new DedupEvent("b"))));
+    List<Function<List<DedupEvent>, Future<List<DedupBatchResult>>>> checkBatches =
+        List.of(fullInProcess::checkBatch, fullBus::checkBatch);
+    List<Function<List<DedupEvent>, Future<List<DedupBatchResult>>>> claimBatches =
+        List.of(fullInProcess::claimBatch, fullBus::claimBatch);
+    for (int way = 0; way < 2; way++) {
+      List<DedupBatchResult> duplicates = get(checkBatches.get(way).apply(List.of(new DedupEvent("a"),
+          new DedupEvent("b"))));
       assertThat(duplicates).extracting(r -> r.result().verdict())
           .containsExactly(DedupVerdict.DUPLICATE, DedupVerdict.DUPLICATE);
-      List<DedupBatchResult> mixed = get(client.claimBatch(List.of(new DedupEvent("b"), new DedupEvent("new"),
-          new DedupEvent("held"))));
+      List<DedupBatchResult> mixed = get(claimBatches.get(way).apply(List.of(new DedupEvent("b"),
+          new DedupEvent("new"), new DedupEvent("held"))));
       assertThat(mixed).extracting(DedupBatchResult::succeeded).containsExactly(true, false, true);
       assertThat(mixed.get(0).result().verdict()).isEqualTo(DedupVerdict.DUPLICATE);
       assertThat(mixed.get(1).failureCode()).isEqualTo(DedupFailure.UNAVAILABLE);
@@ -147,15 +147,15 @@ class InProcessClientTest {
     }
     assertThat(answers.get(0).get(1)).as("the same failure in-process and over the bus")
         .isEqualTo(answers.get(1).get(1));
-    assertThat(get(fullInProcess.lookup(new DedupEvent("new"))).state())
+    assertThat(get(fullBus.lookup(new DedupEvent("new"))).state())
         .isEqualTo(io.github.vertxdedup.EntryState.ABSENT);
-    assertThat(get(fullInProcess.stats(0)).getLong("unavailable")).isEqualTo(2);
+    assertThat(get(fullBus.stats(0)).getLong("unavailable")).isEqualTo(2);
   }
 
   @Test
   void shouldDecideOnTheCallersContextBeforeReturning() throws Exception {
     Promise<Boolean> completeOnReturn = Promise.promise();
-    partition.context().runOnContext(v ->
+    inProcess.context().runOnContext(v ->
         completeOnReturn.complete(inProcess.check(new DedupEvent("now")).isComplete()));
     assertThat(get(completeOnReturn.future())).isTrue();
   }
@@ -173,26 +173,21 @@ class InProcessClientTest {
     assertThat(noId.failureCode()).isEqualTo(DedupFailure.BAD_REQUEST);
     assertThat(noId.getMessage()).contains("id");
     assertThat(get(inProcess.check(new DedupEvent("still-serving"))).verdict()).isEqualTo(DedupVerdict.ACCEPTED);
-
-    assertThatThrownBy(() -> get(inProcess.stats(1))).hasCauseInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("partition must be 0");
   }
 
   @Test
   void shouldAnswer503OnceThePartitionIsStopped() throws Exception {
-    String id = vertx.deploymentIDs().iterator().next();
-    get(vertx.undeploy(id));
+    get(inProcess.undeploy());
     ReplyException e = failure(inProcess.check(new DedupEvent("late")));
     assertThat(e.failureCode()).isEqualTo(DedupFailure.UNAVAILABLE);
     assertThat(e.getMessage()).contains("stopping");
   }
 
-  /** A client of a partition not deployed yet: a 503, on a Vert.x thread or not, rather than an exception. */
+  /** A partition not deployed yet: a 503, on a Vert.x thread or not, rather than an exception. */
   @Test
   void shouldAnswer503BeforeThePartitionIsDeployed() throws Exception {
-    PartitionVerticle notDeployed = new PartitionVerticle(new DedupOptions().setAddress("test.not-deployed")
-        .setPartitions(1), 0, clock, NoJournal.INSTANCE, null);
-    DedupClient client = notDeployed.inProcessClient();
+    LocalPartition client = new PartitionVerticle(new DedupOptions().setAddress("test.not-deployed")
+        .setPartitions(1), 0, clock, NoJournal.INSTANCE, null).local();
     ReplyException fromThisThread = failure(client.check(new DedupEvent("a")));
     assertThat(fromThisThread.failureCode()).isEqualTo(DedupFailure.UNAVAILABLE);
     assertThat(fromThisThread.getMessage()).contains("not deployed");

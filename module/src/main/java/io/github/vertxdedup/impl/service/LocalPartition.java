@@ -1,0 +1,211 @@
+package io.github.vertxdedup.impl.service;
+
+import io.github.vertxdedup.DedupBatchResult;
+import io.github.vertxdedup.DedupCommitResult;
+import io.github.vertxdedup.DedupEvent;
+import io.github.vertxdedup.DedupFailure;
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.DedupResult;
+import io.github.vertxdedup.impl.journal.ChroniclePartitionJournal;
+import io.github.vertxdedup.impl.journal.NoJournal;
+import io.github.vertxdedup.impl.journal.PartitionJournal;
+import io.github.vertxdedup.window.DedupClock;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * One partition of the dedup service deployed in this JVM and called directly, without the event bus: what the Kafka
+ * consumer needs of the window of one topic-partition. Its decisions are the partition's own: the same validation,
+ * verdicts, journal writes, {@code maxPending} bound and failures as a request sent to the partition's address, and
+ * a reply only after its journal write (and every earlier one) has completed, in decision order. What it saves per
+ * call: the event bus's reply registration, timeout timer and codec, and two thread hops when the caller runs on the
+ * partition's context. The partition still listens on {@code <address>.0}, so a
+ * {@link io.github.vertxdedup.DedupClient} elsewhere in the JVM can look at it ({@code lookup}, {@code stats}).
+ *
+ * <h2>Failures</h2>
+ * The futures of the decisions fail with a {@link io.vertx.core.eventbus.ReplyException} of type
+ * {@code RECIPIENT_FAILURE} whose {@code failureCode()} is one of {@link DedupFailure}, exactly when a request over
+ * the event bus would: {@link DedupFailure#BAD_REQUEST} for an invalid event (the message names the field and its
+ * limit; in a batch, any invalid event or more than {@code maxBatch} events fails the whole batch),
+ * {@link DedupFailure#STATE_CONFLICT} for a commit or release without a live claim of that token,
+ * {@link DedupFailure#UNAVAILABLE} while the partition is not {@link PartitionState#READY}, when {@code maxPending}
+ * replies wait for their journal write, when the journal write of the decision failed, or for a new event the full
+ * window refuses, and {@link DedupFailure#INTERNAL_ERROR} for a fault of the partition. A batch answers each event
+ * on its own: a refused event is that element's failure, the others are decided.
+ *
+ * <h2>Threads</h2>
+ * Thread-safe. Called on the partition's {@link #context()}, a decision is made before the method returns, and its
+ * future is already complete unless its reply waits for a journal write; from another thread it is handed to that
+ * context first. The futures complete on the partition's context (not the caller's): a handler set on one runs on
+ * the partition's event loop, or on the caller's thread if the future was already complete. There is no request
+ * timeout: the partition always answers, at once, after its journal write, or with a 503 when it stops. Do not
+ * change a {@link DedupEvent} until the future of the call carrying it has completed.
+ */
+public interface LocalPartition {
+
+  /**
+   * Deploys partition 0 of the service {@code options} describe, listening on {@code <address>.0}, on a journal.
+   * This is how every partition outside {@link io.github.vertxdedup.DedupVerticle} is deployed.
+   *
+   * @param vertx the Vert.x instance to deploy on
+   * @param options validated options
+   * @param clock the clock of the window and the leases
+   * @param journal the partition's journal
+   * @param registry where to register the partition's meters, or null for none
+   * @return completes with the partition once it answers, or while another owner holds its journal (it is then
+   *     {@link PartitionState#RECOVERING} and retries with a backoff); fails if its first recovery failed for any
+   *     other reason
+   */
+  static Future<LocalPartition> deploy(Vertx vertx, DedupOptions options, DedupClock clock, PartitionJournal journal,
+      MeterRegistry registry) {
+    return PartitionRequests.deploy(vertx, new PartitionVerticle(options, 0, clock, journal, registry));
+  }
+
+  /**
+   * Deploys a memory-only partition ({@link #deploy} on {@link NoJournal}): it forgets everything when undeployed.
+   *
+   * @param vertx the Vert.x instance to deploy on
+   * @param options validated options
+   * @param clock the clock of the window and the leases
+   * @param registry where to register the partition's meters, or null for none
+   * @return completes with the partition once it answers
+   */
+  static Future<LocalPartition> deployInMemory(Vertx vertx, DedupOptions options, DedupClock clock,
+      MeterRegistry registry) {
+    return deploy(vertx, options, clock, NoJournal.INSTANCE, registry);
+  }
+
+  /**
+   * Deploys a partition over the Chronicle Queue journal in {@code dir} ({@link #deploy} on a
+   * {@link ChroniclePartitionJournal} with the options' {@code windowMs} and {@code journalSync}); the directory's
+   * lock fences it from any other owner of the journal.
+   *
+   * @param vertx the Vert.x instance to deploy on
+   * @param options validated options
+   * @param clock the clock of the window and the leases; the journal records its instants
+   * @param dir the journal directory
+   * @param registry where to register the partition's meters, or null for none
+   * @return as {@link #deploy}
+   */
+  static Future<LocalPartition> deployJournaled(Vertx vertx, DedupOptions options, DedupClock clock, Path dir,
+      MeterRegistry registry) {
+    return deploy(vertx, options, clock,
+        new ChroniclePartitionJournal(vertx, dir, options.getWindowMs(), options.getJournalSync(), clock), registry);
+  }
+
+  /** @return the event-bus address the partition also listens on, {@code <address>.0} */
+  String address();
+
+  /** @return the context the partition runs on: call it from there to save the thread hops */
+  Context context();
+
+  /** @return the partition's state now; any thread */
+  PartitionState state();
+
+  /** @return why the partition is {@link PartitionState#FAILED} or recovering again, or "" */
+  String failure();
+
+  /**
+   * {@code check}: a first sighting is recorded and answered ACCEPTED, a repeat DUPLICATE (see
+   * {@link io.github.vertxdedup.DedupClient#check}).
+   *
+   * @param event the event
+   * @return its result, once journaled; fails as the type says
+   */
+  Future<DedupResult> check(DedupEvent event);
+
+  /**
+   * {@code claim}: holds a new id under a lease and answers ACCEPTED with a claim token (see
+   * {@link io.github.vertxdedup.DedupClient#claim}).
+   *
+   * @param event the event; its {@code claimer} names the claiming process, if set
+   * @return its result, once journaled; fails as the type says
+   */
+  Future<DedupResult> claim(DedupEvent event);
+
+  /**
+   * {@code commit}: the claim of the event's token enters the window, answered COMMITTED.
+   *
+   * @param event the event, with its claim token
+   * @return its result, once journaled; fails with 409 without a live claim of that token
+   */
+  Future<DedupResult> commit(DedupEvent event);
+
+  /**
+   * {@code release}: the claim of the event's token is forgotten, answered RELEASED.
+   *
+   * @param event the event, with its claim token
+   * @return its result, once journaled; fails with 409 without a live claim of that token
+   */
+  Future<DedupResult> release(DedupEvent event);
+
+  /**
+   * {@code checkBatch}: {@link #check} of each event in order, with the window's cache misses overlapped.
+   *
+   * @param events at most {@code maxBatch} events
+   * @return one element per event, in order: its result or its own failure; once journaled
+   */
+  Future<List<DedupBatchResult>> checkBatch(List<DedupEvent> events);
+
+  /**
+   * {@code claimBatch}: {@link #claim} of each event in order.
+   *
+   * @param events at most {@code maxBatch} events
+   * @return one element per event, in order: its result or its own failure; once journaled
+   */
+  Future<List<DedupBatchResult>> claimBatch(List<DedupEvent> events);
+
+  /**
+   * {@code commitBatch}: {@link #commit} of each event in order, each answered on its own.
+   *
+   * @param events at most {@code maxBatch} events, each with its claim token
+   * @return one result per event, in order (a commit without a live claim is that element's 409); once journaled
+   */
+  Future<List<DedupCommitResult>> commitBatch(List<DedupEvent> events);
+
+  /**
+   * Journals a committed consumer offset of {@code topic}/{@code topicPartition}: a restart restores the highest
+   * offset recorded per topic-partition ({@link #committedOffset}).
+   *
+   * @param topic the topic; not empty, at most 255 bytes in UTF-8
+   * @param topicPartition the topic's partition, {@code >= 0}
+   * @param offset the committed offset (the next offset to consume), {@code >= 0}
+   * @return completes once the offset is durable under the journal's policy; fails with
+   *     {@link IllegalArgumentException} for an invalid argument, {@link IllegalStateException} while the partition
+   *     is not ready, or the journal's failure (the partition then reopens its journal)
+   */
+  Future<Void> commitOffset(String topic, int topicPartition, long offset);
+
+  /**
+   * @param topic the topic
+   * @param topicPartition the topic's partition
+   * @return the highest committed offset recorded for the topic-partition (journaled before and recovered at start,
+   *     or committed since), or -1 if none was recorded
+   */
+  Future<Long> committedOffset(String topic, int topicPartition);
+
+  /**
+   * Releases every live claim held by {@code claimer}, journaled: a consumer that takes a partition over calls it
+   * with its own instance id before it claims anything, so the claims its previous run left open when it was killed
+   * are released at once rather than after their leases. Claims of other claimers, and claims that name nobody,
+   * keep their leases.
+   *
+   * @param claimer the claimer (a consumer's instance id); not null
+   * @return the number of claims released, once their releases are durable under the journal's policy; fails with
+   *     {@link IllegalStateException} while the partition is not ready, or the journal's failure (the partition then
+   *     reopens its journal, and the claims come back from it)
+   */
+  Future<Integer> releaseClaimsOf(String claimer);
+
+  /**
+   * Undeploys the partition: new calls are answered 503 at once, the journal is flushed and closed, and the replies
+   * that waited for it are sent (or failed with 503 if their write did not complete).
+   *
+   * @return completes once undeployed
+   */
+  Future<Void> undeploy();
+}

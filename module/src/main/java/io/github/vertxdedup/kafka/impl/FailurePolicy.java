@@ -4,6 +4,7 @@ import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.kafka.DeadLetter;
 import io.github.vertxdedup.kafka.DeadLetterHandler;
 import io.vertx.core.Future;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 
@@ -85,14 +86,8 @@ final class FailurePolicy<K, V> {
           + "): " + detail);
       f = Future.succeededFuture();
     } else {
-      try {
-        f = config.deadLetters.handle(new DeadLetter<>(it.record, reason, detail, it.attempts, cause));
-        if (f == null) {
-          f = Future.failedFuture(new NullPointerException("the dead-letter handler returned null"));
-        }
-      } catch (RuntimeException e) {
-        f = Future.failedFuture(e);
-      }
+      f = call(() -> config.deadLetters.handle(new DeadLetter<>(it.record, reason, detail, it.attempts, cause)),
+          "the dead-letter handler returned null");
     }
     loop.whenComplete(f, ar -> {
       if (ar.failed()) {
@@ -103,6 +98,23 @@ final class FailurePolicy<K, V> {
       }
       delivered.run();
     });
+  }
+
+  /**
+   * Calls an application's handler (the record handler or the dead-letter handler).
+   *
+   * @param handler the call
+   * @param returnedNull the message of the {@link NullPointerException} the result fails with if the handler returned
+   *     null instead of a future
+   * @return the handler's future; a failed one if it threw or returned null
+   */
+  static Future<Void> call(Supplier<Future<Void>> handler, String returnedNull) {
+    try {
+      Future<Void> f = handler.get();
+      return f != null ? f : Future.failedFuture(new NullPointerException(returnedNull));
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
   }
 
   // --- the details of the dead letters -----------------------------------------------------------------------------

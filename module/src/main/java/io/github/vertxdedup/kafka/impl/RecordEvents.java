@@ -8,6 +8,12 @@ import io.github.vertxdedup.kafka.RecordIdentity;
  * What the window is asked about a Kafka record: its identity (by the application's extractor) and the events of its
  * check or claim, of its claim's commit or release, and of the late check after a lapsed claim.
  *
+ * <p>With {@link EventTimeSource#RECORD_TIMESTAMP} every check and claim carries the record's timestamp as its event
+ * time (none for a record without one), by which the window tells whether its memory covers the record. Effect-first
+ * claims carry the consumer's instance id as their claimer, so that the consumer restarted after a kill can have the
+ * claims it left open released when it takes the partition back (the window store does that before the owner starts)
+ * instead of waiting out their leases.
+ *
  * <p>Stateless apart from the consumer's {@link OwnerConfig}; any thread.
  *
  * @param <K> the record key type

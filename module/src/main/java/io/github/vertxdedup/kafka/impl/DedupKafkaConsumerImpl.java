@@ -94,7 +94,7 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
     Object autoCommit = config.get(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG);
     if (autoCommit != null && !"false".equalsIgnoreCase(autoCommit.toString())) {
       throw new IllegalArgumentException("kafkaConfig enable.auto.commit must be false or absent but was "
-          + autoCommit + ": offsets are committed after each record is settled");
+          + autoCommit + ": offsets are committed after each record is done with");
     }
     config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     this.groupId = group.toString();

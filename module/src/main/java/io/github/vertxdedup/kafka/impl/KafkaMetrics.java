@@ -47,7 +47,7 @@ final class KafkaMetrics {
 
   KafkaMetrics(MeterRegistry registry, String groupId, String topic, int partition) {
     Tags tags = Tags.of("group", groupId, "topic", topic, "partition", Integer.toString(partition));
-    records = Counter.builder("dedup.kafka.records").description("records settled (offset may advance past them)")
+    records = Counter.builder("dedup.kafka.records").description("records done with: their offset is committable")
         .tags(tags).register(registry);
     duplicates = Counter.builder("dedup.kafka.duplicates")
         .description("duplicates dropped without calling the handler").tags(tags).register(registry);

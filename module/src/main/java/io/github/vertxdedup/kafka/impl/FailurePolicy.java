@@ -74,26 +74,28 @@ final class FailurePolicy<K, V> {
    * {@code dedup.kafka.dead.letters{reason}}; a failed delivery is retried after a backoff until it succeeds. Then
    * runs {@code delivered} on the owner's context, unless the owner stopped meanwhile.
    */
-  void deadLetter(PendingRecord<K, V> it, DeadLetter.Reason reason, String detail, Throwable cause,
+  void deadLetter(PendingRecord<K, V> pending, DeadLetter.Reason reason, String detail, Throwable cause,
       Runnable delivered) {
-    if (it.deadLetterTries == 0) {
+    if (pending.deadLetterTries == 0) {
       metrics.deadLetters(reason).increment();
     }
-    it.deadLetterTries++;
+    pending.deadLetterTries++;
     Future<Void> f;
     if (config.deadLetters == null) {
-      LOG.log(System.Logger.Level.WARNING, tp + ": dead letter at offset " + it.offset() + " (" + reason
+      LOG.log(System.Logger.Level.WARNING, tp + ": dead letter at offset " + pending.offset() + " (" + reason
           + "): " + detail);
       f = Future.succeededFuture();
     } else {
-      f = call(() -> config.deadLetters.handle(new DeadLetter<>(it.record, reason, detail, it.attempts, cause)),
+      f = call(() -> config.deadLetters.handle(
+          new DeadLetter<>(pending.record, reason, detail, pending.attempts, cause)),
           "the dead-letter handler returned null");
     }
     loop.whenComplete(f, ar -> {
       if (ar.failed()) {
         LOG.log(System.Logger.Level.WARNING, tp + ": the dead-letter handler failed at offset "
-            + it.offset() + ", retrying: " + ar.cause());
-        loop.afterDelay(backoffMs(it.deadLetterTries), () -> deadLetter(it, reason, detail, cause, delivered));
+            + pending.offset() + ", retrying: " + ar.cause());
+        loop.afterDelay(backoffMs(pending.deadLetterTries),
+            () -> deadLetter(pending, reason, detail, cause, delivered));
         return;
       }
       delivered.run();
@@ -125,19 +127,19 @@ final class FailurePolicy<K, V> {
   }
 
   /** The detail of a {@link DeadLetter.Reason#CONFLICT} dead letter: the first sighting's times, in milliseconds. */
-  static String conflictDetail(PendingRecord<?, ?> it) {
-    return "id '" + it.identity.id() + "' is remembered with another payload hash (first seen at "
-        + it.decision.firstSeenMs() + " ms, remembered until " + it.decision.expiresAtMs() + " ms)";
+  static String conflictDetail(PendingRecord<?, ?> pending) {
+    return "id '" + pending.identity.id() + "' is remembered with another payload hash (first seen at "
+        + pending.decision.firstSeenMs() + " ms, remembered until " + pending.decision.expiresAtMs() + " ms)";
   }
 
   /**
    * The detail of an {@link DeadLetter.Reason#UNEXPECTED_VERDICT} dead letter: the verdict, the request it answered
    * and the id.
    */
-  static String unexpectedVerdictDetail(PendingRecord<?, ?> it, boolean effectFirst) {
-    DedupVerdict verdict = it.decision.verdict();
+  static String unexpectedVerdictDetail(PendingRecord<?, ?> pending, boolean effectFirst) {
+    DedupVerdict verdict = pending.decision.verdict();
     return "the window answered " + verdict + " to the " + (effectFirst ? "claim" : "check") + " of id '"
-        + it.identity.id() + "', a verdict this consumer does not handle (" + it.decision + ")";
+        + pending.identity.id() + "', a verdict this consumer does not handle (" + pending.decision + ")";
   }
 
   /**

@@ -34,18 +34,19 @@ import org.apache.kafka.common.TopicPartition;
  * fails closed: the dead-letter handler ({@link DeadLetter.Reason#UNEXPECTED_VERDICT}), never a silent skip.
  *
  * <h2>Offsets</h2>
- * {@code enable.auto.commit} is forced off. The offset after the last settled record of each partition is committed
- * to Kafka by the poll thread: with {@code commitAsync} at most once per {@code commitIntervalMs}, and with
- * {@code commitSync} on revocation and on close. On assignment the consumer resumes at
- * Kafka's committed offset (an operator's rewind is honoured), else at the last offset the partition's window
+ * {@code enable.auto.commit} is forced off. Each partition's committable offset (the offset after the last record of
+ * the unbroken run of records done with: handled, dropped as duplicates or dead-lettered, and in effect-first mode
+ * their claims' commits answered) is committed to Kafka by the poll thread: with {@code commitAsync} at most once per
+ * {@code commitIntervalMs}, and with {@code commitSync} on revocation and on close. On assignment the consumer resumes
+ * at Kafka's committed offset (an operator's rewind is honoured), else at the last offset the partition's window
  * store recorded, else by {@code auto.offset.reset}; records the window holds come back as duplicates.
  *
  * <h2>Failures</h2>
  * If the window of an assigned partition cannot be opened (its journal is unreadable, or another owner does not let it
- * go within {@code assignmentTimeoutMs}), the consumer stops: it settles and commits what its other partitions
- * decided, hands their windows back, leaves the group (so the partitions go to the group's other members) and calls
- * the {@link #exceptionHandler}. The same happens on any other error that ends the poll thread. A consumer never
- * keeps running with a partition it cannot decide.
+ * go within {@code assignmentTimeoutMs}), the consumer stops: it finishes what its other partitions decided, commits
+ * their committable offsets, hands their windows back, leaves the group (so the partitions go to the group's other
+ * members) and calls the {@link #exceptionHandler}. The same happens on any other error that ends the poll thread. A
+ * consumer never keeps running with a partition it cannot decide.
  *
  * <p>Thread-safety: the setters must be called before {@link #subscribe}; {@link #subscribe} and {@link #close}
  * may be called from any thread and complete on the caller's context.
@@ -167,7 +168,7 @@ public interface DedupKafkaConsumer<K, V> {
   String instanceId();
 
   /**
-   * Drains every partition (bounded by {@code revocationTimeoutMs}), commits the settled offsets, hands the
+   * Drains every partition (bounded by {@code revocationTimeoutMs}), commits the committable offsets, hands the
    * windows back to their store and closes the Kafka consumer. Idempotent.
    *
    * @return completes when closed; fails with the failure that stopped the consumer, if one did (see

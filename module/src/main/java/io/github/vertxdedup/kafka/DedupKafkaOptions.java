@@ -337,10 +337,10 @@ public class DedupKafkaOptions {
 
   /**
    * Sets the least time between two offset commits of the poll loop. Between revocations the loop commits the
-   * offsets settled since the last commit with {@code commitAsync}, at most once per interval; on revocation and on
-   * close it commits with {@code commitSync}. A commit never passes a record that is not settled, so the interval
-   * only bounds how many settled records a crash hands back to Kafka as redeliveries (the window drops them as
-   * duplicates).
+   * offsets that became committable since the last commit with {@code commitAsync}, at most once per interval; on
+   * revocation and on close it commits with {@code commitSync}. A commit never passes a record that is not done with,
+   * so the interval only bounds the redeliveries a crash hands back to Kafka: records already done with, which the
+   * window drops as duplicates.
    *
    * @param commitIntervalMs 1..{@value #MAX_DELAY_MS} milliseconds
    * @return this
@@ -368,8 +368,8 @@ public class DedupKafkaOptions {
   }
 
   /**
-   * Sets how many fetched records a topic-partition may hold before the poll loop pauses it. It resumes once no
-   * more than half of them are left unsettled (the owner signals the poll loop then, so a paused partition does
+   * Sets how many fetched records a topic-partition may hold before the poll loop pauses it. It resumes once no more
+   * than half of them are left not yet committable (the owner signals the poll loop then, so a paused partition does
    * not wait out a poll timeout).
    *
    * @param maxBufferedPerPartition 1..{@value #MAX_BUFFERED_LIMIT}

@@ -292,11 +292,11 @@ class DedupKafkaConsumerTest {
   /**
    * A claim that lapses while its record is handled answers 409 inside the owner's {@code commitBatch} (counted in
    * {@code dedup.kafka.lapsed.claims}): the owner records the id with a check, as no other delivery claimed it, the
-   * record is settled, and the other commits of the batch and the later records go on. A copy of the slow record
-   * published afterwards is a duplicate.
+   * record's offset is committed, and the other commits of the batch and the later records go on. A copy of the slow
+   * record published afterwards is a duplicate.
    */
   @Test
-  void shouldSettleARecordWhoseClaimLapsedInsideACommitBatchAndGoOn() throws Exception {
+  void shouldCommitARecordWhoseClaimLapsedInsideACommitBatchAndGoOn() throws Exception {
     Fixture f = fixture("lapsed", 1);
     ManualClock clock = new ManualClock(System.currentTimeMillis());
     DedupKafkaOptions options = options(AtomicityMode.EFFECT_FIRST).setDedup(new DedupOptions()
@@ -327,7 +327,7 @@ class DedupKafkaConsumerTest {
   /**
    * Effect-first on a real broker, as a user sizing the lease for one handler call would run it: a 1 s lease,
    * handlers of 20 ms (of the injected clock), 300 ids claimed in runs of up to 1,000, so a run's handlers together
-   * outlast its lease. Every id is published again once the first copies are settled: none is credited twice, and no
+   * outlast its lease. Every id is published again once the first copies are committed: none is credited twice, and no
    * commit was refused.
    */
   @Test

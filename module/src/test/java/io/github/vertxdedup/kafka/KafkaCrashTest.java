@@ -91,7 +91,7 @@ class KafkaCrashTest {
     }
     int total = producer.sent.size();
 
-    // The final child consumes everything: every record is settled once the group committed all offsets.
+    // The final child consumes everything: every record is done with once the group committed all offsets.
     Process last = start(childJvm, mode, topic, group, journalDir, ledger, cycles + 1);
     try {
       broker.awaitCommitted(group, topic, total);

@@ -171,14 +171,14 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
   }
 
   @Override
-  public Future<Void> recover(RecoverySink sink) {
-    Objects.requireNonNull(sink, "sink");
+  public Future<Void> recover(RecoveryTarget target) {
+    Objects.requireNonNull(target, "target");
     Journal j = journal;
     if (j == null) {
       return Future.failedFuture(new IllegalStateException("journal " + dir + " is not open"));
     }
     Promise<Void> done = Promise.promise();
-    RecoveryHandOff replayer = new RecoveryHandOff(context, dir, sink, clock.nowMs(), windowMs, () -> abortReplay);
+    RecoveryHandOff replayer = new RecoveryHandOff(context, dir, target, clock.nowMs(), windowMs, () -> abortReplay);
     Future<ReplayResult> replay = context.executeBlocking(() -> replayer.run(j), false);
     recovering = done.future();
     replay.onComplete(ar -> {

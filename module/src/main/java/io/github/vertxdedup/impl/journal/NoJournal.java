@@ -22,7 +22,7 @@ public final class NoJournal implements PartitionJournal {
   }
 
   @Override
-  public Future<Void> recover(RecoverySink sink) {
+  public Future<Void> recover(RecoveryTarget target) {
     return DONE;
   }
 

@@ -27,7 +27,7 @@ import io.vertx.core.Future;
  *   of 0 means the event had no key. A payload hash of 0 means none.</li>
  * </ul>
  *
- * <p>Lifecycle: {@link #open()}, then {@link #recover(RecoverySink)} (the partition answers 503 "recovering" until
+ * <p>Lifecycle: {@link #open()}, then {@link #recover(RecoveryTarget)} (the partition answers 503 "recovering" until
  * it completes), then writes, then {@link #close()} (which flushes; the partition answers its waiting requests once
  * it completes). After a close the partition may {@link #open()} the journal again (after a failed write, or when
  * an open failed because another owner held the journal); an implementation must allow that cycle any number of
@@ -50,14 +50,14 @@ public interface PartitionJournal {
   Future<Void> open();
 
   /**
-   * Replays what the journal holds into the partition. The sink must be called on the partition's context (read off
+   * Replays what the journal holds into the partition. The target must be called on the partition's context (read off
    * the event loop, hand batches back with {@code context.runOnContext}); the future completes on that context after
    * the last call.
    *
-   * @param sink receives the remembered entries and live claims
+   * @param target receives the remembered entries and live claims
    * @return completes when recovery is over; a failure fails the partition's start
    */
-  Future<Void> recover(RecoverySink sink);
+  Future<Void> recover(RecoveryTarget target);
 
   /**
    * An id (and its key) was accepted by {@code check} and is remembered until {@code expiresAtMs}.
@@ -114,7 +114,7 @@ public interface PartitionJournal {
   /**
    * A consumer offset was committed for {@code topic}/{@code partition}: the Kafka integration journals the offsets
    * it commits beside the ids, so that a restart resumes from the highest one recorded. Recovery hands the highest
-   * offset per topic-partition back through {@link RecoverySink#restoreOffset}; a lower offset journaled later never
+   * offset per topic-partition back through {@link RecoveryTarget#restoreOffset}; a lower offset journaled later never
    * wins ({@link io.github.vertxdedup.journal.CommittedOffsets}).
    *
    * @param topic the topic; not empty, at most 255 bytes in UTF-8
@@ -159,7 +159,7 @@ public interface PartitionJournal {
    * Receives the journal's content during {@link #recover}. Implemented by the partition; every method must be
    * called on the partition's context.
    */
-  interface RecoverySink {
+  interface RecoveryTarget {
 
     /**
      * Puts back a remembered entry (an id or a key) with its original times; an entry already expired is skipped.

@@ -1,6 +1,6 @@
 package io.github.vertxdedup.impl.journal;
 
-import io.github.vertxdedup.impl.journal.PartitionJournal.RecoverySink;
+import io.github.vertxdedup.impl.journal.PartitionJournal.RecoveryTarget;
 import io.github.vertxdedup.journal.CarriedState;
 import io.github.vertxdedup.journal.ClaimEntry;
 import io.github.vertxdedup.journal.Journal;
@@ -32,7 +32,7 @@ final class RecoveryHandOff implements Recovery.LiveEntrySink {
 
   private final Context context;
   private final Path dir;
-  private final RecoverySink sink;
+  private final RecoveryTarget target;
   private final BooleanSupplier aborted;
   private final Recovery recovery;
   private final Semaphore permits = new Semaphore(CHUNKS_IN_FLIGHT);
@@ -48,15 +48,15 @@ final class RecoveryHandOff implements Recovery.LiveEntrySink {
   /**
    * @param context the partition's context
    * @param dir the journal directory, for messages
-   * @param sink the partition's recovery sink
+   * @param target what the partition restores the journal's content into
    * @param nowMs the partition's time at the start of recovery: entries expired by then are skipped
    * @param windowMs the partition's window
    * @param aborted true once the journal is closing: the replay stops at its next hand-off
    */
-  RecoveryHandOff(Context context, Path dir, RecoverySink sink, long nowMs, long windowMs, BooleanSupplier aborted) {
+  RecoveryHandOff(Context context, Path dir, RecoveryTarget target, long nowMs, long windowMs, BooleanSupplier aborted) {
     this.context = context;
     this.dir = dir;
-    this.sink = sink;
+    this.target = target;
     this.aborted = aborted;
     this.recovery = new Recovery(nowMs, windowMs, this);
   }
@@ -103,7 +103,7 @@ final class RecoveryHandOff implements Recovery.LiveEntrySink {
     context.runOnContext(v -> {
       try {
         if (failure == null) {
-          sink.restoreBatch(c.fingerprints, c.payloadHashes, c.firstSeenMs, c.expiresAtMs, c.size);
+          target.restoreBatch(c.fingerprints, c.payloadHashes, c.firstSeenMs, c.expiresAtMs, c.size);
           restored += c.size;
         }
       } catch (RuntimeException e) {
@@ -127,7 +127,7 @@ final class RecoveryHandOff implements Recovery.LiveEntrySink {
   void finish(long nowMs, long memoryBeganMs, CarriedState carried) {
     carried.clear();
     recovery.forEachOpenClaim(nowMs, c -> {
-      sink.restoreClaim(c.fingerprint(), c.keyFingerprint(), c.payloadHash(),
+      target.restoreClaim(c.fingerprint(), c.keyFingerprint(), c.payloadHash(),
           ChroniclePartitionJournal.tokenText(c.token()), c.claimedAtMs(), c.leaseEndMs(),
           c.rememberUntilMs() == ClaimEntry.NOT_RECORDED ? DedupWindow.DEFAULT_REMEMBER_UNTIL : c.rememberUntilMs(),
           c.hasClaimer() ? c.claimerId() : null);
@@ -138,11 +138,11 @@ final class RecoveryHandOff implements Recovery.LiveEntrySink {
     if (began != Recovery.NO_MEMORY) {
       // The journal has recorded every accept of this partition since it was first opened (or since its first
       // record, whichever is earlier).
-      sink.memoryBegins(began);
+      target.memoryBegins(began);
     }
     for (OffsetCommit o : recovery.offsets().toList()) {
       carried.offsetCommitted(o);
-      sink.restoreOffset(o.topic(), o.partition(), o.offset());
+      target.restoreOffset(o.topic(), o.partition(), o.offset());
     }
   }
 

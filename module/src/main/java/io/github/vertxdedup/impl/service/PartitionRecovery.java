@@ -96,7 +96,7 @@ final class PartitionRecovery {
     CommittedOffsets freshOffsets = new CommittedOffsets();
     long startNanos = System.nanoTime();
     onContext(journal.open())
-        .compose(v -> onContext(journal.recover(new Sink(fresh, freshOffsets))))
+        .compose(v -> onContext(journal.recover(new RebuiltState(fresh, freshOffsets))))
         .onComplete(ar -> {
           if (owner.stopping()) {
             return; // stop() closes the journal and completes the undeployment
@@ -154,13 +154,13 @@ final class PartitionRecovery {
     return p.future();
   }
 
-  /** Recovery calls, on the partition's context, into the core being rebuilt. */
-  private static final class Sink implements PartitionJournal.RecoverySink {
+  /** What the journal restores, on the partition's context: the core and the committed offsets being rebuilt. */
+  private static final class RebuiltState implements PartitionJournal.RecoveryTarget {
 
     private final PartitionCore core;
     private final CommittedOffsets offsets;
 
-    Sink(PartitionCore core, CommittedOffsets offsets) {
+    RebuiltState(PartitionCore core, CommittedOffsets offsets) {
       this.core = core;
       this.offsets = offsets;
     }

@@ -122,8 +122,8 @@ final class CommitPipeline<K, V> {
   }
 
   /** A record that needs no commit (record-first, a duplicate, most dead letters) is done with. */
-  void committable(PendingRecord<K, V> it) {
-    lastCommittableNext = Math.max(lastCommittableNext, it.offset() + 1);
+  void committable(PendingRecord<K, V> pending) {
+    lastCommittableNext = Math.max(lastCommittableNext, pending.offset() + 1);
     PendingRecord<K, V> waiting = committing.peek();
     // Never publish past a record whose commit is unanswered: every record before it is committable.
     committableNext = waiting == null ? lastCommittableNext : Math.max(committableNext, waiting.offset());
@@ -137,10 +137,10 @@ final class CommitPipeline<K, V> {
    * Effect-first: a record was handled (or dead-lettered holding its claim). Its commit is sent at the end of this
    * pump pass (or before the next decision) with the others that became ready in the pass.
    */
-  void add(PendingRecord<K, V> it) {
-    committing.add(it);
-    toCommit.add(it);
-    toCommitLeaseEndMs = Math.min(toCommitLeaseEndMs, it.leaseEndMs);
+  void add(PendingRecord<K, V> pending) {
+    committing.add(pending);
+    toCommit.add(pending);
+    toCommitLeaseEndMs = Math.min(toCommitLeaseEndMs, pending.leaseEndMs);
   }
 
   /** Sends the commits not sent yet as one {@code commitBatch} (chunks of {@code maxBatch}). */
@@ -162,8 +162,8 @@ final class CommitPipeline<K, V> {
    */
   private void commitClaims(List<PendingRecord<K, V>> batch) {
     List<DedupEvent> events = new ArrayList<>(batch.size());
-    for (PendingRecord<K, V> it : batch) {
-      events.add(RecordEvents.claim(it));
+    for (PendingRecord<K, V> pending : batch) {
+      events.add(RecordEvents.claim(pending));
     }
     loop.whenComplete(client.commitBatch(events), ar -> {
       List<PendingRecord<K, V>> retry;
@@ -173,18 +173,18 @@ final class CommitPipeline<K, V> {
         retry = null;
         List<DedupCommitResult> results = ar.result();
         for (int i = 0; i < batch.size(); i++) {
-          PendingRecord<K, V> it = batch.get(i);
+          PendingRecord<K, V> pending = batch.get(i);
           DedupCommitResult r = results.get(i);
           if (r.committed()) {
-            it.commitAnswered = true;
+            pending.commitAnswered = true;
           } else if (r.failureCode() == DedupFailure.STATE_CONFLICT) {
             metrics.lapsedClaims.increment();
-            recordLate(it, r.message());
+            recordLate(pending, r.message());
           } else {
             if (retry == null) {
               retry = new ArrayList<>();
             }
-            retry.add(it);
+            retry.add(pending);
           }
         }
       }
@@ -208,14 +208,14 @@ final class CommitPipeline<K, V> {
    *
    * @param refusal the commit's 409 message
    */
-  private void recordLate(PendingRecord<K, V> it, String refusal) {
-    loop.whenComplete(client.check(RecordEvents.lateCheck(it)), ar -> {
+  private void recordLate(PendingRecord<K, V> pending, String refusal) {
+    loop.whenComplete(client.check(RecordEvents.lateCheck(pending)), ar -> {
       if (ar.failed() && !(ar.cause() instanceof ReplyException re && re.failureCode() == DedupFailure.BAD_REQUEST)) {
         metrics.unavailable.increment();
-        loop.afterDelay(failures.backoffMs(++it.requestRetries), () -> recordLate(it, refusal));
+        loop.afterDelay(failures.backoffMs(++pending.requestRetries), () -> recordLate(pending, refusal));
         return;
       }
-      String lapsed = tp + ": the claim of id '" + it.identity.id() + "' at offset " + it.offset()
+      String lapsed = tp + ": the claim of id '" + pending.identity.id() + "' at offset " + pending.offset()
           + " lapsed before its commit (" + refusal + "; a handler call must take less than half of leaseMs="
           + config.leaseMs + "): its effect is applied; ";
       if (ar.failed()) {
@@ -227,7 +227,7 @@ final class CommitPipeline<K, V> {
         LOG.log(System.Logger.Level.WARNING, lapsed + "another delivery of it is " + ar.result().verdict()
             + " (held or committed since the lease ended), so the effect may be applied twice");
       }
-      it.commitAnswered = true;
+      pending.commitAnswered = true;
       publishAnswered();
     });
   }

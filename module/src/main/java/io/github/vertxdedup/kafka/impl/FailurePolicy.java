@@ -4,6 +4,7 @@ import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.kafka.DeadLetter;
 import io.github.vertxdedup.kafka.DeadLetterHandler;
 import io.vertx.core.Future;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 
@@ -73,36 +74,49 @@ final class FailurePolicy<K, V> {
    * {@code dedup.kafka.dead.letters{reason}}; a failed delivery is retried after a backoff until it succeeds. Then
    * runs {@code delivered} on the owner's context, unless the owner stopped meanwhile.
    */
-  void deadLetter(PendingRecord<K, V> it, DeadLetter.Reason reason, String detail, Throwable cause,
+  void deadLetter(PendingRecord<K, V> pending, DeadLetter.Reason reason, String detail, Throwable cause,
       Runnable delivered) {
-    if (it.deadLetterTries == 0) {
+    if (pending.deadLetterTries == 0) {
       metrics.deadLetters(reason).increment();
     }
-    it.deadLetterTries++;
+    pending.deadLetterTries++;
     Future<Void> f;
     if (config.deadLetters == null) {
-      LOG.log(System.Logger.Level.WARNING, tp + ": dead letter at offset " + it.offset() + " (" + reason
+      LOG.log(System.Logger.Level.WARNING, tp + ": dead letter at offset " + pending.offset() + " (" + reason
           + "): " + detail);
       f = Future.succeededFuture();
     } else {
-      try {
-        f = config.deadLetters.handle(new DeadLetter<>(it.record, reason, detail, it.attempts, cause));
-        if (f == null) {
-          f = Future.failedFuture(new NullPointerException("the dead-letter handler returned null"));
-        }
-      } catch (RuntimeException e) {
-        f = Future.failedFuture(e);
-      }
+      f = call(() -> config.deadLetters.handle(
+          new DeadLetter<>(pending.record, reason, detail, pending.attempts, cause)),
+          "the dead-letter handler returned null");
     }
     loop.whenComplete(f, ar -> {
       if (ar.failed()) {
         LOG.log(System.Logger.Level.WARNING, tp + ": the dead-letter handler failed at offset "
-            + it.offset() + ", retrying: " + ar.cause());
-        loop.afterDelay(backoffMs(it.deadLetterTries), () -> deadLetter(it, reason, detail, cause, delivered));
+            + pending.offset() + ", retrying: " + ar.cause());
+        loop.afterDelay(backoffMs(pending.deadLetterTries),
+            () -> deadLetter(pending, reason, detail, cause, delivered));
         return;
       }
       delivered.run();
     });
+  }
+
+  /**
+   * Calls an application's handler (the record handler or the dead-letter handler).
+   *
+   * @param handler the call
+   * @param returnedNull the message of the {@link NullPointerException} the result fails with if the handler returned
+   *     null instead of a future
+   * @return the handler's future; a failed one if it threw or returned null
+   */
+  static Future<Void> call(Supplier<Future<Void>> handler, String returnedNull) {
+    try {
+      Future<Void> f = handler.get();
+      return f != null ? f : Future.failedFuture(new NullPointerException(returnedNull));
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
   }
 
   // --- the details of the dead letters -----------------------------------------------------------------------------
@@ -113,19 +127,19 @@ final class FailurePolicy<K, V> {
   }
 
   /** The detail of a {@link DeadLetter.Reason#CONFLICT} dead letter: the first sighting's times, in milliseconds. */
-  static String conflictDetail(PendingRecord<?, ?> it) {
-    return "id '" + it.identity.id() + "' is remembered with another payload hash (first seen at "
-        + it.decision.firstSeenMs() + " ms, remembered until " + it.decision.expiresAtMs() + " ms)";
+  static String conflictDetail(PendingRecord<?, ?> pending) {
+    return "id '" + pending.identity.id() + "' is remembered with another payload hash (first seen at "
+        + pending.decision.firstSeenMs() + " ms, remembered until " + pending.decision.expiresAtMs() + " ms)";
   }
 
   /**
    * The detail of an {@link DeadLetter.Reason#UNEXPECTED_VERDICT} dead letter: the verdict, the request it answered
    * and the id.
    */
-  static String unexpectedVerdictDetail(PendingRecord<?, ?> it, boolean effectFirst) {
-    DedupVerdict verdict = it.decision.verdict();
+  static String unexpectedVerdictDetail(PendingRecord<?, ?> pending, boolean effectFirst) {
+    DedupVerdict verdict = pending.decision.verdict();
     return "the window answered " + verdict + " to the " + (effectFirst ? "claim" : "check") + " of id '"
-        + it.identity.id() + "', a verdict this consumer does not handle (" + it.decision + ")";
+        + pending.identity.id() + "', a verdict this consumer does not handle (" + pending.decision + ")";
   }
 
   /**

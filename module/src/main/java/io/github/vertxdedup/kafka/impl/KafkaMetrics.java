@@ -47,7 +47,7 @@ final class KafkaMetrics {
 
   KafkaMetrics(MeterRegistry registry, String groupId, String topic, int partition) {
     Tags tags = Tags.of("group", groupId, "topic", topic, "partition", Integer.toString(partition));
-    records = Counter.builder("dedup.kafka.records").description("records settled (offset may advance past them)")
+    records = Counter.builder("dedup.kafka.records").description("records done with: their offset is committable")
         .tags(tags).register(registry);
     duplicates = Counter.builder("dedup.kafka.duplicates")
         .description("duplicates dropped without calling the handler").tags(tags).register(registry);
@@ -85,5 +85,49 @@ final class KafkaMetrics {
 
   Counter deadLetters(DeadLetter.Reason reason) {
     return deadLetters.get(reason);
+  }
+
+  /**
+   * Counts the first acceptance of a record: in {@code dedup.kafka.unvouched.accepts} if the window's memory did not
+   * cover it, and in {@code dedup.kafka.redeliveries.beyond.window} if its timestamp is older than the window
+   * ({@link #beyondWindow}). A record that is not covered and goes to the dead-letter path for it
+   * ({@code deadLetterNotCovered}) is counted among the dead letters instead, and not here.
+   *
+   * @param pending the record, just accepted for the first time
+   * @param deadLetterNotCovered whether records the window's memory does not cover are dead-lettered
+   * @param nowMs now, from the injected clock
+   * @param windowMs the window {@code W} in milliseconds
+   */
+  void firstAcceptance(PendingRecord<?, ?> pending, boolean deadLetterNotCovered, long nowMs, long windowMs) {
+    boolean notCovered = pending.coverage == PendingRecord.Coverage.NOT_COVERED;
+    if (notCovered && deadLetterNotCovered) {
+      return;
+    }
+    if (notCovered) {
+      unvouchedAccepts.increment();
+    }
+    if (beyondWindow(pending.record.timestamp(), nowMs, windowMs)) {
+      redeliveriesBeyondWindow.increment();
+    }
+  }
+
+  /**
+   * Whether an accepted record is probably a redelivery the window no longer remembers: its Kafka timestamp (the
+   * producer's create time, or the broker's append time, by the topic's {@code message.timestamp.type}) is more
+   * than the window {@code W} before now. An id older than the window cannot be told from a new one, so watch how
+   * often such records arrive and size {@code W} to cover them. The verdict stands (the record was not seen within
+   * {@code W}, and the handler runs); only {@code dedup.kafka.redeliveries.beyond.window} counts it. A record
+   * without a timestamp ({@code -1}) is never counted. Computed from the timestamp whatever the
+   * {@link io.github.vertxdedup.kafka.EventTimeSource}; under
+   * {@link io.github.vertxdedup.kafka.UnvouchedRecordPolicy#DEAD_LETTER} such a record (which the window marks
+   * unvouched) is dead-lettered instead, and not counted here.
+   *
+   * @param timestampMs the record's timestamp, epoch milliseconds, or negative if none
+   * @param nowMs now, from the injected clock
+   * @param windowMs the window {@code W} in milliseconds
+   * @return true if {@code 0 <= timestampMs < nowMs - windowMs}
+   */
+  static boolean beyondWindow(long timestampMs, long nowMs, long windowMs) {
+    return timestampMs >= 0 && timestampMs < nowMs - windowMs;
   }
 }

@@ -4,13 +4,16 @@ import io.vertx.core.AsyncResult;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import java.util.function.BooleanSupplier;
 
 /**
  * The event loop a {@link PartitionOwner} runs on (the context of its window's partition verticle) and how far the
  * owner is in its life. Every continuation of the owner, its {@link CommitPipeline} and its {@link FailurePolicy}
  * goes through {@link #whenComplete} or {@link #afterDelay}, which run it on this context and drop it once the owner
- * has stopped, so a stopped owner decides, handles and commits nothing more.
+ * has stopped, so a stopped owner decides, handles and commits nothing more. A fence's promise is completed once the
+ * owner is drained ({@link #completeFenceIf}).
  *
  * <p>{@link #execute} may be called from any thread; everything else on the context only.
  */
@@ -29,16 +32,33 @@ final class OwnerLoop {
   private final Vertx vertx;
   private final Context context;
   private Phase phase = Phase.RUNNING;
+  /** Completed when, fenced, no decided record is left; null until fenced. */
+  private Promise<Void> drained;
 
   OwnerLoop(Vertx vertx, Context context) {
     this.vertx = vertx;
     this.context = context;
   }
 
-  /** Fences the owner unless it already stopped. */
-  void fence() {
+  /**
+   * Fences the owner unless it already stopped.
+   *
+   * @param drained completed by {@link #completeFenceIf} once no decided record is left
+   */
+  void fence(Promise<Void> drained) {
     if (phase == Phase.RUNNING) {
       phase = Phase.FENCED;
+    }
+    this.drained = drained;
+  }
+
+  /**
+   * Completes the fence's promise if the owner was fenced and {@code drained} (asked only then) says no decided record
+   * is left.
+   */
+  void completeFenceIf(BooleanSupplier drained) {
+    if (fenced() && this.drained != null && drained.getAsBoolean()) {
+      this.drained.tryComplete();
     }
   }
 

@@ -1,6 +1,7 @@
 package io.github.vertxdedup.kafka.impl;
 
 import io.github.vertxdedup.DedupResult;
+import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.kafka.RecordIdentity;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
@@ -22,8 +23,11 @@ final class PendingRecord<K, V> {
     COVERED,
     /**
      * Accepted, but its event time is older than the window {@code W} or than the window's memory, so the window
-     * cannot tell a redelivery from a new record: what the public API calls unvouched
-     * ({@link io.github.vertxdedup.kafka.UnvouchedRecordPolicy}).
+     * cannot tell a redelivery from a new record: what the public API calls unvouched. The consumer's windows accept
+     * such a record, recording its id, and mark it unvouched; the owner then applies
+     * {@link io.github.vertxdedup.kafka.UnvouchedRecordPolicy}: the handler runs and the record is counted, or it
+     * goes to the dead-letter path (effect-first commits its claim after, so the id stays remembered, as after a
+     * failed handler).
      */
     NOT_COVERED
   }
@@ -55,6 +59,23 @@ final class PendingRecord<K, V> {
 
   PendingRecord(ConsumerRecord<K, V> record) {
     this.record = record;
+  }
+
+  /**
+   * Takes the window's answer to its check or claim. At its first acceptance it judges whether the window's memory
+   * covered the record ({@link #coverage}); a claim taken again after a handler failure keeps the first answer.
+   *
+   * @param result the window's answer
+   * @return true if this answer is its first acceptance
+   */
+  boolean decided(DedupResult result) {
+    decision = result;
+    requestRetries = 0;
+    if (result.verdict() != DedupVerdict.ACCEPTED || coverage != Coverage.NOT_ACCEPTED) {
+      return false;
+    }
+    coverage = result.unvouched() ? Coverage.NOT_COVERED : Coverage.COVERED;
+    return true;
   }
 
   /** @return the offset of the record */

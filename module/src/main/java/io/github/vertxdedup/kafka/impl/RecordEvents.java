@@ -8,6 +8,12 @@ import io.github.vertxdedup.kafka.RecordIdentity;
  * What the window is asked about a Kafka record: its identity (by the application's extractor) and the events of its
  * check or claim, of its claim's commit or release, and of the late check after a lapsed claim.
  *
+ * <p>With {@link EventTimeSource#RECORD_TIMESTAMP} every check and claim carries the record's timestamp as its event
+ * time (none for a record without one), by which the window tells whether its memory covers the record. Effect-first
+ * claims carry the consumer's instance id as their claimer, so that the consumer restarted after a kill can have the
+ * claims it left open released when it takes the partition back (the window store does that before the owner starts)
+ * instead of waiting out their leases.
+ *
  * <p>Stateless apart from the consumer's {@link OwnerConfig}; any thread.
  *
  * @param <K> the record key type
@@ -24,18 +30,18 @@ final class RecordEvents<K, V> {
   /**
    * Sets the record's identity, or, when the extractor finds none or throws, why it has none.
    *
-   * @return {@code it}
+   * @return {@code pending}
    */
-  PendingRecord<K, V> identify(PendingRecord<K, V> it) {
+  PendingRecord<K, V> identify(PendingRecord<K, V> pending) {
     try {
-      it.identity = config.identity.identify(it.record);
-      if (it.identity == null) {
-        it.noIdentity = "the identity extractor found no id in the record";
+      pending.identity = config.identity.identify(pending.record);
+      if (pending.identity == null) {
+        pending.noIdentity = "the identity extractor found no id in the record";
       }
     } catch (RuntimeException e) {
-      it.noIdentity = "the identity extractor failed: " + e;
+      pending.noIdentity = "the identity extractor failed: " + e;
     }
-    return it;
+    return pending;
   }
 
   /**
@@ -43,10 +49,10 @@ final class RecordEvents<K, V> {
    * timestamp is its event time (none if the record has none, {@code ConsumerRecord.NO_TIMESTAMP}); a claim names
    * this consumer's instance id as its claimer.
    */
-  DedupEvent decision(PendingRecord<K, V> it) {
-    RecordIdentity id = it.identity;
+  DedupEvent decision(PendingRecord<K, V> pending) {
+    RecordIdentity id = pending.identity;
     DedupEvent e = new DedupEvent(id.id()).setKey(id.key()).setPayloadHash(id.payloadHash());
-    long timestampMs = it.record.timestamp();
+    long timestampMs = pending.record.timestamp();
     if (config.recordTimestamps && timestampMs >= 0) {
       e.setEventTimeMs(timestampMs);
     }
@@ -54,12 +60,14 @@ final class RecordEvents<K, V> {
   }
 
   /** The event of a {@code commit} or {@code release} of the record's claim. */
-  static DedupEvent claim(PendingRecord<?, ?> it) {
-    return new DedupEvent(it.identity.id()).setKey(it.identity.key()).setClaimToken(it.decision.claimToken());
+  static DedupEvent claim(PendingRecord<?, ?> pending) {
+    return new DedupEvent(pending.identity.id()).setKey(pending.identity.key())
+        .setClaimToken(pending.decision.claimToken());
   }
 
   /** The event of the check that records the id of a lapsed claim: the full identity, no event time. */
-  static DedupEvent lateCheck(PendingRecord<?, ?> it) {
-    return new DedupEvent(it.identity.id()).setKey(it.identity.key()).setPayloadHash(it.identity.payloadHash());
+  static DedupEvent lateCheck(PendingRecord<?, ?> pending) {
+    return new DedupEvent(pending.identity.id()).setKey(pending.identity.key())
+        .setPayloadHash(pending.identity.payloadHash());
   }
 }

@@ -250,8 +250,8 @@ class ChroniclePartitionJournalTest {
     }
 
     @Override
-    public Future<Void> recover(RecoverySink sink) {
-      return delegate.recover(sink);
+    public Future<Void> recover(RecoveryTarget target) {
+      return delegate.recover(target);
     }
 
     @Override

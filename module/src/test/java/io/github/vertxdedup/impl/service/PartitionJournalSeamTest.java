@@ -120,10 +120,10 @@ class PartitionJournalSeamTest {
 
   @Test
   void shouldRestoreWhatTheJournalReplaysBeforeAnswering() {
-    journal.replay = sink -> {
-      sink.restore(new RequestDecoder(new DedupOptions().setWindowMs(60_000), 0)
+    journal.replay = target -> {
+      target.restore(new RequestDecoder(new DedupOptions().setWindowMs(60_000), 0)
           .decode(id("old"), DedupAction.CHECK, T0, -1).idFp, 0, T0 - 10_000, T0 + 50_000);
-      sink.memoryBegins(T0 - 30_000);
+      target.memoryBegins(T0 - 30_000);
     };
     deployReady(10);
     assertThat(verdict(request("check", id("old")))).isEqualTo("DUPLICATE");
@@ -334,7 +334,7 @@ class PartitionJournalSeamTest {
 
     final Promise<Void> recovery = Promise.promise();
     final List<Promise<Void>> writes = new CopyOnWriteArrayList<>();
-    volatile java.util.function.Consumer<RecoverySink> replay = sink -> { };
+    volatile java.util.function.Consumer<RecoveryTarget> replay = target -> { };
     volatile boolean hold;
     volatile boolean holdClose;
     volatile boolean failWrites;
@@ -353,8 +353,8 @@ class PartitionJournalSeamTest {
     }
 
     @Override
-    public Future<Void> recover(RecoverySink sink) {
-      return recovery.future().onSuccess(v -> replay.accept(sink));
+    public Future<Void> recover(RecoveryTarget target) {
+      return recovery.future().onSuccess(v -> replay.accept(target));
     }
 
     private Future<Void> write() {

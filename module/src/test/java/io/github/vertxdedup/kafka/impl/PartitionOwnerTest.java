@@ -289,7 +289,7 @@ class PartitionOwnerTest {
    * (4,000 buffered at most, so 2,000), and the meters count every record once.
    */
   @Test
-  void shouldPublishEachSettledRecordAndWakeThePollLoopAtTheResumeMark() {
+  void shouldPublishEachCommittableRecordAndWakeThePollLoopAtTheResumeMark() {
     int n = 3_000;
     List<Long> lag = new CopyOnWriteArrayList<>();
     List<Integer> bufferedAtWake = new CopyOnWriteArrayList<>();
@@ -304,7 +304,7 @@ class PartitionOwnerTest {
       return Future.succeededFuture();
     }, null, registry, () -> bufferedAtWake.add(holder[0].buffered()));
     List<ConsumerRecord<String, String>> records = records(n);
-    // Every tenth record repeats the id of the one before it: a duplicate, settled without the handler.
+    // Every tenth record repeats the id of the one before it: a duplicate, committable without the handler.
     for (int i = 10; i < n; i += 10) {
       ConsumerRecord<String, String> prev = records.get(i - 1);
       records.set(i, new ConsumerRecord<>(TP.topic(), TP.partition(), i, prev.key(), "v"));
@@ -315,7 +315,7 @@ class PartitionOwnerTest {
     await().atMost(Duration.ofSeconds(30)).until(() -> holder[0].committableNext() == n);
     assertThat(holder[0].buffered()).isZero();
     assertThat(handled.get()).isEqualTo(n - (n / 10 - 1));
-    assertThat(lag).as("offset minus the settled offset a handler sees").allSatisfy(l -> assertThat(l).isZero());
+    assertThat(lag).as("offset minus the committable offset a handler sees").allSatisfy(l -> assertThat(l).isZero());
     assertThat(bufferedAtWake).containsExactly(2_000);
     assertThat(registry.get("dedup.kafka.records").counter().count()).isEqualTo(n);
     assertThat(registry.get("dedup.kafka.duplicates").counter().count()).isEqualTo(n / 10 - 1);
@@ -323,14 +323,14 @@ class PartitionOwnerTest {
 
   /**
    * A window at capacity under {@code REJECT} still answers the ids it remembers: a batch of records whose ids are
-   * remembered, around a new one the full window refuses, settles the duplicates before the refused record without
-   * calling the handler, and backs off for the refused record alone (the poll loop is asked to pause). Once the window
-   * has room (its entries expired) the refused record is decided again and handled, and the duplicate after it is
-   * settled with the verdict its batch gave it.
+   * remembered, around a new one the full window refuses, makes the duplicates before the refused record committable
+   * without calling the handler, and backs off for the refused record alone (the poll loop is asked to pause). Once the
+   * window has room (its entries expired) the refused record is decided again and handled, and the duplicate after it
+   * is committable with the verdict its batch gave it.
    */
   @ParameterizedTest
   @EnumSource(AtomicityMode.class)
-  void shouldSettleTheDuplicatesOfABatchAndBackOffOnlyForTheIdsAFullWindowRefuses(AtomicityMode mode)
+  void shouldMakeTheDuplicatesOfABatchCommittableAndBackOffOnlyForTheIdsAFullWindowRefuses(AtomicityMode mode)
       throws Exception {
     DedupOptions o = new DedupOptions().setAddress("test.owner.full").setPartitions(1)
         .setWindow(Duration.ofMinutes(10)).setMaxIdsPerPartition(3).setCapacityPolicy(CapacityPolicy.REJECT);
@@ -465,12 +465,12 @@ class PartitionOwnerTest {
    * A verdict the owner does not handle fails closed. Here the window answers UNKNOWN for a record stamped before its
    * memory began (its {@code unvouchedPolicy} is UNKNOWN, which the consumer never configures): the record goes to
    * the dead-letter handler with {@link DeadLetter.Reason#UNEXPECTED_VERDICT} naming the verdict, counted in
-   * {@code dedup.kafka.dead.letters{reason=unexpected_verdict}}, and only then settled; the handler never sees it, and
-   * the record after it is handled as usual.
+   * {@code dedup.kafka.dead.letters{reason=unexpected_verdict}}, and only then committable; the handler never sees
+   * it, and the record after it is handled as usual.
    */
   @ParameterizedTest
   @EnumSource(AtomicityMode.class)
-  void shouldDeadLetterAnUnknownVerdictInsteadOfSettlingItUnseen(AtomicityMode mode) throws Exception {
+  void shouldDeadLetterAnUnknownVerdictInsteadOfMakingItCommittableUnseen(AtomicityMode mode) throws Exception {
     List<String> handled = new CopyOnWriteArrayList<>();
     List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
@@ -497,7 +497,7 @@ class PartitionOwnerTest {
   /**
    * Any other verdict the owner does not handle fails closed the same way: a client that answers the decision of one
    * record with a verdict meant for another action (COMMITTED, RELEASED: no window answers a check or a claim so)
-   * sends that record to the dead-letter handler, never to the handler and never settled silently.
+   * sends that record to the dead-letter handler, never to the handler and never committable unseen.
    */
   @ParameterizedTest
   @CsvSource({"RECORD_FIRST, COMMITTED", "RECORD_FIRST, RELEASED", "EFFECT_FIRST, COMMITTED",
@@ -554,7 +554,7 @@ class PartitionOwnerTest {
     assertThat(lookup(windowOptions, "u-0")
         .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).state())
         .isEqualTo(EntryState.ABSENT);
-    assertThat(owner.committableNext()).as("nothing settled: the next owner reads the record again").isEqualTo(-1);
+    assertThat(owner.committableNext()).as("nothing committable: the next owner reads the record again").isEqualTo(-1);
   }
 
   /**

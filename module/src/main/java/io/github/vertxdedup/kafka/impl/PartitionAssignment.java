@@ -1,0 +1,238 @@
+package io.github.vertxdedup.kafka.impl;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.Future;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * The rebalance callbacks: which partitions this consumer owns, and the hand-over of their windows. They run inside
+ * {@code poll}, on the poll thread, synchronously, so they hold the rebalance back until they return.
+ *
+ * <ul>
+ *   <li>{@code onPartitionsAssigned}: for each new partition, takes its window from the {@link WindowStore} (in memory,
+ *   or rebuilt from its journal before the call returns), starts its {@link PartitionOwner} on the window's event loop,
+ *   and seeks to Kafka's committed offset, or, when Kafka has none, to the last committed offset the store recorded,
+ *   else leaves {@code auto.offset.reset} to decide. Bounded by {@code assignmentTimeoutMs}.</li>
+ *   <li>{@code onPartitionsRevoked}: fences the owners (nothing new is decided), waits up to
+ *   {@code revocationTimeoutMs} for what they decided, commits the committable offsets with {@code commitSync}, stops
+ *   the owners and hands the windows back, all before the group moves the partitions. {@code onPartitionsLost}: the
+ *   same without the commit (another member may own the partitions already).</li>
+ * </ul>
+ *
+ * <h2>A window that does not open</h2>
+ * The consumer stops rather than retrying: the window store already waits up to {@code assignmentTimeoutMs} for a
+ * journal another owner holds, so what fails here is a journal that cannot be read or a directory that cannot be
+ * used, which no retry mends, while the partition's records would wait unread for as long as the consumer lived. The
+ * assignment finishes normally (the owners that did start are kept, so they are drained and handed back like the
+ * others) and records the first failure ({@link #windowFailure}); the poll loop then ends, commits what is
+ * committable, leaves the group and reports it. Throwing from {@code onPartitionsAssigned} instead would leave it to
+ * the Kafka client whether and where the error surfaces.
+ *
+ * <p>Poll thread only, except {@link #assignment}, which any thread may call.
+ *
+ * @param <K> the record key type
+ * @param <V> the record value type
+ */
+final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
+
+  private static final System.Logger LOG = System.getLogger(DedupKafkaConsumerImpl.class.getName());
+
+  private final KafkaConsumer<K, V> consumer;
+  /** The assigned partitions, shared with the rest of the poll loop. */
+  private final Map<TopicPartition, AssignedPartition<K, V>> owners;
+  private final WindowStore windows;
+  private final OwnerConfig<K, V> ownerConfig;
+  private final OffsetCommits<K, V> commits;
+  private final Pauses<K, V> pauses;
+  private final MeterRegistry registry;
+  private final String groupId;
+  private final String instanceId;
+  private final long assignmentTimeoutMs;
+  private final long revocationTimeoutMs;
+
+  /** The first window that failed to open; ends the poll loop. */
+  private RuntimeException windowFailure;
+  private volatile Set<TopicPartition> assignment = Set.of();
+
+  /**
+   * @param consumer the Kafka consumer
+   * @param owners the assigned partitions, kept by the poll loop; written here only
+   * @param windows where the partitions' windows live
+   * @param ownerConfig what every partition owner shares
+   * @param commits the offset commits (revocation commits synchronously)
+   * @param pauses the paused partitions (a revoked partition is forgotten)
+   * @param registry where the partitions' meters are registered
+   * @param groupId the consumer group
+   * @param instanceId this consumer's instance id
+   * @param assignmentTimeoutMs how long an assignment waits for a window, in milliseconds
+   * @param revocationTimeoutMs how long a revocation waits for the owners to drain, in milliseconds
+   */
+  PartitionAssignment(KafkaConsumer<K, V> consumer, Map<TopicPartition, AssignedPartition<K, V>> owners,
+      WindowStore windows, OwnerConfig<K, V> ownerConfig, OffsetCommits<K, V> commits, Pauses<K, V> pauses,
+      MeterRegistry registry, String groupId, String instanceId, long assignmentTimeoutMs,
+      long revocationTimeoutMs) {
+    this.consumer = consumer;
+    this.owners = owners;
+    this.windows = windows;
+    this.ownerConfig = ownerConfig;
+    this.commits = commits;
+    this.pauses = pauses;
+    this.registry = registry;
+    this.groupId = groupId;
+    this.instanceId = instanceId;
+    this.assignmentTimeoutMs = assignmentTimeoutMs;
+    this.revocationTimeoutMs = revocationTimeoutMs;
+  }
+
+  @Override
+  public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+    assign(partitions);
+  }
+
+  @Override
+  public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+    revoke(partitions, true);
+  }
+
+  @Override
+  public void onPartitionsLost(Collection<TopicPartition> partitions) {
+    // Another member may own them already: an offset commit would be refused, so only fence and stop.
+    revoke(partitions, false);
+  }
+
+  /** @return the partitions this consumer owns now; any thread */
+  Set<TopicPartition> assignment() {
+    return assignment;
+  }
+
+  /** @return the first failure to open a window, or null: the poll loop ends on it */
+  RuntimeException windowFailure() {
+    return windowFailure;
+  }
+
+  /**
+   * Revokes every partition this consumer owns: the poll loop ends.
+   *
+   * @param commit whether the committable offsets are committed first
+   */
+  void revokeAll(boolean commit) {
+    revoke(new ArrayList<>(owners.keySet()), commit);
+  }
+
+  private void assign(Collection<TopicPartition> tps) {
+    List<TopicPartition> fresh = new ArrayList<>();
+    for (TopicPartition tp : tps) {
+      if (!owners.containsKey(tp)) {
+        fresh.add(tp);
+      }
+    }
+    if (fresh.isEmpty()) {
+      return;
+    }
+    Map<TopicPartition, Future<AssignedPartition<K, V>>> starting = new HashMap<>();
+    Map<TopicPartition, KafkaMetrics> meters = new HashMap<>();
+    for (TopicPartition tp : fresh) {
+      KafkaMetrics metrics = new KafkaMetrics(registry, groupId, tp.topic(), tp.partition());
+      meters.put(tp, metrics);
+      starting.put(tp, windows.acquire(groupId, tp, instanceId).compose(lease -> {
+        metrics.orphanedClaims.increment(lease.releasedClaims());
+        // The owner runs on its window's event loop and calls the window in-process: no event-bus round trip
+        // per decision or commit (docs/kafka.md, "The in-process shortcut").
+        PartitionOwner<K, V> owner = new PartitionOwner<>(ownerConfig, tp, lease.partition().context(),
+            lease.partition(), metrics);
+        return Future.succeededFuture(new AssignedPartition<>(owner, lease));
+      }));
+    }
+    Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(new HashSet<>(fresh));
+    for (TopicPartition tp : fresh) {
+      AssignedPartition<K, V> o;
+      try {
+        o = await(starting.get(tp), assignmentTimeoutMs, "start the window of " + tp);
+      } catch (RuntimeException e) {
+        // Keep waiting for the others, so that every owner that did start is known and handed back on the way out.
+        // A window that opens after the wait gave up is handed back as soon as it does: nobody else would.
+        starting.get(tp).onSuccess(late -> late.owner.stop().eventually(() -> windows.release(late.lease)));
+        meters.get(tp).windowOpenFailures.increment();
+        LOG.log(System.Logger.Level.ERROR, "dedup consumer " + instanceId + ": " + e.getMessage()
+            + "; the consumer stops and leaves the group", e.getCause());
+        if (windowFailure == null) {
+          windowFailure = e;
+        }
+        continue;
+      }
+      owners.put(tp, o);
+      OffsetAndMetadata c = committed.get(tp);
+      if (c != null) {
+        o.committed = c.offset();
+        consumer.seek(tp, c.offset());
+      } else if (o.lease.resumeOffset() >= 0) {
+        consumer.seek(tp, o.lease.resumeOffset());
+      }
+    }
+    assignment = Set.copyOf(owners.keySet());
+  }
+
+  private void revoke(Collection<TopicPartition> tps, boolean commit) {
+    List<TopicPartition> mine = new ArrayList<>();
+    for (TopicPartition tp : tps) {
+      if (owners.containsKey(tp)) {
+        mine.add(tp);
+      }
+    }
+    if (mine.isEmpty()) {
+      return;
+    }
+    List<Future<Void>> fences = new ArrayList<>();
+    for (TopicPartition tp : mine) {
+      fences.add(owners.get(tp).owner.fence());
+    }
+    try {
+      await(Future.all(fences).mapEmpty(), revocationTimeoutMs, "drain " + mine);
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.WARNING, "revoked partitions " + mine + " did not drain within "
+          + revocationTimeoutMs + " ms; what is unfinished is left to the next owner");
+    }
+    if (commit) {
+      commits.commitSync(mine);
+    }
+    List<Future<?>> stopping = new ArrayList<>();
+    for (TopicPartition tp : mine) {
+      AssignedPartition<K, V> o = owners.remove(tp);
+      pauses.forget(tp);
+      stopping.add(o.owner.stop().eventually(() -> windows.release(o.lease)));
+    }
+    assignment = Set.copyOf(owners.keySet());
+    try {
+      await(Future.all(stopping).mapEmpty(), revocationTimeoutMs, "stop the owners of " + mine);
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.WARNING, "stopping the owners of " + mine + " failed", e);
+    }
+  }
+
+  /** Blocks the poll thread (never an event loop) until {@code f} completes, at most {@code timeoutMs}. */
+  private static <T> T await(Future<T> f, long timeoutMs, String what) {
+    try {
+      return f.toCompletionStage().toCompletableFuture().get(timeoutMs, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while waiting to " + what, e);
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("failed to " + what + ": " + e.getCause(), e.getCause());
+    } catch (TimeoutException e) {
+      throw new IllegalStateException("timed out after " + timeoutMs + " ms waiting to " + what, e);
+    }
+  }
+}

@@ -1,0 +1,186 @@
+package io.github.vertxdedup.kafka.impl;
+
+import io.github.vertxdedup.kafka.DedupKafkaOptions;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+
+/**
+ * The consumer's poll thread: the native {@link KafkaConsumer}, and the loop that feeds the partition owners. Every
+ * call on the Kafka consumer (poll, commit, seek, pause, resume, close) happens on this thread, which is what the
+ * client requires (it is not thread-safe); the rebalance callbacks ({@link PartitionAssignment}) run inside
+ * {@code poll}, on it too.
+ *
+ * <h2>Loop</h2>
+ * Apply pauses and resumes ({@link Pauses}); {@code poll}; hand each partition's records to its owner's event loop;
+ * commit the offsets that became committable since the last commit, at most once per {@code commitIntervalMs}
+ * ({@link OffsetCommits}); repeat. It ends when the consumer is closed ({@link #stop}) or a window failed to open,
+ * revoking every partition (with a final commit, unless it ends on an error) and closing the Kafka consumer.
+ *
+ * <p>A paused partition must not wait out a poll timeout once its owner has caught up: with every partition paused, a
+ * blocking {@code poll} sleeps its full timeout while the owners sit idle, and under load that would be most of the
+ * loop's time (docs/results/README.md, "Kafka consumer"). So an owner signals {@code wake} when it drops back to the
+ * resume mark or stops waiting for a lease; while every partition is paused the loop waits on that signal (bounded by
+ * {@code pollTimeoutMs}) and then polls without blocking, and while only some are paused it polls for at most
+ * {@value #PAUSED_POLL_MS} ms.
+ *
+ * <p>{@link #subscribe} and {@link #run} on the poll thread; {@link #stop} and {@link #assignment} from any thread.
+ *
+ * @param <K> the record key type
+ * @param <V> the record value type
+ */
+final class PollLoop<K, V> {
+
+  private static final System.Logger LOG = System.getLogger(DedupKafkaConsumerImpl.class.getName());
+  /** Longest {@code poll} while some partitions are paused and others not, in milliseconds. */
+  static final long PAUSED_POLL_MS = 5;
+
+  private final Map<String, Object> kafkaConfig;
+  private final long pollTimeoutMs;
+  private final long commitIntervalMs;
+  private final int maxBufferedPerPartition;
+  private final long assignmentTimeoutMs;
+  private final long revocationTimeoutMs;
+  private final WindowStore windows;
+  private final OwnerConfig<K, V> ownerConfig;
+  private final MeterRegistry registry;
+  private final String groupId;
+  private final String instanceId;
+  /** Released by an owner that may be resumed; the loop waits on it while every partition is paused. */
+  private final Semaphore wake;
+  /** The assigned partitions; poll thread only. */
+  private final Map<TopicPartition, AssignedPartition<K, V>> owners = new HashMap<>();
+
+  private volatile boolean running = true;
+  private KafkaConsumer<K, V> consumer;
+  private volatile PartitionAssignment<K, V> assignment;
+  private OffsetCommits<K, V> commits;
+  private Pauses<K, V> pauses;
+
+  /**
+   * @param kafkaConfig the Kafka consumer config, {@code enable.auto.commit} off
+   * @param options validated consumer options
+   * @param windows where the partitions' windows live
+   * @param ownerConfig what every partition owner shares; its {@code wakePoll} releases {@code wake}
+   * @param registry where the partitions' meters are registered
+   * @param groupId the consumer group
+   * @param instanceId this consumer's instance id
+   * @param wake released by an owner that may be resumed
+   */
+  PollLoop(Map<String, Object> kafkaConfig, DedupKafkaOptions options, WindowStore windows,
+      OwnerConfig<K, V> ownerConfig, MeterRegistry registry, String groupId, String instanceId, Semaphore wake) {
+    this.kafkaConfig = kafkaConfig;
+    this.pollTimeoutMs = options.getPollTimeoutMs();
+    this.commitIntervalMs = options.getCommitIntervalMs();
+    this.maxBufferedPerPartition = options.getMaxBufferedPerPartition();
+    this.assignmentTimeoutMs = options.getAssignmentTimeoutMs();
+    this.revocationTimeoutMs = options.getRevocationTimeoutMs();
+    this.windows = windows;
+    this.ownerConfig = ownerConfig;
+    this.registry = registry;
+    this.groupId = groupId;
+    this.instanceId = instanceId;
+    this.wake = wake;
+  }
+
+  /**
+   * Creates the Kafka consumer and subscribes it. Poll thread.
+   *
+   * @param topics the topics
+   * @throws RuntimeException if the Kafka consumer cannot be created or subscribed; the loop must not run then
+   */
+  void subscribe(Set<String> topics) {
+    try {
+      consumer = new KafkaConsumer<>(kafkaConfig);
+      commits = new OffsetCommits<>(consumer, owners, windows, commitIntervalMs);
+      pauses = new Pauses<>(consumer, owners, maxBufferedPerPartition);
+      assignment = new PartitionAssignment<>(consumer, owners, windows, ownerConfig, commits, pauses, registry,
+          groupId, instanceId, assignmentTimeoutMs, revocationTimeoutMs);
+      consumer.subscribe(topics, assignment);
+    } catch (RuntimeException e) {
+      running = false;
+      throw e;
+    }
+  }
+
+  /**
+   * Runs the loop until {@link #stop} or a window that fails to open, then revokes every partition and closes the
+   * Kafka consumer. Poll thread, after {@link #subscribe}.
+   *
+   * @return the error that ended the loop, or null if it was stopped
+   */
+  Throwable run() {
+    Throwable failure = null;
+    try {
+      while (running && assignment.windowFailure() == null) {
+        try {
+          pollOnce();
+        } catch (WakeupException e) {
+          // stop() wakes the poll; the loop condition decides.
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          running = false;
+        }
+      }
+      assignment.revokeAll(true);
+      failure = assignment.windowFailure();
+    } catch (RuntimeException e) {
+      failure = assignment.windowFailure() != null ? assignment.windowFailure() : e;
+      assignment.revokeAll(false);
+    } finally {
+      try {
+        consumer.close(Duration.ofSeconds(5));
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.WARNING, "closing the Kafka consumer failed", e);
+      }
+    }
+    return failure;
+  }
+
+  private void pollOnce() throws InterruptedException {
+    pauses.apply();
+    long timeoutMs = pollTimeoutMs;
+    if (!pauses.none()) {
+      if (pauses.all()) {
+        // Nothing to fetch: wait for an owner to catch up, then poll only to serve the group.
+        wake.tryAcquire(timeoutMs, TimeUnit.MILLISECONDS);
+        wake.drainPermits();
+        pauses.apply();
+        timeoutMs = 0;
+      } else {
+        timeoutMs = Math.min(timeoutMs, PAUSED_POLL_MS);
+      }
+    }
+    ConsumerRecords<K, V> records = consumer.poll(Duration.ofMillis(timeoutMs));
+    for (TopicPartition tp : records.partitions()) {
+      AssignedPartition<K, V> o = owners.get(tp);
+      if (o != null) {
+        o.owner.offer(records.records(tp));
+      }
+    }
+    commits.commitAsyncIfDue();
+  }
+
+  /** Ends the loop: wakes a blocked {@code poll} and a wait for an owner. Any thread. */
+  void stop() {
+    running = false;
+    if (consumer != null) {
+      consumer.wakeup();
+    }
+    wake.release();
+  }
+
+  /** @return the partitions this consumer owns now; any thread */
+  Set<TopicPartition> assignment() {
+    PartitionAssignment<K, V> a = assignment;
+    return a == null ? Set.of() : a.assignment();
+  }
+}

@@ -1,0 +1,145 @@
+package io.github.vertxdedup.kafka.impl;
+
+import io.github.vertxdedup.DedupVerdict;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import org.agrona.collections.IntHashSet;
+
+/**
+ * The records of one partition its {@link PartitionOwner} is not done with, in offset order, and the runs it decides
+ * from them. The head is the only record whose handler may run. A run is the undecided records from the head that go
+ * to the window in one decision request ({@code checkBatch} or {@code claimBatch}).
+ *
+ * <h2>Runs</h2>
+ * A run holds up to {@code maxBatch} records, one while records are decided singly (after a batch that failed whole on
+ * one bad identity, {@link #decideSingly}). In effect-first mode a run stops before a repeat of an id or key already in
+ * it: inside one claimBatch the repeat would find the first copy's claim (IN_FLIGHT) and wait for a lease; decided
+ * after the first copy's commit, it is a plain duplicate. Repeats are tracked by String hash codes: two different ids
+ * that share one only end the run early, which is always safe.
+ *
+ * <h2>Checked behind the head</h2>
+ * A record-first check batch is answered per record, so a full window can refuse a record while recording one behind
+ * it. Such a record must still be handled, and handlers run in offset order, so a fenced owner goes on deciding the
+ * records before it ({@link #checkedBehindHead}).
+ *
+ * <p>Event loop of its owner only.
+ *
+ * @param <K> the record key type
+ * @param <V> the record value type
+ */
+final class RecordQueue<K, V> {
+
+  private final boolean effectFirst;
+  private final int maxBatch;
+  private final ArrayDeque<PendingRecord<K, V>> records = new ArrayDeque<>();
+  /** Effect-first: hash codes of the ids (and complemented, of the keys) of the run being gathered. */
+  private final IntHashSet runHashes = new IntHashSet();
+  /** Runs still to be made of one record each. */
+  private int decideSingly;
+
+  /**
+   * @param effectFirst whether runs are claimed (effect-first) rather than checked
+   * @param maxBatch the most records in one run ({@code dedup.maxBatch})
+   */
+  RecordQueue(boolean effectFirst, int maxBatch) {
+    this.effectFirst = effectFirst;
+    this.maxBatch = maxBatch;
+  }
+
+  /** Adds a record after the others (the poll thread hands them over in offset order). */
+  void add(PendingRecord<K, V> pending) {
+    records.add(pending);
+  }
+
+  /** @return the head, or null if the queue is empty */
+  PendingRecord<K, V> head() {
+    return records.peek();
+  }
+
+  /** Removes the head: the owner is done with it. */
+  void removeHead() {
+    records.poll();
+  }
+
+  /**
+   * The run of undecided records from the head, up to {@code maxBatch} (one while {@link #decideSingly}), stopping at
+   * a record without an identity and, in effect-first mode, before a repeat of an id or key already in the run.
+   *
+   * @return the run, in offset order; empty if the head is decided or has no identity
+   */
+  List<PendingRecord<K, V>> nextRun() {
+    int limit = decideSingly > 0 ? 1 : maxBatch;
+    List<PendingRecord<K, V>> run = new ArrayList<>(Math.min(limit, records.size()));
+    if (effectFirst) {
+      runHashes.clear();
+    }
+    for (PendingRecord<K, V> pending : records) {
+      if (run.size() == limit || pending.decision != null || pending.identity == null) {
+        break;
+      }
+      if (effectFirst && (!runHashes.add(pending.identity.id().hashCode())
+          || (pending.identity.key() != null && !runHashes.add(~pending.identity.key().hashCode())))) {
+        break;
+      }
+      run.add(pending);
+    }
+    if (decideSingly > 0) {
+      decideSingly--;
+    }
+    return run;
+  }
+
+  /**
+   * Makes the next {@code runs} runs of one record each: a batch failed whole on one bad identity, and deciding its
+   * records one by one finds it.
+   */
+  void decideSingly(int runs) {
+    decideSingly = runs;
+  }
+
+  /**
+   * Record-first: whether a record was checked (its id is recorded) while a record before it is not decided, which a
+   * full window's per-record batch answer allows. O(queued records); called only while fenced.
+   *
+   * @return true if a fenced owner must go on deciding the records before a checked one
+   */
+  boolean checkedBehindHead() {
+    if (effectFirst) {
+      return false;
+    }
+    for (PendingRecord<K, V> pending : records) {
+      if (pending.decision != null && pending.decision.verdict() == DedupVerdict.ACCEPTED) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * @return true if a fenced owner has nothing left to finish in the queue: it is empty, or its head is undecided (or
+   *     waits for another delivery's lease) and no record behind it was checked
+   */
+  boolean nothingDecided() {
+    PendingRecord<K, V> head = records.peek();
+    return head == null || (head.decision == null || head.decision.verdict() == DedupVerdict.IN_FLIGHT)
+        && !checkedBehindHead();
+  }
+
+  /**
+   * Effect-first: the records holding a claim whose handler has not started, in offset order.
+   *
+   * @param except a record to leave out (the head whose handler runs or failed), or null
+   * @return the records, a new list
+   */
+  List<PendingRecord<K, V>> unstartedClaims(PendingRecord<K, V> except) {
+    List<PendingRecord<K, V>> claims = new ArrayList<>();
+    for (PendingRecord<K, V> pending : records) {
+      if (pending != except && pending.decision != null && pending.decision.verdict() == DedupVerdict.ACCEPTED
+          && pending.decision.claimToken() != null) {
+        claims.add(pending);
+      }
+    }
+    return claims;
+  }
+}

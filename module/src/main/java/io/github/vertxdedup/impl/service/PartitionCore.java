@@ -43,9 +43,9 @@ import java.util.Objects;
  * <h2>Room</h2>
  * Under {@link CapacityPolicy#REJECT} only a new event needs room (its id, and its key if it has one; reserved too by
  * a claim): an id or key that is remembered or claimed is answered whether or not the window is full, since answering
- * it records nothing. So room is demanded ({@link WindowRoom}) after the lookup, never before it, and a batch is decided
- * event by event: a new event the full window refuses is that element's 503 ({@link DedupBatchResult}), and the others
- * are decided.
+ * it records nothing. So room is demanded ({@link WindowRoom}) after the lookup, never before it, and a batch is
+ * decided event by event: a new event the full window refuses is that element's 503 ({@link DedupBatchResult}), and
+ * the others are decided.
  *
  * <h2>Time</h2>
  * Every instant is the injected clock's. A claim's lease ends at {@code claim time + leaseMs}; an accepted id is

@@ -1,18 +1,14 @@
 package io.github.vertxdedup.impl.journal;
 
-import io.github.vertxdedup.journal.AcceptBatch;
 import io.github.vertxdedup.journal.CarriedState;
-import io.github.vertxdedup.journal.ClaimEntry;
 import io.github.vertxdedup.journal.Journal;
 import io.github.vertxdedup.journal.JournalLayout;
 import io.github.vertxdedup.journal.JournalOptions;
-import io.github.vertxdedup.journal.OffsetCommit;
 import io.github.vertxdedup.journal.Recovery;
 import io.github.vertxdedup.journal.ReplayResult;
 import io.github.vertxdedup.journal.RetentionResult;
 import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.window.DedupClock;
-import io.github.vertxdedup.window.DedupWindow;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -27,22 +23,14 @@ import java.util.function.Consumer;
 /**
  * The durable {@link PartitionJournal}: one Chronicle Queue {@link Journal} per partition, in
  * {@code <journalDir>/<address>/<partition>}, so that a restart rebuilds the partition's window instead of
- * forgetting it.
+ * forgetting it. This class is its lifecycle (open, recover, close); the writes are {@link JournalAppends}' (with
+ * {@link GroupCommit} under {@link SyncPolicy#SYNC}), the deletion of expired cycle files {@link JournalRetention}'s.
  *
  * <h2>Threads</h2>
  * Every method is called on the partition's event loop and none blocks it: {@link Journal#open},
  * {@link Journal#replay}, {@link Journal#sync}, {@link Journal#deleteExpiredCycles} and {@link Journal#close} run
- * in {@code executeBlocking} on a worker and complete on the partition's context. Appends run on the event loop:
- * each writes into the memory-mapped queue file and returns without waiting for the disk (its cost is in
- * {@code docs/benchmarks-journal.md}); only the first append of a new roll cycle also creates that cycle's file.
- *
- * <h2>Durability</h2>
- * Under {@link SyncPolicy#NONE} and {@link SyncPolicy#ASYNC} a write's future is complete when the append returns:
- * the record is in the page cache and survives a crash of the process. Under {@link SyncPolicy#SYNC} the future
- * completes once an {@code fsync} covering the record returned ({@link GroupCommit}): writes join an open group, at
- * most one {@link Journal#sync()} is in flight per partition, and when it returns it completes every group whose
- * last record it covered; the writes that arrived meanwhile go into the next sync. So the event loop never waits for
- * the disk, and one {@code fsync} answers as many requests as arrived during the previous one.
+ * in {@code executeBlocking} on a worker and complete on the partition's context. Appends run on the event loop
+ * ({@link JournalAppends}): each writes into the memory-mapped queue file and returns without waiting for the disk.
  *
  * <h2>Recovery</h2>
  * {@link #recover} replays the journal on a worker and hands the live entries back to the partition's context in
@@ -51,24 +39,17 @@ import java.util.function.Consumer;
  * claim left open coming back in flight until its lease ends, the highest offset per topic-partition) is
  * {@link Recovery}'s, in {@code persistence/}; this class only schedules it and hands its results to the partition.
  *
- * <h2>Mapping onto the journal's records</h2>
- * A claim is a {@code CLAIM} record ({@link ClaimEntry}): fingerprints, payload hash, token, claim time, lease end,
- * explicit remember-until ({@link ClaimEntry#NOT_RECORDED} for the default) and the claimer named by the request
- * (a consumer's instance id; {@link ClaimEntry#NO_CLAIMER} if none). A claim token (16 hex digits) is the record's
- * 64-bit token. A {@code COMMIT} record carries no key: replay takes it, and the committed id's first-seen time,
- * from the claim ({@link Recovery}); lookups after a restart report that time at bucket precision anyway.
- *
- * <p>Journals written before format version 2 (0.1.0-SNAPSHOT) have {@code CLAIM} records without those columns:
- * the service then stored the claim time, payload hash and remember-until as text in the record's claimer column
- * ({@link io.github.vertxdedup.journal.ClaimerTextV1}). Replay still reads them; such a claim has no claimer, so it
- * is left to its lease. A roll snapshot writes it again in the new layout.
+ * <p>Journals written before format version 2 (0.1.0-SNAPSHOT) have {@code CLAIM} records without the columns of
+ * {@link io.github.vertxdedup.journal.ClaimEntry}: the service then stored the claim time, payload hash and
+ * remember-until as text in the record's claimer column ({@link io.github.vertxdedup.journal.ClaimerTextV1}).
+ * Replay still reads them; such a claim has no claimer, so it is left to its lease. A roll snapshot writes it again
+ * in the new layout.
  *
  * <h2>Roll snapshots and retention</h2>
- * {@link CarriedState} keeps a copy of the open claims (added once their {@code CLAIM} record is written, removed
- * once their commit or release is) and of the committed offsets; the first append of each roll cycle writes them
- * again into the new cycle, so that old cycles can go once their accepts have expired. {@link #retain} runs
- * {@link Journal#deleteExpiredCycles} on a worker at most once per roll cycle: on the first append in it, or on the
- * partition's periodic timer when nothing is appended (an idle partition's expired files go too).
+ * {@link CarriedState} keeps a copy of the open claims and committed offsets (see {@link JournalAppends}), which the
+ * first append of each roll cycle writes again into the new cycle, so that old cycles can go once their accepts have
+ * expired. {@link #retain} deletes them ({@link JournalRetention}) at most once per roll cycle: on the first append
+ * in it, or on the partition's periodic timer when nothing is appended (an idle partition's expired files go too).
  *
  * <p>Not thread-safe: confined to the partition's event loop, like the partition.
  */
@@ -83,29 +64,19 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
   private final long windowMs;
   private final SyncPolicy policy;
   private final Duration rollCycle;
-  private final long cycleMs;
+  private final CarriedState carried;
+  private final JournalAppends appends;
+  private final JournalRetention retention;
 
   private Context context;
   private Journal journal;
   private boolean closing;
   private Future<?> opening;
   private Future<?> recovering;
-  private Future<?> retention;
   private Future<Void> closed;
   private volatile boolean abortReplay;
   /** When this partition's journal was first opened ({@link JournalLayout#memoryBegan}); written by open, read by recover. */
   private volatile long memoryBeganMs = Recovery.NO_MEMORY;
-  private long nextRetentionMs = Long.MIN_VALUE;
-  private Consumer<RetentionResult> retentionListener;
-
-  private final CarriedState carried;
-
-  private final AcceptBatch batch = new AcceptBatch(256);
-  private boolean batching;
-  private Promise<Void> batchPromise;
-
-  /** SYNC only: the writes waiting for a sync. */
-  private final GroupCommit groupCommit = new GroupCommit(() -> closing ? null : journal);
 
   /**
    * @param vertx the Vert.x instance of the partition
@@ -126,8 +97,9 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
     this.windowMs = windowMs;
     this.policy = Objects.requireNonNull(sync, "sync");
     this.rollCycle = JournalOptions.rollCycleFor(Duration.ofMillis(windowMs));
-    this.cycleMs = rollCycle.toMillis();
     this.carried = new CarriedState(clock::nowMs);
+    this.appends = new JournalAppends(dir, policy, carried, () -> closing ? null : journal, this::retain);
+    this.retention = new JournalRetention(dir, clock, rollCycle.toMillis());
   }
 
   /** @return the journal directory of this partition */
@@ -141,6 +113,7 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
   public Future<Void> open() {
     if (context == null) {
       context = vertx.getOrCreateContext();
+      appends.bind(context);
     }
     if (journal != null || opening != null || closing) {
       return Future.failedFuture(new IllegalStateException("journal " + dir + " is already open (or closing)"));
@@ -162,7 +135,7 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
       return j;
     }, false).map(j -> {
       journal = j;
-      nextRetentionMs = Long.MIN_VALUE;
+      retention.reset();
       return (Void) null;
     });
     opening = f;
@@ -218,7 +191,7 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
     closing = true;
     abortReplay = true;
     List<Future<?>> busy = new ArrayList<>(4);
-    for (Future<?> f : List.of(opt(opening), opt(recovering), opt(groupCommit.inFlight()), opt(retention))) {
+    for (Future<?> f : List.of(opt(opening), opt(recovering), opt(appends.syncInFlight()), opt(retention.inFlight()))) {
       if (f != DONE) {
         busy.add(f);
       }
@@ -235,19 +208,13 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
 
   private void finishClose(Promise<Void> p) {
     Journal j = journal;
-    if (batching || !batch.isEmpty()) {
-      batching = false;
-      flushBatch();
-    }
-    Future<Void> flushed = groupCommit.flush(context, j);
-    flushed.transform(ignored -> j == null ? DONE : context.<Void>executeBlocking(() -> {
+    appends.flush(j).transform(ignored -> j == null ? DONE : context.<Void>executeBlocking(() -> {
       j.close();
       return null;
     }, false)).onComplete(ar -> {
       journal = null;
       carried.clear();
-      batch.clear();
-      batchPromise = null;
+      appends.clear();
       closing = false;
       closed = null;
       if (ar.failed()) {
@@ -263,178 +230,62 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
   @Override
   public Future<Void> accepted(long idFingerprint, long keyFingerprint, long payloadHash, long firstSeenMs,
       long expiresAtMs) {
-    if (batching) {
-      try {
-        if (batch.size() == AcceptBatch.MAX_SIZE) {
-          flushBatch();
-        }
-        batch.add(idFingerprint, keyFingerprint, payloadHash, firstSeenMs, expiresAtMs);
-      } catch (RuntimeException e) {
-        return Future.failedFuture(e);
-      }
-      if (batchPromise == null) {
-        batchPromise = Promise.promise();
-      }
-      return batchPromise.future();
-    }
-    try {
-      return written(appender().appendAccept(idFingerprint, keyFingerprint, payloadHash, firstSeenMs, expiresAtMs));
-    } catch (RuntimeException e) {
-      return Future.failedFuture(e);
-    }
+    return appends.accepted(idFingerprint, keyFingerprint, payloadHash, firstSeenMs, expiresAtMs);
   }
 
   @Override
   public Future<Void> claimed(long idFingerprint, long keyFingerprint, long payloadHash, String claimToken,
       long claimedAtMs, long leaseEndMs, long rememberUntilMs, String claimer) {
-    flushIfBatching();
-    try {
-      long token = tokenValue(claimToken);
-      ClaimEntry claim = ClaimEntry.of(idFingerprint, keyFingerprint, payloadHash, token, claimedAtMs, leaseEndMs,
-          rememberUntilMs == DedupWindow.DEFAULT_REMEMBER_UNTIL ? ClaimEntry.NOT_RECORDED : rememberUntilMs,
-          claimer == null ? ClaimEntry.NO_CLAIMER : claimer);
-      long index = appender().appendClaim(claim);
-      carried.claimOpened(claim);
-      return written(index);
-    } catch (RuntimeException e) {
-      return Future.failedFuture(e);
-    }
+    return appends.claimed(idFingerprint, keyFingerprint, payloadHash, claimToken, claimedAtMs, leaseEndMs,
+        rememberUntilMs, claimer);
   }
 
   @Override
   public Future<Void> committed(long idFingerprint, long keyFingerprint, long payloadHash, long committedAtMs,
       long expiresAtMs) {
-    flushIfBatching();
-    try {
-      long index = appender().appendCommit(idFingerprint, carried.openToken(idFingerprint), expiresAtMs);
-      carried.claimClosed(idFingerprint);
-      return written(index);
-    } catch (RuntimeException e) {
-      return Future.failedFuture(e);
-    }
+    return appends.committed(idFingerprint, expiresAtMs);
   }
 
   @Override
   public Future<Void> released(long idFingerprint, long keyFingerprint) {
-    flushIfBatching();
-    try {
-      long index = appender().appendRelease(idFingerprint, carried.openToken(idFingerprint));
-      carried.claimClosed(idFingerprint);
-      return written(index);
-    } catch (RuntimeException e) {
-      return Future.failedFuture(e);
-    }
+    return appends.released(idFingerprint);
   }
 
   @Override
   public Future<Void> offsetsCommitted(String topic, int partition, long offset) {
-    flushIfBatching();
-    try {
-      OffsetCommit commit = new OffsetCommit(topic, partition, offset);
-      long index = appender().appendOffsetCommit(commit.topic(), commit.partition(), commit.offset());
-      carried.offsetCommitted(commit);
-      return written(index);
-    } catch (RuntimeException e) {
-      return Future.failedFuture(e);
-    }
+    return appends.offsetsCommitted(topic, partition, offset);
   }
 
   @Override
   public void beginBatch() {
-    flushIfBatching();
-    batching = true;
+    appends.beginBatch();
   }
 
   @Override
   public void endBatch() {
-    batching = false;
-    flushBatch();
+    appends.endBatch();
   }
 
-  private void flushIfBatching() {
-    if (!batch.isEmpty()) {
-      flushBatch();
-    }
-  }
-
-  /** Writes the buffered accepts as one record and settles the batch's future with the outcome. */
-  private void flushBatch() {
-    if (batch.isEmpty()) {
-      return;
-    }
-    Promise<Void> p = batchPromise;
-    batchPromise = null;
-    Future<Void> outcome;
-    try {
-      outcome = written(appender().appendAccepts(batch));
-    } catch (RuntimeException e) {
-      outcome = Future.failedFuture(e);
-    } finally {
-      batch.clear();
-    }
-    if (p != null) {
-      outcome.onComplete(p);
-    }
-  }
-
-  private Journal appender() {
-    Journal j = journal;
-    if (j == null || closing) {
-      throw new IllegalStateException("journal " + dir + " is not open");
-    }
-    return j;
-  }
-
-  /** The future of a record appended at {@code index}: done now, or (SYNC) once a sync covers it. */
-  private Future<Void> written(long index) {
-    retain();
-    if (policy != SyncPolicy.SYNC) {
-      return DONE;
-    }
-    return groupCommit.written(context, index);
-  }
+  // ------------------------------------------------------------------------------------------------- retention
 
   /**
-   * The retention pass, the one path for both callers: the first write of each roll cycle ({@link #written}) and the
-   * partition's periodic timer, which trims an idle journal too. Runs {@link Journal#deleteExpiredCycles} on a worker
-   * at most once per roll cycle of the partition's clock (the first call at or after the start of a cycle it has not
-   * run in), so a cycle file goes at most one roll cycle after the last entry in it expired; the newest file always
-   * stays. Nothing runs while the journal is not open, is opening, replaying or closing, or while a pass is in flight:
-   * a replay reads what a pass would delete, and {@code close} waits for the pass in flight.
+   * The retention pass, the one path for both callers: the first append of each roll cycle ({@link JournalAppends})
+   * and the partition's periodic timer, which trims an idle journal too. Runs at most once per roll cycle
+   * ({@link JournalRetention}). Nothing runs while the journal is not open, is opening, replaying or closing, or while
+   * a pass is in flight: a replay reads what a pass would delete, and {@code close} waits for the pass in flight.
    */
   @Override
   public void retain() {
     Journal j = journal;
-    if (j == null || opening != null || recovering != null || retention != null || closing) {
+    if (j == null || opening != null || recovering != null || closing) {
       return;
     }
-    long now = clock.nowMs();
-    if (now < nextRetentionMs) {
-      return;
-    }
-    nextRetentionMs = (Math.floorDiv(now, cycleMs) + 1) * cycleMs;
-    Future<RetentionResult> f = context.executeBlocking(() -> j.deleteExpiredCycles(now), false);
-    retention = f;
-    f.onComplete(ar -> {
-      retention = null;
-      if (ar.failed()) {
-        LOG.log(System.Logger.Level.WARNING, "journal " + dir + ": deleting expired cycle files failed; retried "
-            + "next cycle", ar.cause());
-        return;
-      }
-      if (ar.result().deletedCycles() > 0) {
-        LOG.log(System.Logger.Level.DEBUG, "journal {0}: {1}", dir, ar.result());
-      }
-      Consumer<RetentionResult> listener = retentionListener;
-      if (listener != null) {
-        listener.accept(ar.result());
-      }
-    });
+    retention.runIfDue(context, j);
   }
 
   /** Tests only: called on the partition's context with the result of each retention pass; null removes it. */
   void retentionListener(Consumer<RetentionResult> listener) {
-    this.retentionListener = listener;
+    retention.listener(listener);
   }
 
   // -------------------------------------------------------------------------------------------- claim mapping

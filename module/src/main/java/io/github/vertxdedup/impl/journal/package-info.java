@@ -1,8 +1,9 @@
 /**
  * The Vert.x adapter of the persistence journal: the {@code PartitionJournal} seam a partition reports its state
- * changes to, {@code ChroniclePartitionJournal} (appends on the event loop, opens, replays and deletes expired files
- * on a worker, hands recovered entries back on the partition's context through {@code RecoveryHandOff}, groups syncs
- * in {@code GroupCommit}) and {@code NoJournal} for a memory-only partition. What a record means lives in the
+ * changes to, {@code ChroniclePartitionJournal} (its lifecycle: opens and replays on a worker, and hands recovered
+ * entries back on the partition's context through {@code RecoveryHandOff}; appends on the event loop in
+ * {@code JournalAppends}, syncs grouped in {@code GroupCommit}; expired files deleted on a worker by
+ * {@code JournalRetention}) and {@code NoJournal} for a memory-only partition. What a record means lives in the
  * persistence {@code journal} package, not here. Internal: not an API.
  *
  * <p>May use: the persistence {@code journal}, {@code window} (the clock, and the window a recovery restores),

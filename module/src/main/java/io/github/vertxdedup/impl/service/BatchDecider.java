@@ -1,6 +1,7 @@
 package io.github.vertxdedup.impl.service;
 
 import io.github.vertxdedup.DedupBatchResult;
+import io.github.vertxdedup.DedupCommitResult;
 import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.impl.journal.PartitionJournal;
 import io.github.vertxdedup.impl.protocol.ParsedEvent;
@@ -12,12 +13,13 @@ import io.github.vertxdedup.window.WindowFullException;
 import java.util.Arrays;
 
 /**
- * Decides a {@code checkBatch} or {@code claimBatch} of one partition with the same results as
+ * Decides the batches of one partition: a {@code checkBatch} or {@code claimBatch} with the same results as
  * {@link PartitionCore#check} or {@link PartitionCore#claim} of each event in order, but with the window's cache
  * misses overlapped: runs of plain events go through the window's batch check, and other events are prefetched in
  * groups before they are decided one by one. Each event is answered on its own: a new event the full window refuses
  * is that element's 503, with nothing recorded for it. The batch's journal writes are buffered between
- * {@link PartitionJournal#beginBatch()} and {@link PartitionJournal#endBatch()}.
+ * {@link PartitionJournal#beginBatch()} and {@link PartitionJournal#endBatch()}. A {@code commitBatch} is
+ * {@link PartitionCore#commit} of each event in order ({@link #commit}).
  *
  * <p>Confined to the partition's event loop (not thread-safe): one per {@link PartitionCore}.
  */
@@ -27,22 +29,52 @@ final class BatchDecider {
   private final DedupWindow window;
   private final PartitionJournal journal;
   private final DedupClock clock;
-  private final int partition;
   private final long windowMs;
-  private final long maxIds;
+  private final WindowRoom room;
+  private final PartitionResults results;
   /** Scratch arrays of {@link #checkPlainRun}, grown to the largest batch seen. */
   private long[] runFingerprints = new long[0];
   private Verdict[] runVerdicts = new Verdict[0];
 
-  BatchDecider(PartitionCore core, PartitionJournal journal, DedupClock clock, int partition, long windowMs,
-      long maxIds) {
+  /**
+   * @param core the core whose single decisions a batch repeats
+   * @param window the core's window
+   * @param journal the core's journal, which buffers a batch's writes
+   * @param clock the core's clock
+   * @param windowMs the window's length, ms
+   * @param room the core's room, which words a window's refusal
+   * @param results the core's results
+   */
+  BatchDecider(PartitionCore core, DedupWindow window, PartitionJournal journal, DedupClock clock, long windowMs,
+      WindowRoom room, PartitionResults results) {
     this.core = core;
-    this.window = core.window();
+    this.window = window;
     this.journal = journal;
     this.clock = clock;
-    this.partition = partition;
     this.windowMs = windowMs;
-    this.maxIds = maxIds;
+    this.room = room;
+    this.results = results;
+  }
+
+  /**
+   * {@code commitBatch}: {@link PartitionCore#commit} of each event in order, each answered on its own: a 409 of one
+   * (its claim lapsed, is not held, or has another token) is that element's failure, and the others are committed.
+   * Each commit is journaled as a single commit is, so {@link PartitionCore#lastWrite} covers the whole batch.
+   * O(events).
+   *
+   * @param events the validated events (id and claimToken each)
+   * @return one result per event, in order
+   */
+  DedupCommitResult[] commit(ParsedEvent[] events) {
+    DedupCommitResult[] out = new DedupCommitResult[events.length];
+    for (int i = 0; i < events.length; i++) {
+      try {
+        out[i] = DedupCommitResult.committed(core.commit(events[i]));
+      } catch (RequestFailure f) {
+        out[i] = DedupCommitResult.failed(f.code(), f.getMessage());
+      }
+    }
+    return out;
   }
 
   /**
@@ -118,7 +150,7 @@ final class BatchDecider {
   /** Check or claim of one event of a batch; a refusal for want of room is its element. */
   private DedupBatchResult decideOne(ParsedEvent e, boolean claim) {
     try {
-      return core.element(claim ? core.claim(e) : core.check(e));
+      return results.element(claim ? core.claim(e) : core.check(e));
     } catch (RequestFailure f) {
       return DedupBatchResult.failed(f.code(), f.getMessage());
     } catch (WindowFullException full) {
@@ -128,7 +160,7 @@ final class BatchDecider {
 
   /** The element of an event the window itself refused (its cap under REJECT, or a table that cannot grow). */
   private DedupBatchResult windowFull(WindowFullException full) {
-    return DedupBatchResult.failed(DedupFailure.UNAVAILABLE, PartitionCore.windowFullMessage(partition, maxIds, full));
+    return DedupBatchResult.failed(DedupFailure.UNAVAILABLE, room.windowFull(full));
   }
 
   /**
@@ -161,7 +193,8 @@ final class BatchDecider {
       }
     }
     for (int k = 0; k < decided; k++) {
-      out[from + k] = core.decidedPlain(runFingerprints[k], runVerdicts[k], now);
+      out[from + k] = results.element(core.checked(runFingerprints[k], DedupWindow.NO_PAYLOAD_HASH,
+          DedupWindow.DEFAULT_REMEMBER_UNTIL, runVerdicts[k], now));
     }
     if (refused != null) {
       out[from + decided] = windowFull(refused);

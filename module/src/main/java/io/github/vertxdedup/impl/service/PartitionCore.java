@@ -15,16 +15,19 @@ import io.github.vertxdedup.window.CapacityPolicy;
 import io.github.vertxdedup.window.DedupClock;
 import io.github.vertxdedup.window.DedupWindow;
 import io.github.vertxdedup.window.Verdict;
-import io.github.vertxdedup.window.WindowFullException;
 import io.github.vertxdedup.window.WindowStats;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
+import java.time.Duration;
 import java.util.Objects;
 
 /**
- * The decisions of one partition: its dedup window, the verdicts, and the journal calls that record them, with no
- * event bus in sight. The claims it decides about are kept by {@link Claims}, the counters by
- * {@link PartitionCounters}. Confined to the partition's event loop (not thread-safe, no locks).
+ * The decisions of one partition, with no event bus in sight: whether an event is new, held by a claim, remembered
+ * or beyond what the partition can vouch for, and what a commit or release does. It owns the partition's window and
+ * decides; its parts do the rest: {@link Claims} keeps the claims, {@link WindowRoom} says whether a new event fits,
+ * {@link PartitionRecorder} writes a decision into the window and the journal, {@link PartitionResults} makes (and
+ * counts) the answers, and {@link BatchDecider} decides a batch with the outcomes of single requests. Confined to the
+ * partition's event loop (not thread-safe, no locks).
  *
  * <h2>Ids and keys</h2>
  * An event has an id and may have a business key; both are fingerprinted (separate scopes) and both are recorded in
@@ -40,8 +43,9 @@ import java.util.Objects;
  * <h2>Room</h2>
  * Under {@link CapacityPolicy#REJECT} only a new event needs room (its id, and its key if it has one; reserved too by
  * a claim): an id or key that is remembered or claimed is answered whether or not the window is full, since answering
- * it records nothing. So room is demanded after the lookup, never before it, and a batch is decided event by event: a
- * new event the full window refuses is that element's 503 ({@link DedupBatchResult}), and the others are decided.
+ * it records nothing. So room is demanded ({@link WindowRoom}) after the lookup, never before it, and a batch is
+ * decided event by event: a new event the full window refuses is that element's 503 ({@link DedupBatchResult}), and
+ * the others are decided.
  *
  * <h2>Time</h2>
  * Every instant is the injected clock's. A claim's lease ends at {@code claim time + leaseMs}; an accepted id is
@@ -51,29 +55,18 @@ import java.util.Objects;
  */
 final class PartitionCore {
 
-  private static final Future<Void> DONE = Future.succeededFuture();
-
   private final int partition;
   private final DedupClock clock;
   private final DedupWindow window;
   private final long windowMs;
-  private final long maxIds;
-  private final boolean reject;
   private final UnvouchedPolicy unvouchedPolicy;
-  private final PartitionJournal journal;
   private final PartitionCounters counters;
   private final Claims claims;
-  private long memoryBeganMs;
-  private Future<?> lastWrite = DONE;
+  private final PartitionRecorder recorder;
+  private final PartitionResults results;
+  private final WindowRoom room;
   private final BatchDecider batches;
-
-  private final DedupResult accepted;
-  /** {@link #accepted} as a batch element, shared like it. */
-  private final DedupBatchResult acceptedElement;
-  private final DedupResult acceptedUnvouched;
-  private final DedupResult unknown;
-  private final DedupResult committed;
-  private final DedupResult released;
+  private long memoryBeganMs;
 
   /**
    * A core with counters of its own (tests, benchmarks).
@@ -100,48 +93,33 @@ final class PartitionCore {
     this.counters = counters;
     this.claims = new Claims(options.getLeaseMs(), counters);
     this.clock = clock;
-    this.journal = journal;
     this.windowMs = options.getWindowMs();
-    this.maxIds = options.getMaxIdsPerPartition();
-    this.reject = options.getCapacityPolicy() == CapacityPolicy.REJECT;
     this.unvouchedPolicy = options.getUnvouchedPolicy();
     this.window = DedupWindow.builder()
-        .window(java.time.Duration.ofMillis(windowMs))
-        .bucket(java.time.Duration.ofMillis(options.getEffectiveBucketMs()))
+        .window(Duration.ofMillis(windowMs))
+        .bucket(Duration.ofMillis(options.getEffectiveBucketMs()))
         .clock(clock)
-        .maxIds(maxIds)
+        .maxIds(options.getMaxIdsPerPartition())
         .capacityPolicy(options.getCapacityPolicy())
         .payloadHashes(options.isPayloadHashes())
         .expectedIds(options.getExpectedIdsPerPartition())
         .build();
     this.memoryBeganMs = clock.nowMs();
-    this.accepted = DedupResult.of(DedupVerdict.ACCEPTED, partition);
-    this.acceptedElement = DedupBatchResult.decided(accepted);
-    this.acceptedUnvouched = new DedupResult(DedupVerdict.ACCEPTED, partition, null, DedupResult.NO_TIME,
-        DedupResult.NO_TIME, DedupResult.NO_TIME, true);
-    this.unknown = DedupResult.of(DedupVerdict.UNKNOWN, partition);
-    this.committed = DedupResult.of(DedupVerdict.COMMITTED, partition);
-    this.released = DedupResult.of(DedupVerdict.RELEASED, partition);
-    this.batches = new BatchDecider(this, journal, clock, partition, windowMs, maxIds);
+    this.recorder = new PartitionRecorder(window, journal, counters, windowMs);
+    this.results = new PartitionResults(partition, counters);
+    this.room = new WindowRoom(partition, options.getMaxIdsPerPartition(), options.getCapacityPolicy(), window, claims,
+        counters);
+    this.batches = new BatchDecider(this, window, journal, clock, windowMs, room, results);
   }
 
   /** @return the latest journal write issued; a reply decided now must wait for it */
   Future<?> lastWrite() {
-    return lastWrite;
+    return recorder.lastWrite();
   }
 
   /** @return the claims this core decides about */
   Claims claims() {
     return claims;
-  }
-
-  /** @return {@code IN_FLIGHT} when a live claim holds the event's id or key, else null */
-  private DedupResult inFlightIfClaimed(ParsedEvent e, long now) {
-    if (claims.isEmpty()) {
-      return null;
-    }
-    Claim c = claims.live(e, now);
-    return c == null ? null : inFlight(c, now);
   }
 
   /**
@@ -157,43 +135,7 @@ final class PartitionCore {
    *     {@code maxIdsPerPartition} entries under REJECT with no claim live, or the window's table cannot grow
    */
   DedupResult check(ParsedEvent e) {
-    final long now = clock.nowMs();
-    DedupResult held = inFlightIfClaimed(e, now);
-    if (held != null) {
-      return held;
-    }
-    boolean unvouched = e.eventTimeMs != ParsedEvent.NO_EVENT_TIME && unvouched(e.eventTimeMs, now);
-    // One probe decides a plain event when the window's own cap is the only limit (no claim reserves room) or there
-    // is room anyway; otherwise the lookup below comes first, so that a remembered id never needs room.
-    if (e.keyFp == 0 && !unvouched && (claims.reserved() == 0 || hasRoom(1))) {
-      Verdict v = window.check(e.idFp, e.payloadHash, e.rememberUntilMs);
-      if (v == Verdict.ACCEPTED) {
-        counters.accepted++;
-        lastWrite = journal.accepted(e.idFp, 0, e.payloadHash, now, expiresAt(e.rememberUntilMs, now));
-        return accepted;
-      }
-      return seen(window.lookup(e.idFp), v == Verdict.CONFLICT, now);
-    }
-    DedupWindow.Entry entry = remembered(e);
-    if (entry != null) {
-      return seen(entry, conflicts(entry, e.payloadHash), now);
-    }
-    if (unvouched && unvouchedPolicy == UnvouchedPolicy.UNKNOWN) {
-      counters.unknown++;
-      return unknown;
-    }
-    requireRoom(e.keyFp != 0 ? 2 : 1);
-    window.check(e.idFp, e.payloadHash, e.rememberUntilMs);
-    if (e.keyFp != 0) {
-      rememberKey(e.keyFp, e.payloadHash, e.rememberUntilMs);
-    }
-    counters.accepted++;
-    lastWrite = journal.accepted(e.idFp, e.keyFp, e.payloadHash, now, expiresAt(e.rememberUntilMs, now));
-    if (unvouched) {
-      counters.unvouched++;
-      return acceptedUnvouched;
-    }
-    return accepted;
+    return firstSighting(e, false);
   }
 
   /**
@@ -205,32 +147,70 @@ final class PartitionCore {
    *     REJECT; nothing recorded
    */
   DedupResult claim(ParsedEvent e) {
+    return firstSighting(e, true);
+  }
+
+  /**
+   * The one path of {@link #check} and {@link #claim}: an event a live claim holds is IN_FLIGHT; one the window
+   * remembers is a DUPLICATE (or CONFLICT); one older than the partition can vouch for is UNKNOWN under that policy;
+   * only then is the event new, and it is accepted (check) or claimed (claim) if there is room.
+   */
+  private DedupResult firstSighting(ParsedEvent e, boolean claiming) {
     final long now = clock.nowMs();
-    DedupResult held = inFlightIfClaimed(e, now);
+    Claim held = liveClaim(e, now);
     if (held != null) {
-      return held;
+      return results.inFlight(held, now);
     }
     boolean unvouched = e.eventTimeMs != ParsedEvent.NO_EVENT_TIME && unvouched(e.eventTimeMs, now);
+    // One probe decides a plain check when the window's own cap is the only limit (no claim reserves room) or there
+    // is room anyway; otherwise the lookup below comes first, so that a remembered id never needs room.
+    if (!claiming && e.keyFp == 0 && !unvouched && (claims.reserved() == 0 || room.has(1))) {
+      return checked(e.idFp, e.payloadHash, e.rememberUntilMs,
+          window.check(e.idFp, e.payloadHash, e.rememberUntilMs), now);
+    }
     DedupWindow.Entry entry = remembered(e);
     if (entry != null) {
-      return seen(entry, conflicts(entry, e.payloadHash), now);
+      return results.seen(entry, conflicts(entry, e.payloadHash), now);
     }
     if (unvouched && unvouchedPolicy == UnvouchedPolicy.UNKNOWN) {
-      counters.unknown++;
-      return unknown;
+      return results.unknown();
     }
+    return claiming ? hold(e, unvouched, now) : accept(e, unvouched, now);
+  }
+
+  /** Accepts a new event if there is room: its id (and key) enter the window, and the accept is journaled. */
+  private DedupResult accept(ParsedEvent e, boolean unvouched, long now) {
+    room.require(e.keyFp != 0 ? 2 : 1);
+    recorder.accepted(e, unvouched, now);
+    return unvouched ? results.acceptedUnvouched() : results.accepted();
+  }
+
+  /** Claims a new event if there is room: a claim holds its id (and key) outside the window until it ends. */
+  private DedupResult hold(ParsedEvent e, boolean unvouched, long now) {
     Claim c = claims.create(e, now);
-    requireRoom(c.entries());
+    room.require(c.entries());
     claims.hold(c);
-    counters.claims++;
-    counters.accepted++;
-    if (unvouched) {
-      counters.unvouched++;
+    recorder.claimed(c, unvouched, now);
+    return results.claimed(c.token, unvouched);
+  }
+
+  /**
+   * Completes a check that the window decided by itself in one probe (an event without a key, or a run of them in a
+   * batch): an accept is counted and journaled, a repeat answered as seen.
+   *
+   * @param idFp the event's id fingerprint
+   * @param payloadHash its payload hash, or {@link DedupWindow#NO_PAYLOAD_HASH}
+   * @param rememberUntilMs its remember-until, or {@link DedupWindow#DEFAULT_REMEMBER_UNTIL}
+   * @param v the window's verdict
+   * @param now the clock's reading, ms
+   * @return the result; {@link PartitionResults#accepted()} for an accept
+   */
+  DedupResult checked(long idFp, long payloadHash, long rememberUntilMs, Verdict v, long now) {
+    if (v == Verdict.ACCEPTED) {
+      recorder.windowAccepted(idFp, payloadHash, rememberUntilMs, now);
+      return results.accepted();
     }
-    lastWrite = journal.claimed(c.idFp, c.keyFp, c.payloadHash, c.token, now, c.leaseEndMs, c.rememberUntilMs,
-        c.claimer);
-    return new DedupResult(DedupVerdict.ACCEPTED, partition, c.token, DedupResult.NO_TIME, DedupResult.NO_TIME,
-        DedupResult.NO_TIME, unvouched);
+    return results.seen(window.lookup(idFp), v == Verdict.CONFLICT, now);
   }
 
   /**
@@ -246,41 +226,23 @@ final class PartitionCore {
     final long now = clock.nowMs();
     Claim c = claims.named(e, now, "commit");
     if (c == null) {
-      return committed;
+      return results.committed();
     }
-    long until = c.rememberUntilMs;
-    boolean remember = until == DedupWindow.DEFAULT_REMEMBER_UNTIL || until > now;
-    if (remember) {
-      // The claim reserved these entries, and kept every other request for the id (or key) out of the window.
-      window.check(c.idFp, c.payloadHash, until);
-      if (c.keyFp != 0) {
-        rememberKey(c.keyFp, c.payloadHash, until);
-      }
-    }
+    // Into the window first: should the window refuse, the claim stays held and nothing is recorded.
+    recorder.committed(c, now);
     claims.committed(c);
-    counters.commits++;
-    lastWrite = journal.committed(c.idFp, c.keyFp, c.payloadHash, now, remember ? expiresAt(until, now) : now);
-    return committed;
+    return results.committed();
   }
 
   /**
-   * {@code commitBatch}: {@link #commit} of each event in order, each answered on its own: a 409 of one (its claim
-   * lapsed, is not held, or has another token) is that element's failure, and the others are committed. Each commit
-   * is journaled as a single commit is, so {@link #lastWrite} covers the whole batch. O(events).
+   * {@code commitBatch}: {@link #commit} of each event in order, each answered on its own (see
+   * {@link BatchDecider#commit}). O(events).
    *
    * @param events the validated events (id and claimToken each)
    * @return one result per event, in order
    */
   DedupCommitResult[] commitBatch(ParsedEvent[] events) {
-    DedupCommitResult[] out = new DedupCommitResult[events.length];
-    for (int i = 0; i < events.length; i++) {
-      try {
-        out[i] = DedupCommitResult.committed(commit(events[i]));
-      } catch (RequestFailure f) {
-        out[i] = DedupCommitResult.failed(f.code(), f.getMessage());
-      }
-    }
-    return out;
+    return batches.commit(events);
   }
 
   /**
@@ -298,9 +260,8 @@ final class PartitionCore {
           + " released");
     }
     claims.released(c);
-    counters.releases++;
-    lastWrite = journal.released(c.idFp, c.keyFp);
-    return released;
+    recorder.released(c);
+    return results.released();
   }
 
   /**
@@ -322,10 +283,7 @@ final class PartitionCore {
     if (claims.isEmpty()) {
       return 0;
     }
-    return claims.releaseAllOf(claimer, now, c -> {
-      counters.releases++;
-      lastWrite = journal.released(c.idFp, c.keyFp);
-    });
+    return claims.releaseAllOf(claimer, now, recorder::released);
   }
 
   /**
@@ -336,7 +294,7 @@ final class PartitionCore {
    */
   DedupLookup lookup(ParsedEvent e) {
     final long now = clock.nowMs();
-    Claim c = claims.isEmpty() ? null : claims.live(e, now);
+    Claim c = liveClaim(e, now);
     if (c != null) {
       return new DedupLookup(EntryState.IN_FLIGHT, partition, c.claimedAtMs, c.leaseEndMs);
     }
@@ -349,9 +307,8 @@ final class PartitionCore {
 
   /**
    * A batch: the same results as single calls in order (a repeat inside the batch is a duplicate), each event
-   * answered on its own. A new event that a full window refuses (503 under REJECT, or a table that cannot grow) is
-   * that element's failure, with nothing recorded for it, and the others are decided: remembered and claimed ids need
-   * no room (see Room above). See {@link BatchDecider}.
+   * answered on its own: a new event the full window refuses is that element's 503, and the others are decided (see
+   * Room above, and {@link BatchDecider}).
    *
    * @param events validated events
    * @param claiming true for {@code claimBatch}, false for {@code checkBatch}
@@ -359,39 +316,6 @@ final class PartitionCore {
    */
   DedupBatchResult[] batch(ParsedEvent[] events, boolean claiming) {
     return batches.decide(events, claiming);
-  }
-
-  /**
-   * A result of {@link #check} or {@link #claim} as the element of a batch.
-   *
-   * @param r the result
-   * @return its element; the shared one for the shared ACCEPTED
-   */
-  DedupBatchResult element(DedupResult r) {
-    return r == accepted ? acceptedElement : DedupBatchResult.decided(r);
-  }
-
-  /**
-   * Completes the decision the window's batch check gave a plain event (id only, default expiry, no payload hash,
-   * vouched for): an accept is counted and journaled as {@link #check} does, a repeat answered as seen.
-   *
-   * @param fp the event's id fingerprint
-   * @param v the window's verdict
-   * @param now the clock's reading, ms
-   * @return the event's element
-   */
-  DedupBatchResult decidedPlain(long fp, Verdict v, long now) {
-    if (v == Verdict.ACCEPTED) {
-      counters.accepted++;
-      lastWrite = journal.accepted(fp, 0, DedupWindow.NO_PAYLOAD_HASH, now, now + windowMs);
-      return acceptedElement;
-    }
-    return DedupBatchResult.decided(seen(window.lookup(fp), v == Verdict.CONFLICT, now));
-  }
-
-  /** @return the window; for {@link BatchDecider}, which reads and checks it in runs */
-  DedupWindow window() {
-    return window;
   }
 
   /**
@@ -450,17 +374,9 @@ final class PartitionCore {
 
   // ---------------------------------------------------------------------------------------------------------------
 
-  /**
-   * Records the key of an event whose id was just recorded. The room for both was checked first; should the table
-   * still be unable to grow, the id stays recorded and the event accepted (refusing it now would make its retry a
-   * duplicate of an effect that never ran), and the key alone is not remembered: counted in {@code keysNotRecorded}.
-   */
-  private void rememberKey(long keyFp, long payloadHash, long rememberUntilMs) {
-    try {
-      window.check(keyFp, payloadHash, rememberUntilMs);
-    } catch (WindowFullException full) {
-      counters.keysNotRecorded++;
-    }
+  /** @return the live claim that holds the event's id or key, else null (a lapsed one found is forgotten) */
+  private Claim liveClaim(ParsedEvent e, long now) {
+    return claims.isEmpty() ? null : claims.live(e, now);
   }
 
   private DedupWindow.Entry remembered(ParsedEvent e) {
@@ -476,66 +392,10 @@ final class PartitionCore {
         && entry.payloadHash() != payloadHash;
   }
 
-  private DedupResult seen(DedupWindow.Entry entry, boolean conflict, long now) {
-    if (entry == null) {
-      // Cannot happen: the window just answered that the id is remembered. Report the verdict without times.
-      counters.duplicates++;
-      return DedupResult.of(DedupVerdict.DUPLICATE, partition);
-    }
-    long age = now - entry.firstSeenMs();
-    if (conflict) {
-      counters.conflicts++;
-    } else {
-      counters.duplicate(age);
-    }
-    return new DedupResult(conflict ? DedupVerdict.CONFLICT : DedupVerdict.DUPLICATE, partition, null,
-        entry.firstSeenMs(), age, entry.expiresAtMs(), false);
-  }
-
-  private DedupResult inFlight(Claim c, long now) {
-    counters.inFlight++;
-    return new DedupResult(DedupVerdict.IN_FLIGHT, partition, null, c.claimedAtMs, now - c.claimedAtMs,
-        c.leaseEndMs, false);
-  }
-
   private boolean unvouched(long eventTimeMs, long now) {
     if (eventTimeMs < now - windowMs) {
       counters.lateDeliveries++;
     }
     return eventTimeMs < vouchedFromMs();
-  }
-
-  /** @return true if {@code entries} more fit beside the entries held and reserved (always, unless REJECT) */
-  private boolean hasRoom(long entries) {
-    return !reject || window.held() + claims.reserved() + entries <= maxIds;
-  }
-
-  /**
-   * The message of a refusal by the window itself (its cap under REJECT, or a table that cannot grow), for a single
-   * request's 503 and a batch element's alike.
-   *
-   * @param partition the partition
-   * @param maxIds its {@code maxIdsPerPartition}
-   * @param full the window's refusal
-   * @return the message
-   */
-  static String windowFullMessage(int partition, long maxIds, WindowFullException full) {
-    return "partition " + partition + " window full (maxIdsPerPartition=" + maxIds + "): " + full.getMessage()
-        + "; nothing recorded, retry later";
-  }
-
-  /** Refuses a new event for which there is no room; called only once the event is known to be new. */
-  private void requireRoom(long entries) {
-    if (!hasRoom(entries)) {
-      long held = window.held();
-      counters.capacityRejects++;
-      throw RequestFailure.unavailable("window full: partition " + partition + " holds " + held + " entries and "
-          + claims.reserved() + " reserved by claims, maxIdsPerPartition=" + maxIds + " (capacityPolicy=REJECT); "
-          + "this event needs " + entries + " more (its id, and its key if it has one), nothing recorded; retry later");
-    }
-  }
-
-  private long expiresAt(long rememberUntilMs, long now) {
-    return rememberUntilMs == DedupWindow.DEFAULT_REMEMBER_UNTIL ? now + windowMs : rememberUntilMs;
   }
 }

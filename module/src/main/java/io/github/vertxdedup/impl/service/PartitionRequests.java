@@ -149,7 +149,7 @@ final class PartitionRequests implements LocalPartition {
       sink.fail(f.code(), f.getMessage());
     } catch (WindowFullException e) {
       counters.unavailable++;
-      sink.fail(DedupFailure.UNAVAILABLE, PartitionCore.windowFullMessage(partition, maxIds, e));
+      sink.fail(DedupFailure.UNAVAILABLE, WindowRoom.windowFullMessage(partition, maxIds, e));
     } catch (IllegalArgumentException e) {
       // The window's own checks; with the clock pinned per request they repeat the decoder's, so this is a backstop.
       counters.badRequests++;

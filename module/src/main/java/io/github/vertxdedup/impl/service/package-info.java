@@ -7,6 +7,8 @@
  * {@code PartitionMetrics} count, and {@code AddressRouter} forwards requests sent to the service's base address.
  * {@code LocalPartition} (with {@code PartitionState}) is the narrow interface through which the Kafka consumer
  * reaches a partition, and its factories the one way a partition is deployed outside {@code DedupVerticle}.
+ * The decisions' parts: {@code WindowRoom} says whether a new event fits, {@code PartitionRecorder} writes a decision
+ * into the window and the journal, {@code PartitionResults} makes the answers.
  * Internal: not an API.
  *
  * <p>May use: {@code window}, {@code impl.protocol}, {@code impl.journal} (only through the {@code PartitionJournal}

@@ -7,6 +7,7 @@ import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.TestFutures;
 import io.github.vertxdedup.impl.service.LocalPartition;
+import io.github.vertxdedup.impl.service.ManualPartitionTimer;
 import io.github.vertxdedup.journal.JournalWriteException;
 import io.github.vertxdedup.journal.RetentionResult;
 import io.github.vertxdedup.journal.SyncPolicy;
@@ -24,6 +25,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
@@ -135,27 +138,36 @@ class ChroniclePartitionJournalTest {
     Path files = dir.resolve("dedup").resolve("0");
     ChroniclePartitionJournal journal = new ChroniclePartitionJournal(vertx, files, options.getWindowMs(),
         options.getJournalSync(), clock);
+    BlockingQueue<RetentionResult> passes = new LinkedBlockingQueue<>();
     Promise<RetentionResult> trimmed = Promise.promise();
     journal.retentionListener(r -> {
+      passes.add(r);
       if (r.deletedCycles() > 0) {
         trimmed.tryComplete(r);
       }
     });
-    partition = await(LocalPartition.deploy(vertx, options, clock, journal, null));
+    // The partition's tick fires only when this test fires it.
+    ManualPartitionTimer timer = new ManualPartitionTimer();
+    partition = await(timer.deploy(vertx, options, clock, journal));
 
+    // The first append of each cycle runs a pass; each is awaited, so the tick below finds none in flight.
     long cycle0 = T0 - Math.floorMod(T0, 300_000); // cycles start at multiples of 5 minutes since the epoch
     await(partition.commitOffset("orders", 0, 10));  // cycle 0
+    assertThat(nextPass(passes).deletedCycles()).isZero();
     clock.setMs(cycle0 + 299_000);
     assertThat(check("a")).isEqualTo("ACCEPTED");    // cycle 0; expires 899 s after it began
     clock.setMs(cycle0 + 599_000);
     assertThat(check("b")).isEqualTo("ACCEPTED");    // cycle 1; expires at 1199 s
+    assertThat(nextPass(passes).deletedCycles()).isZero();
     clock.setMs(cycle0 + 601_000);
     assertThat(check("c")).isEqualTo("ACCEPTED");    // cycle 2; expires at 1201 s
+    assertThat(nextPass(passes).deletedCycles()).isZero();
     assertThat(cycleFiles(files)).hasSize(3);
     assertThat(trimmed.future().isComplete()).as("nothing had expired at any append").isFalse();
 
     // Idle from here on: no request, so no append. Cycle 0 expires; cycles 1 and 2 still hold live ids.
     clock.setMs(cycle0 + 900_000);
+    timer.tick();
     RetentionResult pass = await(trimmed.future()); // run by the partition's periodic timer
     assertThat(pass.deletedCycles()).isEqualTo(1);
     assertThat(pass.keptCycles()).isEqualTo(2);
@@ -164,10 +176,22 @@ class ChroniclePartitionJournalTest {
     // A restart replays what is left: the live ids, and the offset committed in the deleted cycle (every later
     // cycle carries it).
     await(partition.undeploy());
-    partition = await(LocalPartition.deployJournaled(vertx, options, clock, files, null));
+    partition = await(new ManualPartitionTimer().deploy(vertx, options, clock,
+        new ChroniclePartitionJournal(vertx, files, options.getWindowMs(), options.getJournalSync(), clock)));
     assertThat(check("b")).isEqualTo("DUPLICATE");
     assertThat(check("c")).isEqualTo("DUPLICATE");
     assertThat(await(partition.committedOffset("orders", 0))).isEqualTo(10);
+  }
+
+  /** The next retention pass the journal completes (waits up to 20 s for it). */
+  private static RetentionResult nextPass(BlockingQueue<RetentionResult> passes) {
+    try {
+      RetentionResult r = passes.poll(20, TimeUnit.SECONDS);
+      return r != null ? r : fail("no retention pass within 20 s");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError(e);
+    }
   }
 
   private static List<Path> cycleFiles(Path journalDir) throws IOException {

@@ -2,7 +2,11 @@ package io.github.vertxdedup.impl.service;
 
 import static org.assertj.core.api.Assertions.fail;
 
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.impl.journal.PartitionJournal;
+import io.github.vertxdedup.window.DedupClock;
 import io.vertx.core.Context;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.util.List;
 import java.util.Set;
@@ -15,9 +19,10 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Timers of a partition that fire only when the test says so, on the context that set them (the partition's), so a
- * test drives the recovery's backoff and the tick without waiting for real time.
+ * test drives the recovery's backoff and the tick without waiting for real time. Public for the tests of other
+ * packages: {@link #deploy} deploys a partition on these timers, {@link #tick} fires its tick.
  */
-final class ManualPartitionTimer implements PartitionTimer {
+public final class ManualPartitionTimer implements PartitionTimer {
 
   /** A timer the partition set. */
   record Scheduled(long id, long delayMs, Runnable task, Context context) {}
@@ -48,6 +53,33 @@ final class ManualPartitionTimer implements PartitionTimer {
   @Override
   public void cancel(long id) {
     cancelled.add(id);
+  }
+
+  /**
+   * Deploys partition 0 as {@link LocalPartition#deploy} does, without meters, its tick and recovery backoff on these
+   * timers.
+   *
+   * @param vertx the Vert.x instance to deploy on
+   * @param options validated options
+   * @param clock the clock of the window and the leases
+   * @param journal the partition's journal
+   * @return completes with the partition as {@link LocalPartition#deploy}'s future does
+   */
+  public Future<LocalPartition> deploy(Vertx vertx, DedupOptions options, DedupClock clock, PartitionJournal journal) {
+    return PartitionRequests.deploy(vertx, new PartitionVerticle(options, 0, clock, journal, null, this));
+  }
+
+  /**
+   * Fires the partition's periodic tick once ({@link PartitionVerticle#TICK_MS}: lease sweep, journal retention,
+   * metrics), on its context, as the end of a period would. Returns at once; the tick runs on the partition's context.
+   *
+   * @throws AssertionError if no periodic timer was set (a partition sets its tick once it is ready)
+   */
+  public void tick() {
+    if (periodic.isEmpty()) {
+      fail("the partition set no periodic timer");
+    }
+    periodic.forEach(this::fire);
   }
 
   /** @return one-shot timers set and not fired yet */

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.vertxdedup.impl.journal.PartitionJournal;
 import io.github.vertxdedup.window.CapacityPolicy;
 import io.github.vertxdedup.window.DedupWindow;
-import io.github.vertxdedup.window.ManualClock;
+import io.github.vertxdedup.time.ManualClock;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.time.Duration;
@@ -97,7 +97,7 @@ class PartitionRecorderTest {
     }
 
     @Override
-    public Future<Void> recover(RecoverySink sink) {
+    public Future<Void> recover(RecoveryTarget sink) {
       return Future.succeededFuture();
     }
 

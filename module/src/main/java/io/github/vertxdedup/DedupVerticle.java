@@ -9,7 +9,7 @@ import io.github.vertxdedup.impl.service.AddressRouter;
 import io.github.vertxdedup.impl.service.PartitionState;
 import io.github.vertxdedup.impl.service.PartitionVerticle;
 import io.github.vertxdedup.journal.JournalLayout;
-import io.github.vertxdedup.window.DedupClock;
+import io.github.vertxdedup.time.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
 import io.vertx.core.Future;
@@ -35,7 +35,7 @@ import java.util.function.Supplier;
  * vertx.deployVerticle("io.github.vertxdedup.DedupVerticle",
  *     new DeploymentOptions().setConfig(new DedupOptions().setWindow(Duration.ofMinutes(10)).toJson()));
  * }</pre>
- * or deploy an instance, e.g. with a {@link io.github.vertxdedup.window.ManualClock} in tests:
+ * or deploy an instance, e.g. with a {@link io.github.vertxdedup.time.ManualClock} in tests:
  * {@code vertx.deployVerticle(new DedupVerticle(clock), new DeploymentOptions().setConfig(json))}.
  *
  * <p>The config is read in one of two shapes. When it has a key {@value #CONFIG_KEY}, the options are the JSON object
@@ -91,7 +91,7 @@ public class DedupVerticle extends VerticleBase {
   }
 
   /**
-   * Creates the verticle with a clock, e.g. a {@link io.github.vertxdedup.window.ManualClock} in tests.
+   * Creates the verticle with a clock, e.g. a {@link io.github.vertxdedup.time.ManualClock} in tests.
    *
    * @param clock the clock of every partition's window and leases
    */

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.fail;
 
 import io.github.vertxdedup.journal.SyncPolicy;
-import io.github.vertxdedup.window.ManualClock;
+import io.github.vertxdedup.time.ManualClock;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;

@@ -1,13 +1,13 @@
 package io.github.vertxdedup;
 
-import io.github.vertxdedup.window.DedupClock;
+import io.github.vertxdedup.time.DedupClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Vertx;
 
 /**
  * Deploys the dedup service for a test and waits for it: a {@link DedupVerticle} on the test's clock (a
- * {@link io.github.vertxdedup.window.ManualClock} the test advances), with its meters in a
+ * {@link io.github.vertxdedup.time.ManualClock} the test advances), with its meters in a
  * {@link SimpleMeterRegistry} of its own, configured by {@link DedupOptions#toJson()} as an application deploys it.
  *
  * <p>For test threads only (the wait blocks); never call it on an event loop.

@@ -3,7 +3,7 @@ package io.github.vertxdedup.examples;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.vertxdedup.window.DedupWindow;
-import io.github.vertxdedup.window.ManualClock;
+import io.github.vertxdedup.time.ManualClock;
 import io.github.vertxdedup.window.Verdict;
 import java.time.Duration;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,7 +1,7 @@
 package io.github.vertxdedup.kafka;
 
 import io.github.vertxdedup.kafka.impl.DedupKafkaConsumerImpl;
-import io.github.vertxdedup.window.DedupClock;
+import io.github.vertxdedup.time.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;

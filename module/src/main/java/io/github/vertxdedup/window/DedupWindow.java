@@ -1,5 +1,9 @@
 package io.github.vertxdedup.window;
 
+import io.github.vertxdedup.time.ManualClock;
+
+import io.github.vertxdedup.time.DedupClock;
+
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Objects;

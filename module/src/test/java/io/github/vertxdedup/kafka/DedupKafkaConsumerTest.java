@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.window.DedupClock;
-import io.github.vertxdedup.window.ManualClock;
+import io.github.vertxdedup.time.DedupClock;
+import io.github.vertxdedup.time.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

@@ -1,5 +1,7 @@
 package io.github.vertxdedup.window;
 
+import io.github.vertxdedup.time.ManualClock;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

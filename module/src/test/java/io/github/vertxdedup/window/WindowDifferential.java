@@ -1,5 +1,7 @@
 package io.github.vertxdedup.window;
 
+import io.github.vertxdedup.time.DedupClock;
+
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;

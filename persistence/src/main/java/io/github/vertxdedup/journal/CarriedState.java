@@ -1,8 +1,8 @@
 package io.github.vertxdedup.journal;
 
+import io.github.vertxdedup.time.DedupClock;
 import java.util.Iterator;
 import java.util.Objects;
-import java.util.function.LongSupplier;
 import org.agrona.collections.Long2ObjectHashMap;
 
 /**
@@ -16,16 +16,16 @@ import org.agrona.collections.Long2ObjectHashMap;
  */
 public final class CarriedState implements RollSnapshotSource {
 
-  private final LongSupplier clockMs;
+  private final DedupClock clock;
   private final Long2ObjectHashMap<ClaimEntry> openClaims = new Long2ObjectHashMap<>();
   private CommittedOffsets offsets = new CommittedOffsets();
 
   /**
-   * @param clockMs the owner's clock, epoch milliseconds: claims whose lease ended by a roll are not carried
-   * @throws NullPointerException if {@code clockMs} is null
+   * @param clock the owner's clock, epoch milliseconds: claims whose lease ended by a roll are not carried
+   * @throws NullPointerException if {@code clock} is null
    */
-  public CarriedState(LongSupplier clockMs) {
-    this.clockMs = Objects.requireNonNull(clockMs, "clockMs");
+  public CarriedState(DedupClock clock) {
+    this.clock = Objects.requireNonNull(clock, "clock");
   }
 
   /**
@@ -84,7 +84,7 @@ public final class CarriedState implements RollSnapshotSource {
    */
   @Override
   public void writeSnapshot(RollSnapshotWriter w) {
-    long now = clockMs.getAsLong();
+    long now = clock.nowMs();
     for (Iterator<ClaimEntry> it = openClaims.values().iterator(); it.hasNext(); ) {
       ClaimEntry c = it.next();
       if (c.leaseEndMs() <= now) {

@@ -1,10 +1,10 @@
 package io.github.vertxdedup.journal;
 
+import io.github.vertxdedup.time.DedupClock;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
-import java.util.function.LongSupplier;
 
 /**
  * How a {@link Journal} is opened. Fluent setters validate at once and return this object; {@link Journal#open}
@@ -37,8 +37,8 @@ public final class JournalOptions {
   /** Default interval between replay progress reports: 1 second. */
   public static final Duration DEFAULT_PROGRESS_INTERVAL = Duration.ofSeconds(1);
 
-  /** Default clock: {@link System#currentTimeMillis()}. */
-  public static final LongSupplier DEFAULT_CLOCK = System::currentTimeMillis;
+  /** Default clock: the system clock, {@link DedupClock#system()}. */
+  public static final DedupClock DEFAULT_CLOCK = DedupClock.system();
 
   /**
    * Default progress listener: one {@code INFO} line per report on the {@code io.github.vertxdedup.journal} logger,
@@ -63,7 +63,7 @@ public final class JournalOptions {
   private Duration syncInterval = DEFAULT_SYNC_INTERVAL;
   private Duration chronicleTimeout = DEFAULT_CHRONICLE_TIMEOUT;
   private Duration progressInterval = DEFAULT_PROGRESS_INTERVAL;
-  private LongSupplier clock = DEFAULT_CLOCK;
+  private DedupClock clock = DEFAULT_CLOCK;
   private RollSnapshotSource rollSnapshotSource = RollSnapshotSource.NONE;
   private ReplayProgressListener progressListener = DEFAULT_PROGRESS_LISTENER;
 
@@ -265,23 +265,23 @@ public final class JournalOptions {
   /**
    * Returns the clock.
    *
-   * @return epoch milliseconds supplier
+   * @return the clock, in epoch milliseconds
    */
-  public LongSupplier getClock() {
+  public DedupClock getClock() {
     return clock;
   }
 
   /**
    * Sets the clock that decides roll cycles and what has expired: epoch milliseconds. Pass the owner's clock (for
-   * the window, {@code dedupClock::nowMs}) so that the journal and the window agree, and a manual clock in tests.
+   * the window, the same {@link DedupClock}) so that the journal and the window agree, and a manual clock in tests.
    * The journal never lets its own time run backwards: a reading earlier than the last one, or earlier than the
    * start of the newest cycle on disk, counts as that.
    *
-   * @param clockMs the clock; called on the appending thread and by replay and retention
+   * @param clock the clock; called on the appending thread and by replay and retention
    * @return these options
    */
-  public JournalOptions setClock(LongSupplier clockMs) {
-    this.clock = Objects.requireNonNull(clockMs, "clockMs");
+  public JournalOptions setClock(DedupClock clock) {
+    this.clock = Objects.requireNonNull(clock, "clock");
     return this;
   }
 

@@ -1,8 +1,8 @@
 package io.github.vertxdedup.journal;
 
+import io.github.vertxdedup.time.DedupClock;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.function.LongSupplier;
 import net.openhft.chronicle.core.time.TimeProvider;
 
 /**
@@ -26,12 +26,12 @@ final class JournalTime implements TimeProvider {
     }
   }
 
-  private final LongSupplier clock;
+  private final DedupClock clock;
   private volatile long floorMs = Long.MIN_VALUE;
   @SuppressWarnings("unused") // through LATEST
   private long latestMs = Long.MIN_VALUE;
 
-  JournalTime(LongSupplier clock) {
+  JournalTime(DedupClock clock) {
     this.clock = clock;
   }
 
@@ -41,19 +41,19 @@ final class JournalTime implements TimeProvider {
 
   /** Reads the clock for an append (owner's thread only). */
   long advance() {
-    long t = Math.max(clock.getAsLong(), Math.max(floorMs, (long) LATEST.getOpaque(this)));
+    long t = Math.max(clock.nowMs(), Math.max(floorMs, (long) LATEST.getOpaque(this)));
     LATEST.setRelease(this, t);
     return t;
   }
 
   /** The clock as replay and retention see it: not before the latest append's reading. */
   long now() {
-    return Math.max(clock.getAsLong(), Math.max(floorMs, (long) LATEST.getAcquire(this)));
+    return Math.max(clock.nowMs(), Math.max(floorMs, (long) LATEST.getAcquire(this)));
   }
 
   @Override
   public long currentTimeMillis() {
     long latest = (long) LATEST.getAcquire(this);
-    return latest != Long.MIN_VALUE ? latest : Math.max(clock.getAsLong(), floorMs);
+    return latest != Long.MIN_VALUE ? latest : Math.max(clock.nowMs(), floorMs);
   }
 }

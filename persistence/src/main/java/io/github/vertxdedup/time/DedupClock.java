@@ -1,4 +1,4 @@
-package io.github.vertxdedup.window;
+package io.github.vertxdedup.time;
 
 /**
  * The single source of time for a dedup window and everything built on it.

@@ -1,4 +1,4 @@
-package io.github.vertxdedup.window;
+package io.github.vertxdedup.time;
 
 import java.time.Duration;
 import java.util.Objects;

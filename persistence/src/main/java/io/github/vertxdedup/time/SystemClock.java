@@ -1,4 +1,4 @@
-package io.github.vertxdedup.window;
+package io.github.vertxdedup.time;
 
 /**
  * Monotonic, epoch-anchored clock: the wall clock is read once, {@link System#nanoTime()} measures progress from

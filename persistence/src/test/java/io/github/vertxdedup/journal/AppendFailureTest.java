@@ -1,5 +1,6 @@
 package io.github.vertxdedup.journal;
 
+import io.github.vertxdedup.time.ManualClock;
 import static io.github.vertxdedup.journal.RecordingVisitor.accept;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -15,10 +16,12 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class AppendFailureTest {
 
+  private static final long START_MS = 1_700_000_000_000L;
+
   @TempDir
   Path dir;
 
-  private final TestClock clock = new TestClock();
+  private final ManualClock clock = new ManualClock(START_MS);
   private final long t = clock.nowMs();
 
   private JournalOptions options() {

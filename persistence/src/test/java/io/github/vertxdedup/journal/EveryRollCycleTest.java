@@ -1,5 +1,6 @@
 package io.github.vertxdedup.journal;
 
+import io.github.vertxdedup.time.ManualClock;
 import static io.github.vertxdedup.journal.RecordingVisitor.accept;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -21,6 +22,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * numbers. A cycle whose names Chronicle cannot parse (its weekly cycle) made a journal unopenable.
  */
 class EveryRollCycleTest {
+
+  private static final long START_MS = 1_700_000_000_000L;
 
   @TempDir
   Path dir;
@@ -56,7 +59,7 @@ class EveryRollCycleTest {
 
   private void writeReopenRollAndRetain(Duration cycle) throws IOException {
     long cycleMs = cycle.toMillis();
-    TestClock clock = new TestClock();
+    ManualClock clock = new ManualClock(START_MS);
     JournalOptions options = new JournalOptions().setClock(clock).setSyncPolicy(SyncPolicy.NONE)
         .setRollCycle(cycle);
     long t0 = clock.nowMs();

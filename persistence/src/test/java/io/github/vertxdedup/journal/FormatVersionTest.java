@@ -1,5 +1,6 @@
 package io.github.vertxdedup.journal;
 
+import io.github.vertxdedup.time.ManualClock;
 import static io.github.vertxdedup.journal.RecordingVisitor.accept;
 import static io.github.vertxdedup.journal.RecordingVisitor.claim;
 import static io.github.vertxdedup.journal.RecordingVisitor.release;
@@ -21,12 +22,14 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class FormatVersionTest {
 
+  private static final long START_MS = 1_700_000_000_000L;
+
   private static final Duration CYCLE = Duration.ofMinutes(5);
 
   @TempDir
   Path dir;
 
-  private final TestClock clock = new TestClock();
+  private final ManualClock clock = new ManualClock(START_MS);
   private final long t = clock.nowMs();
 
   private JournalOptions options() {

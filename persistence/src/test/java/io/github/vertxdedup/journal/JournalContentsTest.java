@@ -1,5 +1,6 @@
 package io.github.vertxdedup.journal;
 
+import io.github.vertxdedup.time.ManualClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -17,13 +18,15 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class JournalContentsTest {
 
-  private static final long T0 = TestClock.START_MS;
+  private static final long START_MS = 1_700_000_000_000L;
+
+  private static final long T0 = START_MS;
   private static final long W = 60_000;
 
   @TempDir
   Path dir;
 
-  private final TestClock clock = new TestClock();
+  private final ManualClock clock = new ManualClock(START_MS);
   private final List<long[]> live = new ArrayList<>();
 
   private void writeJournal() {

@@ -1,5 +1,6 @@
 package io.github.vertxdedup.journal;
 
+import io.github.vertxdedup.time.ManualClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -15,10 +16,12 @@ import org.junit.jupiter.api.io.TempDir;
 
 class JournalLockTest {
 
+  private static final long START_MS = 1_700_000_000_000L;
+
   @TempDir
   Path dir;
 
-  private final TestClock clock = new TestClock();
+  private final ManualClock clock = new ManualClock(START_MS);
 
   private JournalOptions options() {
     return new JournalOptions().setClock(clock).setSyncPolicy(SyncPolicy.NONE);

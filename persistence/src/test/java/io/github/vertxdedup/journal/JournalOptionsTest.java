@@ -1,5 +1,6 @@
 package io.github.vertxdedup.journal;
 
+import io.github.vertxdedup.time.ManualClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -7,6 +8,8 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 class JournalOptionsTest {
+
+  private static final long START_MS = 1_700_000_000_000L;
 
   @Test
   void shouldStartWithTheDocumentedDefaults() {
@@ -23,7 +26,7 @@ class JournalOptionsTest {
   void shouldCopyEveryField() {
     RollSnapshotSource source = w -> { };
     ReplayProgressListener listener = (j, p, d) -> { };
-    TestClock clock = new TestClock();
+    ManualClock clock = new ManualClock(START_MS);
     JournalOptions o = new JournalOptions().setRollCycle(Duration.ofHours(1)).setSyncPolicy(SyncPolicy.SYNC)
         .setSyncInterval(Duration.ofMillis(20)).setChronicleTimeout(Duration.ofSeconds(2))
         .setProgressInterval(Duration.ZERO).setRollSnapshotSource(source).setProgressListener(listener)

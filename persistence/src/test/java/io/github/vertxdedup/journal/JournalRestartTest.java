@@ -1,5 +1,6 @@
 package io.github.vertxdedup.journal;
 
+import io.github.vertxdedup.time.ManualClock;
 import static io.github.vertxdedup.journal.RecordingVisitor.accept;
 import static io.github.vertxdedup.journal.RecordingVisitor.claim;
 import static io.github.vertxdedup.journal.RecordingVisitor.commit;
@@ -17,10 +18,12 @@ import org.junit.jupiter.api.io.TempDir;
 
 class JournalRestartTest {
 
+  private static final long START_MS = 1_700_000_000_000L;
+
   @TempDir
   Path dir;
 
-  private final TestClock clock = new TestClock();
+  private final ManualClock clock = new ManualClock(START_MS);
 
   private JournalOptions options() {
     return new JournalOptions().setClock(clock).setSyncPolicy(SyncPolicy.NONE)

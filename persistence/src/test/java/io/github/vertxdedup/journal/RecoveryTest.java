@@ -1,5 +1,6 @@
 package io.github.vertxdedup.journal;
 
+import io.github.vertxdedup.time.ManualClock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
@@ -114,7 +115,7 @@ class RecoveryTest {
 
   @Test
   void shouldRecoverWhatAJournalHoldsAfterARoll() {
-    TestClock clock = new TestClock(NOW);
+    ManualClock clock = new ManualClock(NOW);
     JournalOptions options = new JournalOptions().setClock(clock).setSyncPolicy(SyncPolicy.NONE)
         .setRollCycle(Duration.ofMinutes(1));
     CarriedState carried = new CarriedState(clock);

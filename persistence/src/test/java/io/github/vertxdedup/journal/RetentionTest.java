@@ -1,5 +1,6 @@
 package io.github.vertxdedup.journal;
 
+import io.github.vertxdedup.time.ManualClock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
@@ -19,12 +20,14 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class RetentionTest {
 
+  private static final long START_MS = 1_700_000_000_000L;
+
   private static final long W = 3_000;
 
   @TempDir
   Path dir;
 
-  private final TestClock clock = new TestClock();
+  private final ManualClock clock = new ManualClock(START_MS);
 
   /** The owner's state, as a partition would keep it: open claims and committed offsets. */
   private final Map<Long, String> openClaims = new LinkedHashMap<>();
@@ -94,7 +97,7 @@ class RetentionTest {
       assertThat(r.startCycle()).isEqualTo(j.cycles().get(0));
       assertThat(v.offsets.get("orders", 0)).isEqualTo(109);
       assertThat(v.entries).contains(RecordingVisitor.claim(claimEntry(500, "worker-500",
-          TestClock.START_MS + 60_000)));
+          START_MS + 60_000)));
       assertThat(v.entries).noneMatch(e -> e.startsWith("claim 501"));
       assertThat(v.accepts()).anyMatch(e -> e.startsWith("accept 7777 "));
       long now = clock.nowMs();

@@ -1,5 +1,6 @@
 package io.github.vertxdedup.journal;
 
+import io.github.vertxdedup.time.ManualClock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
@@ -16,13 +17,15 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class RollSnapshotAppenderTest {
 
+  private static final long START_MS = 1_700_000_000_000L;
+
   private static final int CLAIMS = 2 * RollSnapshotAppender.SNAPSHOT_CHUNK + 452;
   private static final int OFFSETS = RollSnapshotAppender.SNAPSHOT_CHUNK + 76;
 
   @TempDir
   Path dir;
 
-  private final TestClock clock = new TestClock();
+  private final ManualClock clock = new ManualClock(START_MS);
   private final List<Integer> snapshots = new ArrayList<>();
 
   private JournalOptions options() {

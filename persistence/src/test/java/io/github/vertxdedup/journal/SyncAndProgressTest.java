@@ -1,5 +1,6 @@
 package io.github.vertxdedup.journal;
 
+import io.github.vertxdedup.time.ManualClock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
@@ -18,10 +19,12 @@ import org.junit.jupiter.api.io.TempDir;
 
 class SyncAndProgressTest {
 
+  private static final long START_MS = 1_700_000_000_000L;
+
   @TempDir
   Path dir;
 
-  private final TestClock clock = new TestClock();
+  private final ManualClock clock = new ManualClock(START_MS);
   private final long t = clock.nowMs();
 
   @Test

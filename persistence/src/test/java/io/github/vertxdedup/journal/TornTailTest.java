@@ -1,5 +1,6 @@
 package io.github.vertxdedup.journal;
 
+import io.github.vertxdedup.time.ManualClock;
 import static io.github.vertxdedup.journal.RecordingVisitor.accept;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -23,12 +24,14 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class TornTailTest {
 
+  private static final long START_MS = 1_700_000_000_000L;
+
   private static final int BATCH = 100;
 
   @TempDir
   Path dir;
 
-  private final TestClock clock = new TestClock();
+  private final ManualClock clock = new ManualClock(START_MS);
   private final long t = clock.nowMs();
   private final long until = t + 600_000;
 

@@ -1,7 +1,7 @@
 package io.github.vertxdedup.benchmarks.window;
 
 import com.github.benmanes.caffeine.cache.Ticker;
-import io.github.vertxdedup.window.DedupClock;
+import io.github.vertxdedup.time.DedupClock;
 
 /**
  * Simulated time for the window benchmarks: the harness sets the arrival time of each event before handing the event

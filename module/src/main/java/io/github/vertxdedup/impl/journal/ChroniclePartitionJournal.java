@@ -8,7 +8,7 @@ import io.github.vertxdedup.journal.Recovery;
 import io.github.vertxdedup.journal.ReplayResult;
 import io.github.vertxdedup.journal.RetentionResult;
 import io.github.vertxdedup.journal.SyncPolicy;
-import io.github.vertxdedup.window.DedupClock;
+import io.github.vertxdedup.time.DedupClock;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -97,7 +97,7 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
     this.windowMs = windowMs;
     this.policy = Objects.requireNonNull(sync, "sync");
     this.rollCycle = JournalOptions.rollCycleFor(Duration.ofMillis(windowMs));
-    this.carried = new CarriedState(clock::nowMs);
+    this.carried = new CarriedState(clock);
     this.appends = new JournalAppends(dir, policy, carried, () -> closing ? null : journal, this::retain);
     this.retention = new JournalRetention(dir, clock, rollCycle.toMillis());
   }
@@ -120,7 +120,7 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
     }
     abortReplay = false;
     JournalOptions jo = new JournalOptions()
-        .setClock(clock::nowMs)
+        .setClock(clock)
         .setRollCycle(rollCycle)
         .setSyncPolicy(policy)
         .setRollSnapshotSource(carried);

@@ -2,7 +2,7 @@ package io.github.vertxdedup.impl.journal;
 
 import io.github.vertxdedup.journal.Journal;
 import io.github.vertxdedup.journal.RetentionResult;
-import io.github.vertxdedup.window.DedupClock;
+import io.github.vertxdedup.time.DedupClock;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import java.nio.file.Path;

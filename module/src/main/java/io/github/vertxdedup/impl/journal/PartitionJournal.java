@@ -20,7 +20,7 @@ import io.vertx.core.Future;
  *   {@link #open() reopens} and {@link #recover recovers} it into a new, empty window, with a backoff between
  *   failed attempts; it answers 503 ("recovering") meanwhile. So the window never keeps a decision the journal
  *   lacks, and a redelivery of the refused id is accepted once the journal works again.</li>
- *   <li>Instants are the partition clock's milliseconds ({@link io.github.vertxdedup.window.DedupClock}): close to
+ *   <li>Instants are the partition clock's milliseconds ({@link io.github.vertxdedup.time.DedupClock}): close to
  *   epoch milliseconds, monotonic within a process. An implementation that must survive a restart records wall time
  *   too and maps one onto the other on recovery.</li>
  *   <li>Fingerprints are the partition's (scopes {@code <address>/id} and {@code <address>/key}); a key fingerprint

@@ -6,7 +6,7 @@ import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.impl.journal.PartitionJournal;
 import io.github.vertxdedup.impl.protocol.ParsedEvent;
 import io.github.vertxdedup.impl.protocol.RequestFailure;
-import io.github.vertxdedup.window.DedupClock;
+import io.github.vertxdedup.time.DedupClock;
 import io.github.vertxdedup.window.DedupWindow;
 import io.github.vertxdedup.window.Verdict;
 import io.github.vertxdedup.window.WindowFullException;

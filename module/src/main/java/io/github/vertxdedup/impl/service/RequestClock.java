@@ -1,6 +1,6 @@
 package io.github.vertxdedup.impl.service;
 
-import io.github.vertxdedup.window.DedupClock;
+import io.github.vertxdedup.time.DedupClock;
 
 /**
  * The partition's clock, pinned to one reading while a request is decided: validation ("rememberUntilMs must be

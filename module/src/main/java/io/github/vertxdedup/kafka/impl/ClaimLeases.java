@@ -1,6 +1,6 @@
 package io.github.vertxdedup.kafka.impl;
 
-import io.github.vertxdedup.window.DedupClock;
+import io.github.vertxdedup.time.DedupClock;
 import java.util.List;
 
 /**

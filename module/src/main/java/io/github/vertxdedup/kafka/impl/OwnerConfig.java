@@ -7,7 +7,7 @@ import io.github.vertxdedup.kafka.EventTimeSource;
 import io.github.vertxdedup.kafka.IdentityExtractor;
 import io.github.vertxdedup.kafka.RecordHandler;
 import io.github.vertxdedup.kafka.UnvouchedRecordPolicy;
-import io.github.vertxdedup.window.DedupClock;
+import io.github.vertxdedup.time.DedupClock;
 import io.vertx.core.Vertx;
 import java.util.Objects;
 

@@ -2,7 +2,7 @@ package io.github.vertxdedup.kafka.impl;
 
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.impl.service.LocalPartition;
-import io.github.vertxdedup.window.DedupClock;
+import io.github.vertxdedup.time.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

@@ -11,7 +11,7 @@ import io.github.vertxdedup.impl.service.ManualPartitionTimer;
 import io.github.vertxdedup.journal.JournalWriteException;
 import io.github.vertxdedup.journal.RetentionResult;
 import io.github.vertxdedup.journal.SyncPolicy;
-import io.github.vertxdedup.window.ManualClock;
+import io.github.vertxdedup.time.ManualClock;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;

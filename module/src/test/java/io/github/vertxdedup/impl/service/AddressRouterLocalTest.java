@@ -11,7 +11,7 @@ import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.TestDeployments;
 import io.github.vertxdedup.impl.protocol.LocalRequest;
 import io.github.vertxdedup.impl.protocol.PartitionRouting;
-import io.github.vertxdedup.window.ManualClock;
+import io.github.vertxdedup.time.ManualClock;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.Message;

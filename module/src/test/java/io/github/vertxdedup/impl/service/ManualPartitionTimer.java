@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.fail;
 
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.impl.journal.PartitionJournal;
-import io.github.vertxdedup.window.DedupClock;
+import io.github.vertxdedup.time.DedupClock;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

@@ -8,7 +8,7 @@ import io.github.vertxdedup.TestFutures;
 import io.github.vertxdedup.impl.protocol.PartitionRouting;
 import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.window.Fingerprinter;
-import io.github.vertxdedup.window.ManualClock;
+import io.github.vertxdedup.time.ManualClock;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;

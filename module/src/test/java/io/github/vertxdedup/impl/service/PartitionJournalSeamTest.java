@@ -9,7 +9,7 @@ import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.TestFutures;
 import io.github.vertxdedup.impl.journal.PartitionJournal;
 import io.github.vertxdedup.impl.protocol.RequestDecoder;
-import io.github.vertxdedup.window.ManualClock;
+import io.github.vertxdedup.time.ManualClock;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;

@@ -7,7 +7,7 @@ import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.impl.protocol.RequestFailure;
 import io.github.vertxdedup.window.CapacityPolicy;
 import io.github.vertxdedup.window.DedupWindow;
-import io.github.vertxdedup.window.ManualClock;
+import io.github.vertxdedup.time.ManualClock;
 import io.github.vertxdedup.window.WindowFullException;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;

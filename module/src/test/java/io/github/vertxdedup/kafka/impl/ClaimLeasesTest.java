@@ -2,7 +2,7 @@ package io.github.vertxdedup.kafka.impl;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.vertxdedup.window.ManualClock;
+import io.github.vertxdedup.time.ManualClock;
 import java.util.List;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;

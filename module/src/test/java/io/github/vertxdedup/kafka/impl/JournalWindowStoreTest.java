@@ -8,7 +8,7 @@ import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.impl.service.LocalPartition;
-import io.github.vertxdedup.window.ManualClock;
+import io.github.vertxdedup.time.ManualClock;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.nio.file.Path;

@@ -88,8 +88,8 @@ public class DedupEvent {
   }
 
   /**
-   * Sets when the event was produced. An event older than the partition can vouch for gets
-   * {@link DedupVerdict#UNKNOWN} (or an unvouched accept) unless its id is remembered. A time after the partition's
+   * Sets when the event was produced. An event older than the partition covers gets
+   * {@link DedupVerdict#UNKNOWN} (or an uncovered accept) unless its id is remembered. A time after the partition's
    * now counts as now (a producer's clock may run ahead). Check and claim only.
    *
    * @param eventTimeMs epoch milliseconds, at least 0 (a negative time is refused with 400), or null

@@ -23,7 +23,7 @@ import java.util.Objects;
  *
  * <p>JSON keys (all optional except {@code windowMs}): {@code address}, {@code partitions}, {@code routeByKey},
  * {@code windowMs}, {@code bucketMs}, {@code maxIdsPerPartition}, {@code expectedIdsPerPartition},
- * {@code capacityPolicy} ({@code "REJECT"} | {@code "EVICT_OLDEST"}), {@code payloadHashes}, {@code unvouchedPolicy}
+ * {@code capacityPolicy} ({@code "REJECT"} | {@code "EVICT_OLDEST"}), {@code payloadHashes}, {@code uncoveredPolicy}
  * ({@code "UNKNOWN"} | {@code "ACCEPT"}), {@code maxIdBytes}, {@code maxBatch}, {@code leaseMs}, {@code maxPending},
  * {@code journalDir}, {@code journalSync} ({@code "NONE"} | {@code "ASYNC"} | {@code "SYNC"}). Numbers are JSON
  * integers, the policies JSON strings, {@code routeByKey} and {@code payloadHashes} JSON booleans. In a larger
@@ -53,8 +53,8 @@ public class DedupOptions {
   public static final CapacityPolicy DEFAULT_CAPACITY_POLICY = CapacityPolicy.REJECT;
   /** Default: keep a payload hash with every id, so that {@link DedupVerdict#CONFLICT} can be detected. */
   public static final boolean DEFAULT_PAYLOAD_HASHES = true;
-  /** Default policy for events older than the partition can vouch for. */
-  public static final UnvouchedPolicy DEFAULT_UNVOUCHED_POLICY = UnvouchedPolicy.UNKNOWN;
+  /** Default policy for events older than the partition covers. */
+  public static final UncoveredPolicy DEFAULT_UNCOVERED_POLICY = UncoveredPolicy.UNKNOWN;
   /** Default largest {@code id} (and {@code key}): 1024 UTF-8 bytes. */
   public static final int DEFAULT_MAX_ID_BYTES = 1024;
   /** Upper limit of {@code maxIdBytes}. */
@@ -88,7 +88,7 @@ public class DedupOptions {
       .intValue("expectedIdsPerPartition", DedupOptions::setExpectedIdsPerPartition)
       .enumValue("capacityPolicy", CapacityPolicy.class, DedupOptions::setCapacityPolicy)
       .bool("payloadHashes", DedupOptions::setPayloadHashes)
-      .enumValue("unvouchedPolicy", UnvouchedPolicy.class, DedupOptions::setUnvouchedPolicy)
+      .enumValue("uncoveredPolicy", UncoveredPolicy.class, DedupOptions::setUncoveredPolicy)
       .intValue("maxIdBytes", DedupOptions::setMaxIdBytes)
       .intValue("maxBatch", DedupOptions::setMaxBatch)
       .longValue("leaseMs", DedupOptions::setLeaseMs)
@@ -105,7 +105,7 @@ public class DedupOptions {
   private int expectedIdsPerPartition;
   private CapacityPolicy capacityPolicy;
   private boolean payloadHashes;
-  private UnvouchedPolicy unvouchedPolicy;
+  private UncoveredPolicy uncoveredPolicy;
   private int maxIdBytes;
   private int maxBatch;
   private long leaseMs;
@@ -122,7 +122,7 @@ public class DedupOptions {
     expectedIdsPerPartition = DEFAULT_EXPECTED_IDS_PER_PARTITION;
     capacityPolicy = DEFAULT_CAPACITY_POLICY;
     payloadHashes = DEFAULT_PAYLOAD_HASHES;
-    unvouchedPolicy = DEFAULT_UNVOUCHED_POLICY;
+    uncoveredPolicy = DEFAULT_UNCOVERED_POLICY;
     maxIdBytes = DEFAULT_MAX_ID_BYTES;
     maxBatch = DEFAULT_MAX_BATCH;
     leaseMs = DEFAULT_LEASE_MS;
@@ -145,7 +145,7 @@ public class DedupOptions {
     expectedIdsPerPartition = other.expectedIdsPerPartition;
     capacityPolicy = other.capacityPolicy;
     payloadHashes = other.payloadHashes;
-    unvouchedPolicy = other.unvouchedPolicy;
+    uncoveredPolicy = other.uncoveredPolicy;
     maxIdBytes = other.maxIdBytes;
     maxBatch = other.maxBatch;
     leaseMs = other.leaseMs;
@@ -188,7 +188,7 @@ public class DedupOptions {
         .put("expectedIdsPerPartition", expectedIdsPerPartition)
         .put("capacityPolicy", capacityPolicy.name())
         .put("payloadHashes", payloadHashes)
-        .put("unvouchedPolicy", unvouchedPolicy.name())
+        .put("uncoveredPolicy", uncoveredPolicy.name())
         .put("maxIdBytes", maxIdBytes)
         .put("maxBatch", maxBatch)
         .put("leaseMs", leaseMs)
@@ -463,23 +463,23 @@ public class DedupOptions {
   }
 
   /** @return what an event older than the partition's memory gets */
-  public UnvouchedPolicy getUnvouchedPolicy() {
-    return unvouchedPolicy;
+  public UncoveredPolicy getUncoveredPolicy() {
+    return uncoveredPolicy;
   }
 
   /**
-   * Sets what an event whose {@code eventTimeMs} is older than the partition can vouch for gets when its id is not
-   * remembered. Default {@link UnvouchedPolicy#UNKNOWN}.
+   * Sets what an event whose {@code eventTimeMs} is older than the partition covers gets when its id is not
+   * remembered. Default {@link UncoveredPolicy#UNKNOWN}.
    *
-   * @param unvouchedPolicy not null
+   * @param uncoveredPolicy not null
    * @return this
    * @throws IllegalArgumentException if null
    */
-  public DedupOptions setUnvouchedPolicy(UnvouchedPolicy unvouchedPolicy) {
-    if (unvouchedPolicy == null) {
-      throw new IllegalArgumentException("unvouchedPolicy must be UNKNOWN or ACCEPT but was null");
+  public DedupOptions setUncoveredPolicy(UncoveredPolicy uncoveredPolicy) {
+    if (uncoveredPolicy == null) {
+      throw new IllegalArgumentException("uncoveredPolicy must be UNKNOWN or ACCEPT but was null");
     }
-    this.unvouchedPolicy = unvouchedPolicy;
+    this.uncoveredPolicy = uncoveredPolicy;
     return this;
   }
 
@@ -630,14 +630,14 @@ public class DedupOptions {
         && expectedIdsPerPartition == x.expectedIdsPerPartition && payloadHashes == x.payloadHashes
         && maxIdBytes == x.maxIdBytes && maxBatch == x.maxBatch
         && leaseMs == x.leaseMs && maxPending == x.maxPending && address.equals(x.address)
-        && capacityPolicy == x.capacityPolicy && unvouchedPolicy == x.unvouchedPolicy
+        && capacityPolicy == x.capacityPolicy && uncoveredPolicy == x.uncoveredPolicy
         && Objects.equals(journalDir, x.journalDir) && journalSync == x.journalSync;
   }
 
   @Override
   public int hashCode() {
     return Objects.hash(address, partitions, routeByKey, windowMs, bucketMs, maxIdsPerPartition,
-        expectedIdsPerPartition, capacityPolicy, payloadHashes, unvouchedPolicy, maxIdBytes, maxBatch, leaseMs,
+        expectedIdsPerPartition, capacityPolicy, payloadHashes, uncoveredPolicy, maxIdBytes, maxBatch, leaseMs,
         maxPending, journalDir, journalSync);
   }
 

@@ -9,7 +9,7 @@ import java.util.Objects;
  * body. Immutable and thread-safe.
  *
  * <p>Wire form: {@code verdict} and {@code partition} always; {@code claimToken} on an accepted claim;
- * {@code unvouched: true} on an accept of an event older than the partition's memory; {@code firstSeenMs},
+ * {@code uncovered: true} on an accept of an event older than the partition's memory; {@code firstSeenMs},
  * {@code ageMs} and {@code expiresAtMs} on {@link DedupVerdict#DUPLICATE}, {@link DedupVerdict#CONFLICT} (times of the
  * remembered entry, bucket precision) and {@link DedupVerdict#IN_FLIGHT} (claim time and lease end). An
  * {@link DedupVerdict#UNKNOWN} carries no times: there is no entry to report.
@@ -20,10 +20,10 @@ import java.util.Objects;
  * @param firstSeenMs when the entry was first seen (epoch ms, bucket precision), or {@link #NO_TIME}
  * @param ageMs now minus {@code firstSeenMs}, or {@link #NO_TIME}
  * @param expiresAtMs when the entry is forgotten, or the lease ends (epoch ms), or {@link #NO_TIME}
- * @param unvouched true on an accept of an event older than the partition could vouch for
+ * @param uncovered true on an accept of an event older than what the partition covers
  */
 public record DedupResult(DedupVerdict verdict, int partition, String claimToken, long firstSeenMs, long ageMs,
-    long expiresAtMs, boolean unvouched) {
+    long expiresAtMs, boolean uncovered) {
 
   /** The value of an absent time field. */
   public static final long NO_TIME = Long.MIN_VALUE;
@@ -64,8 +64,8 @@ public record DedupResult(DedupVerdict verdict, int partition, String claimToken
     if (hasTimes()) {
       json.put("firstSeenMs", firstSeenMs).put("ageMs", ageMs).put("expiresAtMs", expiresAtMs);
     }
-    if (unvouched) {
-      json.put("unvouched", true);
+    if (uncovered) {
+      json.put("uncovered", true);
     }
     return json;
   }
@@ -88,6 +88,6 @@ public record DedupResult(DedupVerdict verdict, int partition, String claimToken
     Long first = json.getLong("firstSeenMs");
     return new DedupResult(verdict, json.getInteger("partition", -1), json.getString("claimToken"),
         first == null ? NO_TIME : first, json.getLong("ageMs", NO_TIME), json.getLong("expiresAtMs", NO_TIME),
-        json.getBoolean("unvouched", false));
+        json.getBoolean("uncovered", false));
   }
 }

@@ -12,7 +12,7 @@ package io.github.vertxdedup;
  *       conflict, not a duplicate); the first hash is kept; route the event to a conflict path.</li>
  *   <li>{@link #IN_FLIGHT}: another delivery holds a claim on the id (or key) and has neither committed nor released
  *       it, and its lease has not run out; retry later.</li>
- *   <li>{@link #UNKNOWN}: the event's {@code eventTimeMs} is older than the partition can vouch for and the id is not
+ *   <li>{@link #UNKNOWN}: the event's {@code eventTimeMs} is older than the partition covers and the id is not
  *       remembered; nothing was recorded; the caller decides (what to do once an id may have expired is its
  *       policy).</li>
  *   <li>{@link #COMMITTED}: reply to {@code commit}; the id is now remembered until its expiry.</li>

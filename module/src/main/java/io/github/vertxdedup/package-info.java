@@ -5,7 +5,7 @@
  * {@link io.github.vertxdedup.DedupBatchResult}, {@link io.github.vertxdedup.DedupCommitResult},
  * {@link io.github.vertxdedup.DedupLookup}) and the enums ({@link io.github.vertxdedup.DedupAction},
  * {@link io.github.vertxdedup.DedupVerdict}, {@link io.github.vertxdedup.DedupFailure} codes,
- * {@link io.github.vertxdedup.EntryState}, {@link io.github.vertxdedup.UnvouchedPolicy}) are what travels.
+ * {@link io.github.vertxdedup.EntryState}, {@link io.github.vertxdedup.UncoveredPolicy}) are what travels.
  *
  * <p>May use: {@code window}, the persistence {@code journal} (its {@code SyncPolicy} and layout check), Vert.x,
  * Micrometer. Its entry points reach the implementation, and only they: {@code DedupVerticle} deploys

@@ -24,7 +24,7 @@ class DedupOptionsTest {
     assertThat(o.getMaxBatch()).isEqualTo(1000);
     assertThat(o.getLeaseMs()).isEqualTo(30_000);
     assertThat(o.getCapacityPolicy()).isEqualTo(CapacityPolicy.REJECT);
-    assertThat(o.getUnvouchedPolicy()).isEqualTo(UnvouchedPolicy.UNKNOWN);
+    assertThat(o.getUncoveredPolicy()).isEqualTo(UncoveredPolicy.UNKNOWN);
     assertThat(o.isPayloadHashes()).isTrue();
     assertThat(o.getJournalDir()).isNull();
     assertThat(o.getJournalSync()).isEqualTo(SyncPolicy.ASYNC);
@@ -42,7 +42,7 @@ class DedupOptionsTest {
         .setExpectedIdsPerPartition(1_000)
         .setCapacityPolicy(CapacityPolicy.EVICT_OLDEST)
         .setPayloadHashes(false)
-        .setUnvouchedPolicy(UnvouchedPolicy.ACCEPT)
+        .setUncoveredPolicy(UncoveredPolicy.ACCEPT)
         .setMaxIdBytes(256)
         .setMaxBatch(500)
         .setLease(Duration.ofSeconds(7))
@@ -155,7 +155,7 @@ class DedupOptionsTest {
     return new JsonObject().put("address", "payments").put("partitions", 8).put("routeByKey", true)
         .put("windowMs", 600_000L).put("bucketMs", 5_000L).put("maxIdsPerPartition", 123_456L)
         .put("expectedIdsPerPartition", 1_000).put("capacityPolicy", "EVICT_OLDEST").put("payloadHashes", false)
-        .put("unvouchedPolicy", "ACCEPT").put("maxIdBytes", 256).put("maxBatch", 500).put("leaseMs", 7_000L)
+        .put("uncoveredPolicy", "ACCEPT").put("maxIdBytes", 256).put("maxBatch", 500).put("leaseMs", 7_000L)
         .put("maxPending", 42).put("journalSync", "SYNC").put("journalDir", "/var/lib/dedup");
   }
 

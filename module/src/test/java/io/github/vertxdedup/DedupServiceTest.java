@@ -81,7 +81,7 @@ class DedupServiceTest extends ServiceTestSupport {
   }
 
   @Test
-  void shouldAnswerUnknownForAnEventOlderThanThePartitionCanVouchForAndRecordNothing() {
+  void shouldAnswerUnknownForAnEventOlderThanThePartitionCanCoverForAndRecordNothing() {
     JsonObject old = ok("check", id("a").put("eventTimeMs", T0 - 1));
     assertThat(old.getString("verdict")).isEqualTo("UNKNOWN");
     assertThat(old.getInteger("partition")).isZero();
@@ -100,7 +100,7 @@ class DedupServiceTest extends ServiceTestSupport {
 
   /**
    * An event time after now counts as now (a producer's clock ahead of the partition's is no fault of the event): far
-   * beyond now + W, up to the largest long, it is vouched for, neither UNKNOWN nor unvouched nor late, in a single
+   * beyond now + W, up to the largest long, it is covered, neither UNKNOWN nor uncovered nor late, in a single
    * check, a claim and a batch (where such events stay on the batch check's plain path and still answer like single
    * calls).
    */
@@ -108,7 +108,7 @@ class DedupServiceTest extends ServiceTestSupport {
   void shouldCountAnEventTimeAfterNowAsNow() {
     JsonObject future = ok("check", id("a").put("eventTimeMs", T0 + 2 * WINDOW_MS));
     assertThat(future.getString("verdict")).isEqualTo("ACCEPTED");
-    assertThat(future.containsKey("unvouched")).isFalse();
+    assertThat(future.containsKey("uncovered")).isFalse();
     JsonArray events = new JsonArray().add(id("b").put("eventTimeMs", Long.MAX_VALUE))
         .add(id("a").put("eventTimeMs", T0 + WINDOW_MS + 1)).add(id("b").put("eventTimeMs", T0))
         .add(id("c").put("eventTimeMs", T0 - 1));
@@ -119,7 +119,7 @@ class DedupServiceTest extends ServiceTestSupport {
     JsonObject s = stats();
     assertThat(s.getLong("accepted")).isEqualTo(3);
     assertThat(s.getLong("unknown")).as("only the event older than the partition's memory").isEqualTo(1);
-    assertThat(s.getLong("unvouched")).isZero();
+    assertThat(s.getLong("uncovered")).isZero();
     assertThat(s.getLong("lateDeliveries")).isZero();
   }
 

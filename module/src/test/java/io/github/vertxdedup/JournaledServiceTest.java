@@ -131,7 +131,7 @@ class JournaledServiceTest {
   }
 
   @Test
-  void shouldVouchForEventTimesSinceTheJournalBeganAfterARestart() {
+  void shouldCoverForEventTimesSinceTheJournalBeganAfterARestart() {
     deploy(options());
     assertThat(check("first")).isEqualTo("ACCEPTED");
     clock.advanceMs(10_000);

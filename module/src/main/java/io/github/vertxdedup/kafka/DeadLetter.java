@@ -6,7 +6,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 /**
  * A record the consumer will not hand to the record handler, with the reason. Its offset advances once the
  * dead-letter handler's future succeeds; its id stays remembered if the window recorded it (after
- * {@link Reason#HANDLER_FAILED} and {@link Reason#UNVOUCHED}; a {@link Reason#CONFLICT} keeps the first sighting's), so
+ * {@link Reason#HANDLER_FAILED} and {@link Reason#UNCOVERED}; a {@link Reason#CONFLICT} keeps the first sighting's), so
  * the dead-letter path owns it.
  *
  * @param record the record
@@ -40,15 +40,15 @@ public record DeadLetter<K, V>(ConsumerRecord<K, V> record, Reason reason, Strin
     /** The handler failed {@code maxAttempts} times. */
     HANDLER_FAILED,
     /**
-     * The window could not vouch for the record (its event time is older than now minus the window, or older than
-     * the window's memory) and {@link DedupKafkaOptions#getUnvouchedRecords()} is
-     * {@link UnvouchedRecordPolicy#DEAD_LETTER}. The detail names the record's age and the window, in milliseconds.
+     * The window did not cover the record (its event time is older than now minus the window, or older than
+     * the window's memory) and {@link DedupKafkaOptions#getUncoveredRecords()} is
+     * {@link UncoveredRecordPolicy#DEAD_LETTER}. The detail names the record's age and the window, in milliseconds.
      * The id is recorded: a later copy is a duplicate.
      */
-    UNVOUCHED,
+    UNCOVERED,
     /**
      * The window answered a verdict the consumer does not handle (for example {@code UNKNOWN}, which the consumer's
-     * windows never answer: they accept unvouched records and leave the choice to {@link UnvouchedRecordPolicy}).
+     * windows never answer: they accept uncovered records and leave the choice to {@link UncoveredRecordPolicy}).
      * A fault of the window or of its configuration: the record is not handled and not skipped silently. The detail
      * names the verdict.
      */

@@ -30,7 +30,7 @@ import org.apache.kafka.common.TopicPartition;
  * identity the window refuses, and a handler that failed {@code maxAttempts} times: the dead-letter handler, then
  * the offset advances; the id stays remembered. The window unavailable (503): back off and decide again. A record
  * whose timestamp (sent as its event time, {@link DedupKafkaOptions#setEventTimeSource}) is older than the window can
- * vouch for: handled and counted, or dead-lettered ({@link DedupKafkaOptions#setUnvouchedRecords}). Any other verdict
+ * cover: handled and counted, or dead-lettered ({@link DedupKafkaOptions#setUncoveredRecords}). Any other verdict
  * fails closed: the dead-letter handler ({@link DeadLetter.Reason#UNEXPECTED_VERDICT}), never a silent skip.
  *
  * <h2>Offsets</h2>

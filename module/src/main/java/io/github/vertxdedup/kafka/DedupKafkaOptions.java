@@ -18,7 +18,7 @@ import java.util.Objects;
  * <p>JSON form: {@code {"dedup": {...DedupOptions...}, "mode": "EFFECT_FIRST", "maxAttempts": 5,
  * "backoffInitialMs": 100, "backoffMaxMs": 10000, "pollTimeoutMs": 100, "commitIntervalMs": 200,
  * "maxBufferedPerPartition": 4000, "maxUnansweredCommits": 8, "revocationTimeoutMs": 10000, "assignmentTimeoutMs":
- * 60000, "instanceId": null, "eventTimeSource": "RECORD_TIMESTAMP", "unvouchedRecords": "ACCEPT"}}. It is read
+ * 60000, "instanceId": null, "eventTimeSource": "RECORD_TIMESTAMP", "uncoveredRecords": "ACCEPT"}}. It is read
  * strictly, as {@link DedupOptions}' is: an unknown key, a value of the wrong JSON type (a string for a number, a
  * fraction for an integer, a name that is not one of an enum's) and a value out of range are errors that name the
  * key and what it must be; a key whose value is JSON {@code null} keeps its default.
@@ -68,10 +68,10 @@ public class DedupKafkaOptions {
   /** Default event time sent to the window: the record's Kafka timestamp. */
   public static final EventTimeSource DEFAULT_EVENT_TIME_SOURCE = EventTimeSource.RECORD_TIMESTAMP;
   /**
-   * Default treatment of records the window cannot vouch for: {@link UnvouchedRecordPolicy#ACCEPT}, handled and
+   * Default treatment of records the window does not cover: {@link UncoveredRecordPolicy#ACCEPT}, handled and
    * counted (a first start's backlog must not be dead-lettered).
    */
-  public static final UnvouchedRecordPolicy DEFAULT_UNVOUCHED_RECORDS = UnvouchedRecordPolicy.ACCEPT;
+  public static final UncoveredRecordPolicy DEFAULT_UNCOVERED_RECORDS = UncoveredRecordPolicy.ACCEPT;
 
   /** The JSON form: every key, its JSON type and its setter, in the order {@link #toJson()} writes them. */
   private static final OptionSchema<DedupKafkaOptions> JSON =
@@ -89,7 +89,7 @@ public class DedupKafkaOptions {
           .longValue("assignmentTimeoutMs", DedupKafkaOptions::setAssignmentTimeoutMs)
           .string("instanceId", DedupKafkaOptions::setInstanceId)
           .enumValue("eventTimeSource", EventTimeSource.class, DedupKafkaOptions::setEventTimeSource)
-          .enumValue("unvouchedRecords", UnvouchedRecordPolicy.class, DedupKafkaOptions::setUnvouchedRecords);
+          .enumValue("uncoveredRecords", UncoveredRecordPolicy.class, DedupKafkaOptions::setUncoveredRecords);
 
   private DedupOptions dedup;
   private AtomicityMode mode = DEFAULT_MODE;
@@ -104,7 +104,7 @@ public class DedupKafkaOptions {
   private long assignmentTimeoutMs = DEFAULT_ASSIGNMENT_TIMEOUT_MS;
   private String instanceId;
   private EventTimeSource eventTimeSource = DEFAULT_EVENT_TIME_SOURCE;
-  private UnvouchedRecordPolicy unvouchedRecords = DEFAULT_UNVOUCHED_RECORDS;
+  private UncoveredRecordPolicy uncoveredRecords = DEFAULT_UNCOVERED_RECORDS;
 
   /** Creates options with the defaults; {@link #setDedup} (at least its window) is required. */
   public DedupKafkaOptions() {
@@ -130,7 +130,7 @@ public class DedupKafkaOptions {
     this.assignmentTimeoutMs = other.assignmentTimeoutMs;
     this.instanceId = other.instanceId;
     this.eventTimeSource = other.eventTimeSource;
-    this.unvouchedRecords = other.unvouchedRecords;
+    this.uncoveredRecords = other.uncoveredRecords;
   }
 
   /**
@@ -169,7 +169,7 @@ public class DedupKafkaOptions {
         .put("revocationTimeoutMs", revocationTimeoutMs)
         .put("assignmentTimeoutMs", assignmentTimeoutMs)
         .put("eventTimeSource", eventTimeSource.name())
-        .put("unvouchedRecords", unvouchedRecords.name());
+        .put("uncoveredRecords", uncoveredRecords.name());
     if (instanceId != null) {
       json.put("instanceId", instanceId);
     }
@@ -178,9 +178,9 @@ public class DedupKafkaOptions {
 
   /**
    * Checks the options as a whole: the dedup options are valid (a window is set),
-   * {@code backoffInitialMs <= backoffMaxMs}, and {@code unvouchedRecords} {@code DEAD_LETTER} comes with an event
-   * time ({@code eventTimeSource} not {@code NONE}: without one the window vouches for every record, and nothing
-   * would ever be dead-lettered as unvouched).
+   * {@code backoffInitialMs <= backoffMaxMs}, and {@code uncoveredRecords} {@code DEAD_LETTER} comes with an event
+   * time ({@code eventTimeSource} not {@code NONE}: without one the window covers every record, and nothing
+   * would ever be dead-lettered as uncovered).
    *
    * @return this
    * @throws IllegalArgumentException naming the field and the limit
@@ -191,9 +191,9 @@ public class DedupKafkaOptions {
       throw new IllegalArgumentException("backoffInitialMs must be <= backoffMaxMs (" + backoffMaxMs + ") but was "
           + backoffInitialMs);
     }
-    if (unvouchedRecords == UnvouchedRecordPolicy.DEAD_LETTER && eventTimeSource == EventTimeSource.NONE) {
-      throw new IllegalArgumentException("unvouchedRecords DEAD_LETTER needs an event time, but eventTimeSource was"
-          + " NONE (the window would vouch for every record)");
+    if (uncoveredRecords == UncoveredRecordPolicy.DEAD_LETTER && eventTimeSource == EventTimeSource.NONE) {
+      throw new IllegalArgumentException("uncoveredRecords DEAD_LETTER needs an event time, but eventTimeSource was"
+          + " NONE (the window would cover every record)");
     }
     return this;
   }
@@ -214,8 +214,8 @@ public class DedupKafkaOptions {
    * window journals its accepted ids and the Kafka offset commits to
    * {@code <journalDir>/<group.id>/<topic>-<partition>} and is rebuilt from it when the partition is assigned again, in
    * this process or after a restart; the journal's directory lock fences owners in different processes. Without it
-   * windows live in the Vert.x instance only. {@code unvouchedPolicy} is ignored too: the consumer's windows always
-   * accept a record they cannot vouch for (recording its id) and mark it unvouched, and {@link #setUnvouchedRecords}
+   * windows live in the Vert.x instance only. {@code uncoveredPolicy} is ignored too: the consumer's windows always
+   * accept a record they does not cover (recording its id) and mark it uncovered, and {@link #setUncoveredRecords}
    * chooses what the consumer does with it.
    *
    * @param dedup the settings (copied)
@@ -491,8 +491,8 @@ public class DedupKafkaOptions {
 
   /**
    * Sets what the consumer sends its window as a record's event time: the record's Kafka timestamp (default), or
-   * nothing. With an event time the window tells a record older than it can vouch for from a new one, and
-   * {@link #setUnvouchedRecords} decides what happens to it; without one every record whose id is not remembered is
+   * nothing. With an event time the window tells a record older than it covers from a new one, and
+   * {@link #setUncoveredRecords} decides what happens to it; without one every record whose id is not remembered is
    * a first sighting.
    *
    * @param eventTimeSource the source
@@ -507,28 +507,28 @@ public class DedupKafkaOptions {
     return this;
   }
 
-  /** @return what the consumer does with a record its window cannot vouch for */
-  public UnvouchedRecordPolicy getUnvouchedRecords() {
-    return unvouchedRecords;
+  /** @return what the consumer does with a record its window does not cover */
+  public UncoveredRecordPolicy getUncoveredRecords() {
+    return uncoveredRecords;
   }
 
   /**
    * Sets what the consumer does with a record whose id its window does not remember and whose event time is older
-   * than the window can vouch for (older than now minus {@code W}, or than the moment the window's memory began):
-   * {@link UnvouchedRecordPolicy#ACCEPT} (default) runs the handler and counts the record in
-   * {@code dedup.kafka.unvouched.accepts}; {@link UnvouchedRecordPolicy#DEAD_LETTER} sends it to the dead-letter
-   * handler with {@link DeadLetter.Reason#UNVOUCHED}. Needs an event time ({@link #setEventTimeSource}); a
+   * than the window covers (older than now minus {@code W}, or than the moment the window's memory began):
+   * {@link UncoveredRecordPolicy#ACCEPT} (default) runs the handler and counts the record in
+   * {@code dedup.kafka.uncovered.accepts}; {@link UncoveredRecordPolicy#DEAD_LETTER} sends it to the dead-letter
+   * handler with {@link DeadLetter.Reason#UNCOVERED}. Needs an event time ({@link #setEventTimeSource}); a
    * {@code DEAD_LETTER} without one is refused by {@link #validate()}.
    *
-   * @param unvouchedRecords the policy
+   * @param uncoveredRecords the policy
    * @return this
    * @throws IllegalArgumentException if null
    */
-  public DedupKafkaOptions setUnvouchedRecords(UnvouchedRecordPolicy unvouchedRecords) {
-    if (unvouchedRecords == null) {
-      throw new IllegalArgumentException("unvouchedRecords must be ACCEPT or DEAD_LETTER but was null");
+  public DedupKafkaOptions setUncoveredRecords(UncoveredRecordPolicy uncoveredRecords) {
+    if (uncoveredRecords == null) {
+      throw new IllegalArgumentException("uncoveredRecords must be ACCEPT or DEAD_LETTER but was null");
     }
-    this.unvouchedRecords = unvouchedRecords;
+    this.uncoveredRecords = uncoveredRecords;
     return this;
   }
 

@@ -2,7 +2,7 @@
  * The public API of the Kafka consumer integration: {@link io.github.vertxdedup.kafka.DedupKafkaConsumer} and its
  * {@link io.github.vertxdedup.kafka.DedupKafkaOptions}, the record handler, how a record's identity is read
  * ({@link io.github.vertxdedup.kafka.IdentityExtractor}, {@link io.github.vertxdedup.kafka.RecordIdentity}), the
- * atomicity modes, dead letters and the unvouched-record policy.
+ * atomicity modes, dead letters and the uncovered-record policy.
  *
  * <p>May use: the service's API ({@code io.github.vertxdedup}), {@code window}, Vert.x, the Kafka client, and
  * {@code impl.options} (the options' JSON schema, shared with {@code DedupOptions}). Its factory reaches

@@ -467,7 +467,7 @@ public final class DedupWindow {
   }
 
   /**
-   * Returns the earliest arrival time this window can vouch for now: an event that first arrived before it may
+   * Returns the earliest arrival time this window covers now: an event that first arrived before it may
    * have been forgotten. It is {@code now - W + b} at bucket precision, or later after an early eviction.
    *
    * @return clock milliseconds

@@ -193,15 +193,15 @@ class DedupKafkaConsumerTest {
 
   /**
    * Records sent to the window with their timestamp as event time (the default): one stamped before the window's
-   * memory began (the consumer's first start over a backlog) and one older than W cannot be vouched for, and by
-   * default they are handled and counted in {@code dedup.kafka.unvouched.accepts}, never dead-lettered; the one older
+   * memory began (the consumer's first start over a backlog) and one older than W cannot be covered, and by
+   * default they are handled and counted in {@code dedup.kafka.uncovered.accepts}, never dead-lettered; the one older
    * than W also in {@code dedup.kafka.redeliveries.beyond.window}. A timestamp far in the future counts as now. The
    * window recorded their ids: a copy is a duplicate.
    */
   @ParameterizedTest
   @EnumSource(AtomicityMode.class)
-  void shouldHandleAndCountRecordsTheWindowCannotVouchFor(AtomicityMode mode) throws Exception {
-    Fixture f = fixture("unvouched-accepted", 1);
+  void shouldHandleAndCountRecordsTheWindowCannotCoverFor(AtomicityMode mode) throws Exception {
+    Fixture f = fixture("uncovered-accepted", 1);
     long now = System.currentTimeMillis();
     long w = Duration.ofMinutes(10).toMillis();
     subscribe(f, consumer(f, options(mode), new ManualClock(now)));
@@ -211,29 +211,29 @@ class DedupKafkaConsumerTest {
         .containsOnlyKeys("backlog", "ancient", "current", "ahead");
     assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
     assertThat(f.dead()).isEmpty();
-    assertThat(count(registry, "dedup.kafka.unvouched.accepts")).isEqualTo(2);
+    assertThat(count(registry, "dedup.kafka.uncovered.accepts")).isEqualTo(2);
     assertThat(count(registry, "dedup.kafka.redeliveries.beyond.window")).isEqualTo(1);
     assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(1);
   }
 
   /**
-   * With {@code unvouchedRecords} DEAD_LETTER the records the window cannot vouch for go to the dead-letter handler
-   * with reason UNVOUCHED, the detail naming the record's age and the window; their ids stay remembered (a copy is a
-   * duplicate, not a second dead letter), and the records it vouches for are handled.
+   * With {@code uncoveredRecords} DEAD_LETTER the records the window does not cover go to the dead-letter handler
+   * with reason UNCOVERED, the detail naming the record's age and the window; their ids stay remembered (a copy is a
+   * duplicate, not a second dead letter), and the records it covers are handled.
    */
   @ParameterizedTest
   @EnumSource(AtomicityMode.class)
-  void shouldDeadLetterRecordsTheWindowCannotVouchForWhenAskedTo(AtomicityMode mode) throws Exception {
-    Fixture f = fixture("unvouched-dead", 1);
+  void shouldDeadLetterRecordsTheWindowCannotCoverForWhenAskedTo(AtomicityMode mode) throws Exception {
+    Fixture f = fixture("uncovered-dead", 1);
     long now = System.currentTimeMillis();
     long w = Duration.ofMinutes(10).toMillis();
-    subscribe(f, consumer(f, options(mode).setUnvouchedRecords(UnvouchedRecordPolicy.DEAD_LETTER),
+    subscribe(f, consumer(f, options(mode).setUncoveredRecords(UncoveredRecordPolicy.DEAD_LETTER),
         new ManualClock(now)));
     sendAroundTheWindow(f, now, w);
     broker.awaitCommitted(f.group(), f.topic(), 5);
     assertThat(f.ledger().credits).containsOnlyKeys("current", "ahead");
     assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
-    assertThat(f.dead()).hasSize(2).allSatisfy(d -> assertThat(d.reason()).isEqualTo(DeadLetter.Reason.UNVOUCHED));
+    assertThat(f.dead()).hasSize(2).allSatisfy(d -> assertThat(d.reason()).isEqualTo(DeadLetter.Reason.UNCOVERED));
     assertThat(f.dead().get(0).record().key()).isEqualTo("backlog");
     assertThat(f.dead().get(0).detail()).contains("its timestamp is 60000 ms old, inside the window (600000 ms) but"
         + " older than the window's memory");
@@ -241,9 +241,9 @@ class DedupKafkaConsumerTest {
     assertThat(f.dead().get(1).detail()).contains("its timestamp is 1800000 ms old, older than the window"
         + " (600000 ms)");
     assertThat(count(registry, "dedup.kafka.duplicates")).as("the copy of ancient").isEqualTo(1);
-    assertThat(registry.get("dedup.kafka.dead.letters").tag("topic", f.topic()).tag("reason", "unvouched")
+    assertThat(registry.get("dedup.kafka.dead.letters").tag("topic", f.topic()).tag("reason", "uncovered")
         .counter().count()).isEqualTo(2);
-    assertThat(count(registry, "dedup.kafka.unvouched.accepts")).isZero();
+    assertThat(count(registry, "dedup.kafka.uncovered.accepts")).isZero();
     assertThat(count(registry, "dedup.kafka.redeliveries.beyond.window")).isZero();
   }
 

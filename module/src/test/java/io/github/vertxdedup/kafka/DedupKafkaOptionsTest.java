@@ -28,7 +28,7 @@ class DedupKafkaOptionsTest {
         .setAssignmentTimeoutMs(4000)
         .setInstanceId("node-1")
         .setEventTimeSource(EventTimeSource.NONE)
-        .setUnvouchedRecords(UnvouchedRecordPolicy.ACCEPT);
+        .setUncoveredRecords(UncoveredRecordPolicy.ACCEPT);
     DedupKafkaOptions back = new DedupKafkaOptions(new JsonObject(o.toJson().encode()));
     assertThat(back).isEqualTo(o);
     assertThat(back.getDedup().getLeaseMs()).isEqualTo(2000);
@@ -36,20 +36,20 @@ class DedupKafkaOptionsTest {
     assertThat(back.getEventTimeSource()).isEqualTo(EventTimeSource.NONE);
     assertThat(new DedupKafkaOptions(new DedupKafkaOptions(o).toJson())).isEqualTo(o);
     DedupKafkaOptions deadLetters = new DedupKafkaOptions(o).setEventTimeSource(EventTimeSource.RECORD_TIMESTAMP)
-        .setUnvouchedRecords(UnvouchedRecordPolicy.DEAD_LETTER);
+        .setUncoveredRecords(UncoveredRecordPolicy.DEAD_LETTER);
     DedupKafkaOptions back2 = new DedupKafkaOptions(new JsonObject(deadLetters.toJson().encode()));
     assertThat(back2).isEqualTo(deadLetters).isNotEqualTo(o);
-    assertThat(back2.getUnvouchedRecords()).isEqualTo(UnvouchedRecordPolicy.DEAD_LETTER);
+    assertThat(back2.getUncoveredRecords()).isEqualTo(UncoveredRecordPolicy.DEAD_LETTER);
     assertThat(back2.getEventTimeSource()).isEqualTo(EventTimeSource.RECORD_TIMESTAMP);
   }
 
   @Test
-  void shouldSendRecordTimestampsAndAcceptUnvouchedRecordsByDefault() {
+  void shouldSendRecordTimestampsAndAcceptUncoveredRecordsByDefault() {
     DedupKafkaOptions o = new DedupKafkaOptions(new JsonObject());
     assertThat(o.getEventTimeSource()).isEqualTo(EventTimeSource.RECORD_TIMESTAMP)
         .isEqualTo(DedupKafkaOptions.DEFAULT_EVENT_TIME_SOURCE);
-    assertThat(o.getUnvouchedRecords()).isEqualTo(UnvouchedRecordPolicy.ACCEPT)
-        .isEqualTo(DedupKafkaOptions.DEFAULT_UNVOUCHED_RECORDS);
+    assertThat(o.getUncoveredRecords()).isEqualTo(UncoveredRecordPolicy.ACCEPT)
+        .isEqualTo(DedupKafkaOptions.DEFAULT_UNCOVERED_RECORDS);
   }
 
   @Test
@@ -89,20 +89,20 @@ class DedupKafkaOptionsTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("dedup kafka option 'eventTimeSource' must be one of the JSON strings RECORD_TIMESTAMP | NONE but"
             + " was the string \"HEADER\"");
-    assertThatThrownBy(() -> new DedupKafkaOptions(new JsonObject().put("unvouchedRecords", "DROP")))
+    assertThatThrownBy(() -> new DedupKafkaOptions(new JsonObject().put("uncoveredRecords", "DROP")))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("dedup kafka option 'unvouchedRecords' must be one of the JSON strings ACCEPT | DEAD_LETTER but"
+        .hasMessage("dedup kafka option 'uncoveredRecords' must be one of the JSON strings ACCEPT | DEAD_LETTER but"
             + " was the string \"DROP\"");
     assertThatThrownBy(() -> new DedupKafkaOptions().setEventTimeSource(null))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("eventTimeSource must be RECORD_TIMESTAMP or NONE but was null");
-    assertThatThrownBy(() -> new DedupKafkaOptions().setUnvouchedRecords(null))
+    assertThatThrownBy(() -> new DedupKafkaOptions().setUncoveredRecords(null))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("unvouchedRecords must be ACCEPT or DEAD_LETTER but was null");
+        .hasMessage("uncoveredRecords must be ACCEPT or DEAD_LETTER but was null");
     assertThatThrownBy(() -> new DedupKafkaOptions().setDedup(new DedupOptions().setWindowMs(60000))
-        .setEventTimeSource(EventTimeSource.NONE).setUnvouchedRecords(UnvouchedRecordPolicy.DEAD_LETTER).validate())
+        .setEventTimeSource(EventTimeSource.NONE).setUncoveredRecords(UncoveredRecordPolicy.DEAD_LETTER).validate())
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageStartingWith("unvouchedRecords DEAD_LETTER needs an event time, but eventTimeSource was NONE");
+        .hasMessageStartingWith("uncoveredRecords DEAD_LETTER needs an event time, but eventTimeSource was NONE");
   }
 
   @Test
@@ -174,7 +174,7 @@ class DedupKafkaOptionsTest {
         .put("mode", "RECORD_FIRST").put("maxAttempts", 7).put("backoffInitialMs", 5L).put("backoffMaxMs", 500L)
         .put("pollTimeoutMs", 50L).put("commitIntervalMs", 25L).put("maxBufferedPerPartition", 64)
         .put("maxUnansweredCommits", 3).put("revocationTimeoutMs", 3_000L).put("assignmentTimeoutMs", 4_000L)
-        .put("instanceId", "node-1").put("eventTimeSource", "NONE").put("unvouchedRecords", "DEAD_LETTER");
+        .put("instanceId", "node-1").put("eventTimeSource", "NONE").put("uncoveredRecords", "DEAD_LETTER");
   }
 
   @Test

@@ -99,7 +99,7 @@ class DedupWindowCapacityTest {
     assertThat(stats.held()).isEqualTo(3);
     assertThat(stats.rejected()).isZero();
     assertThat(stats.expired()).isZero();
-    // Arrivals of the evicted bucket are no longer vouched for.
+    // Arrivals of the evicted bucket are no longer covered.
     assertThat(window.memoryStartMs()).isEqualTo(START + B);
 
     assertThat(window.check(6)).isEqualTo(Verdict.ACCEPTED); // room left: nothing evicted
@@ -209,7 +209,7 @@ class DedupWindowCapacityTest {
   }
 
   @Test
-  void shouldNotVouchForIdsForgottenByEvictingAShortLivedBucket() {
+  void shouldNotCoverForIdsForgottenByEvictingAShortLivedBucket() {
     ManualClock fromZero = new ManualClock(0);
     DedupWindow w = DedupWindow.builder().window(Duration.ofSeconds(60)).bucket(Duration.ofSeconds(1))
         .clock(fromZero).maxIds(2).capacityPolicy(CapacityPolicy.EVICT_OLDEST).build();
@@ -220,7 +220,7 @@ class DedupWindowCapacityTest {
 
     assertThat(w.stats().earlyEvictions()).isEqualTo(1);
     assertThat(w.contains(2)).isFalse();
-    // Id 2 was first seen at 100 s and is forgotten: the window vouches only for arrivals after that bucket.
+    // Id 2 was first seen at 100 s and is forgotten: the window covers only for arrivals after that bucket.
     assertThat(w.memoryStartMs()).isEqualTo(101_000);
   }
 

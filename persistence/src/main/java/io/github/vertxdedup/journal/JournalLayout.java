@@ -23,7 +23,7 @@ public final class JournalLayout {
   /**
    * Name of the file in a partition's journal directory that holds the instant (clock milliseconds) the journal was
    * first opened: every id the partition accepted since then is in the journal (or has expired), so after a restart
-   * the partition vouches for event times from then on, not only from its own start.
+   * the partition covers event times from then on, not only from its own start.
    */
   public static final String MEMORY_FILE = "memory-begins-ms";
 
@@ -122,7 +122,7 @@ public final class JournalLayout {
           return Long.parseLong(text);
         } catch (NumberFormatException e) {
           LOG.log(System.Logger.Level.WARNING, "journal {0}: {1} holds ''{2}'', not an instant; the partition "
-              + "vouches only from its earliest record", dir, MEMORY_FILE, text);
+              + "covers only from its earliest record", dir, MEMORY_FILE, text);
           return Recovery.NO_MEMORY;
         }
       }

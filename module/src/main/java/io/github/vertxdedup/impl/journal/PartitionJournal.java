@@ -207,7 +207,7 @@ public interface PartitionJournal {
 
     /**
      * Says from when the partition's memory is complete: the earliest instant from which every accepted id is in
-     * the journal. Events older than it are answered {@code UNKNOWN} (or accepted unvouched) unless remembered.
+     * the journal. Events older than it are answered {@code UNKNOWN} (or accepted uncovered) unless remembered.
      * Without this call the partition's memory begins at its start.
      *
      * @param memoryBeginsMs clock milliseconds

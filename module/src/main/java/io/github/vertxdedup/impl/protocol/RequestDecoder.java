@@ -360,9 +360,9 @@ public final class RequestDecoder {
   }
 
   /**
-   * An event time after now counts as now: the partition vouches for it like for an event produced at this instant.
+   * An event time after now counts as now: the partition covers it like for an event produced at this instant.
    * A producer's clock ahead of the owner's (or a Kafka record stamped by such a producer) is no reason to refuse the
-   * event, and the time is only used to ask whether the event is older than the partition can vouch for, which a
+   * event, and the time is only used to ask whether the event is older than the partition covers, which a
    * time in the future never is.
    *
    * @return {@code min(t, nowMs)}

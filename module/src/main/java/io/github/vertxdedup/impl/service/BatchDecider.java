@@ -115,10 +115,10 @@ final class BatchDecider {
     }
     // No claim can be involved (a check creates none): runs of plain events go through the window's batch check,
     // which overlaps their cache misses; an event with a key, payload hash or instant takes the single path. An
-    // event time the partition vouches for (and that is not late) changes nothing, so it stays plain: the Kafka
-    // consumer sends every record's timestamp. Vouched for as of the batch's start: an early eviction inside the batch
+    // event time the partition covers (and that is not late) changes nothing, so it stays plain: the Kafka
+    // consumer sends every record's timestamp. Covered as of the batch's start: an early eviction inside the batch
     // (EVICT_OLDEST) moves the memory's start only for the batches after it.
-    long plainFromMs = Math.max(core.vouchedFromMs(), clock.nowMs() - windowMs);
+    long plainFromMs = Math.max(core.coveredFromMs(), clock.nowMs() - windowMs);
     int i = 0;
     while (i < events.length) {
       if (!plain(events[i], plainFromMs)) {
@@ -138,7 +138,7 @@ final class BatchDecider {
 
   /**
    * An event the window's batch check can decide: id only, default expiry, no payload hash, and no event time or one
-   * from {@code plainFromMs} on (vouched for, and not a late delivery: {@link PartitionCore#check} would not look at
+   * from {@code plainFromMs} on (covered, and not a late delivery: {@link PartitionCore#check} would not look at
    * it).
    */
   private static boolean plain(ParsedEvent e, long plainFromMs) {

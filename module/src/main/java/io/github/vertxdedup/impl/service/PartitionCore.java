@@ -7,7 +7,7 @@ import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.EntryState;
-import io.github.vertxdedup.UnvouchedPolicy;
+import io.github.vertxdedup.UncoveredPolicy;
 import io.github.vertxdedup.impl.journal.PartitionJournal;
 import io.github.vertxdedup.impl.protocol.ParsedEvent;
 import io.github.vertxdedup.impl.protocol.RequestFailure;
@@ -23,7 +23,7 @@ import java.util.Objects;
 
 /**
  * The decisions of one partition, with no event bus in sight: whether an event is new, held by a claim, remembered
- * or beyond what the partition can vouch for, and what a commit or release does. It owns the partition's window and
+ * or beyond what the partition covers, and what a commit or release does. It owns the partition's window and
  * decides; its parts do the rest: {@link Claims} keeps the claims, {@link WindowRoom} says whether a new event fits,
  * {@link PartitionRecorder} writes a decision into the window and the journal, {@link PartitionResults} makes (and
  * counts) the answers, and {@link BatchDecider} decides a batch with the outcomes of single requests. Confined to the
@@ -51,7 +51,7 @@ import java.util.Objects;
  * Every instant is the injected clock's. A claim's lease ends at {@code claim time + leaseMs}; an accepted id is
  * remembered until {@code rememberUntilMs} or {@code now + windowMs} (bucket precision, see {@link DedupWindow}).
  * A committed claim is remembered from its commit. An event whose {@code eventTimeMs} is older than
- * {@link #vouchedFromMs()} and whose id is not remembered is {@link DedupVerdict#UNKNOWN} (or accepted unvouched).
+ * {@link #coveredFromMs()} and whose id is not remembered is {@link DedupVerdict#UNKNOWN} (or accepted uncovered).
  */
 final class PartitionCore {
 
@@ -59,7 +59,7 @@ final class PartitionCore {
   private final DedupClock clock;
   private final DedupWindow window;
   private final long windowMs;
-  private final UnvouchedPolicy unvouchedPolicy;
+  private final UncoveredPolicy uncoveredPolicy;
   private final PartitionCounters counters;
   private final Claims claims;
   private final PartitionRecorder recorder;
@@ -94,7 +94,7 @@ final class PartitionCore {
     this.claims = new Claims(options.getLeaseMs(), counters);
     this.clock = clock;
     this.windowMs = options.getWindowMs();
-    this.unvouchedPolicy = options.getUnvouchedPolicy();
+    this.uncoveredPolicy = options.getUncoveredPolicy();
     this.window = DedupWindow.builder()
         .window(Duration.ofMillis(windowMs))
         .bucket(Duration.ofMillis(options.getEffectiveBucketMs()))
@@ -152,7 +152,7 @@ final class PartitionCore {
 
   /**
    * The one path of {@link #check} and {@link #claim}: an event a live claim holds is IN_FLIGHT; one the window
-   * remembers is a DUPLICATE (or CONFLICT); one older than the partition can vouch for is UNKNOWN under that policy;
+   * remembers is a DUPLICATE (or CONFLICT); one older than the partition covers is UNKNOWN under that policy;
    * only then is the event new, and it is accepted (check) or claimed (claim) if there is room.
    */
   private DedupResult firstSighting(ParsedEvent e, boolean claiming) {
@@ -161,10 +161,10 @@ final class PartitionCore {
     if (held != null) {
       return results.inFlight(held, now);
     }
-    boolean unvouched = e.eventTimeMs != ParsedEvent.NO_EVENT_TIME && unvouched(e.eventTimeMs, now);
+    boolean uncovered = e.eventTimeMs != ParsedEvent.NO_EVENT_TIME && uncovered(e.eventTimeMs, now);
     // One probe decides a plain check when the window's own cap is the only limit (no claim reserves room) or there
     // is room anyway; otherwise the lookup below comes first, so that a remembered id never needs room.
-    if (!claiming && e.keyFp == 0 && !unvouched && (claims.reserved() == 0 || room.has(1))) {
+    if (!claiming && e.keyFp == 0 && !uncovered && (claims.reserved() == 0 || room.has(1))) {
       return checked(e.idFp, e.payloadHash, e.rememberUntilMs,
           window.check(e.idFp, e.payloadHash, e.rememberUntilMs), now);
     }
@@ -172,26 +172,26 @@ final class PartitionCore {
     if (entry != null) {
       return results.seen(entry, conflicts(entry, e.payloadHash), now);
     }
-    if (unvouched && unvouchedPolicy == UnvouchedPolicy.UNKNOWN) {
+    if (uncovered && uncoveredPolicy == UncoveredPolicy.UNKNOWN) {
       return results.unknown();
     }
-    return claiming ? hold(e, unvouched, now) : accept(e, unvouched, now);
+    return claiming ? hold(e, uncovered, now) : accept(e, uncovered, now);
   }
 
   /** Accepts a new event if there is room: its id (and key) enter the window, and the accept is journaled. */
-  private DedupResult accept(ParsedEvent e, boolean unvouched, long now) {
+  private DedupResult accept(ParsedEvent e, boolean uncovered, long now) {
     room.require(e.keyFp != 0 ? 2 : 1);
-    recorder.accepted(e, unvouched, now);
-    return unvouched ? results.acceptedUnvouched() : results.accepted();
+    recorder.accepted(e, uncovered, now);
+    return uncovered ? results.acceptedUncovered() : results.accepted();
   }
 
   /** Claims a new event if there is room: a claim holds its id (and key) outside the window until it ends. */
-  private DedupResult hold(ParsedEvent e, boolean unvouched, long now) {
+  private DedupResult hold(ParsedEvent e, boolean uncovered, long now) {
     Claim c = claims.create(e, now);
     room.require(c.entries());
     claims.hold(c);
-    recorder.claimed(c, unvouched, now);
-    return results.claimed(c.token, unvouched);
+    recorder.claimed(c, uncovered, now);
+    return results.claimed(c.token, uncovered);
   }
 
   /**
@@ -327,8 +327,8 @@ final class PartitionCore {
     return claims.sweepExpiredLeases(clock.nowMs());
   }
 
-  /** @return the earliest event time this partition can vouch for now (clock ms) */
-  long vouchedFromMs() {
+  /** @return the earliest event time this partition covers now (clock ms) */
+  long coveredFromMs() {
     return Math.max(window.memoryStartMs(), memoryBeganMs);
   }
 
@@ -348,7 +348,7 @@ final class PartitionCore {
    * @return a new JSON object
    */
   JsonObject statsJson() {
-    return counters.decisionsJson(partition, window.stats(), claims.held(), vouchedFromMs(), windowMs,
+    return counters.decisionsJson(partition, window.stats(), claims.held(), coveredFromMs(), windowMs,
         window.bucket().toMillis());
   }
 
@@ -392,10 +392,10 @@ final class PartitionCore {
         && entry.payloadHash() != payloadHash;
   }
 
-  private boolean unvouched(long eventTimeMs, long now) {
+  private boolean uncovered(long eventTimeMs, long now) {
     if (eventTimeMs < now - windowMs) {
       counters.lateDeliveries++;
     }
-    return eventTimeMs < vouchedFromMs();
+    return eventTimeMs < coveredFromMs();
   }
 }

@@ -24,10 +24,10 @@ final class PartitionCounters {
   long conflicts;
   /** In-flight verdicts (a live claim holds the id or key). */
   long inFlight;
-  /** Unknown verdicts (older than the partition can vouch for, under {@code UnvouchedPolicy.UNKNOWN}). */
+  /** Unknown verdicts (older than the partition covers, under {@code UncoveredPolicy.UNKNOWN}). */
   long unknown;
-  /** Accepts of events older than the partition can vouch for. */
-  long unvouched;
+  /** Accepts of events older than the partition covers. */
+  long uncovered;
   /** Events whose event time is older than now minus the window. */
   long lateDeliveries;
   /** Claims made. */
@@ -92,12 +92,12 @@ final class PartitionCounters {
    * @param partition the partition's number
    * @param w the window's counters now
    * @param claimsHeld live claims held now
-   * @param vouchedFromMs the earliest event time the partition vouches for now, clock ms
+   * @param coveredFromMs the earliest event time the partition covers now, clock ms
    * @param windowMs the window's length, ms
    * @param bucketMs the window's bucket width, ms
    * @return a new JSON object
    */
-  JsonObject decisionsJson(int partition, WindowStats w, int claimsHeld, long vouchedFromMs, long windowMs,
+  JsonObject decisionsJson(int partition, WindowStats w, int claimsHeld, long coveredFromMs, long windowMs,
       long bucketMs) {
     return new JsonObject()
         .put("partition", partition)
@@ -106,7 +106,7 @@ final class PartitionCounters {
         .put("conflicts", conflicts)
         .put("inFlight", inFlight)
         .put("unknown", unknown)
-        .put("unvouched", unvouched)
+        .put("uncovered", uncovered)
         .put("lateDeliveries", lateDeliveries)
         .put("claims", claims)
         .put("commits", commits)
@@ -120,7 +120,7 @@ final class PartitionCounters {
         .put("keysNotRecorded", keysNotRecorded)
         .put("tableBytes", w.tableBytes())
         .put("bytesPerHeldId", w.bytesPerHeldId())
-        .put("vouchedFromMs", vouchedFromMs)
+        .put("coveredFromMs", coveredFromMs)
         .put("windowMs", windowMs)
         .put("bucketMs", bucketMs);
   }
@@ -135,7 +135,7 @@ final class PartitionCounters {
    * @return the snapshot to publish
    */
   PartitionMetrics.Snapshot snapshot(WindowStats w, int claimsHeld, int pending, boolean ready) {
-    return new PartitionMetrics.Snapshot(accepted, duplicates, conflicts, inFlight, unknown, unvouched,
+    return new PartitionMetrics.Snapshot(accepted, duplicates, conflicts, inFlight, unknown, uncovered,
         lateDeliveries, expiredLeases, w.earlyEvictions(), w.rejected() + capacityRejects, w.held(), claimsHeld,
         w.bytesPerHeldId(), pending, ready);
   }

@@ -20,7 +20,7 @@ import java.util.function.ToDoubleFunction;
  * by at most a second. The duplicate-age histogram is recorded directly.
  *
  * <p>Meters: {@code dedup.verdicts{verdict=accepted|duplicate|conflict|in_flight|unknown}},
- * {@code dedup.unvouched.accepts}, {@code dedup.late.deliveries} (event time older than the window),
+ * {@code dedup.uncovered.accepts}, {@code dedup.late.deliveries} (event time older than the window),
  * {@code dedup.expired.leases}, {@code dedup.early.evictions}, {@code dedup.rejected} (window full),
  * {@code dedup.held.ids}, {@code dedup.claims.held} (in flight now), {@code dedup.held.id.bytes} (table bytes per
  * held entry), {@code dedup.pending}, {@code dedup.ready} (1 or 0), {@code dedup.duplicate.age} (a timer with a
@@ -39,7 +39,7 @@ final class PartitionMetrics {
    * @param conflicts conflict verdicts
    * @param inFlight in-flight verdicts
    * @param unknown unknown verdicts
-   * @param unvouched accepts of events older than the partition's memory
+   * @param uncovered accepts of events older than the partition's memory
    * @param lateDeliveries events whose event time is older than now minus the window
    * @param expiredLeases claims whose lease ran out
    * @param earlyEvictions entries forgotten early under EVICT_OLDEST
@@ -50,7 +50,7 @@ final class PartitionMetrics {
    * @param pending replies waiting for the journal
    * @param ready whether the partition answers
    */
-  record Snapshot(long accepted, long duplicates, long conflicts, long inFlight, long unknown, long unvouched,
+  record Snapshot(long accepted, long duplicates, long conflicts, long inFlight, long unknown, long uncovered,
       long lateDeliveries, long expiredLeases, long earlyEvictions, long rejected, long held, long claimsHeld,
       double bytesPerHeldId, int pending, boolean ready) {
 
@@ -71,8 +71,8 @@ final class PartitionMetrics {
     verdict("conflict", Snapshot::conflicts);
     verdict("in_flight", Snapshot::inFlight);
     verdict("unknown", Snapshot::unknown);
-    counter("dedup.unvouched.accepts", "events accepted although older than the partition could vouch for",
-        Snapshot::unvouched);
+    counter("dedup.uncovered.accepts", "events accepted although older than what the partition covers",
+        Snapshot::uncovered);
     counter("dedup.late.deliveries", "events whose eventTimeMs is older than now minus the window",
         Snapshot::lateDeliveries);
     counter("dedup.expired.leases", "claims forgotten because their lease ran out", Snapshot::expiredLeases);

@@ -50,18 +50,18 @@ final class PartitionRecorder {
    * and journaled.
    *
    * @param e the event
-   * @param unvouched true if it is older than the partition can vouch for (counted in {@code unvouched})
+   * @param uncovered true if it is older than the partition covers (counted in {@code uncovered})
    * @param now the clock's reading, ms
    * @throws WindowFullException if the window refuses the id (nothing recorded); see {@link #rememberKey} for the key
    */
-  void accepted(ParsedEvent e, boolean unvouched, long now) {
+  void accepted(ParsedEvent e, boolean uncovered, long now) {
     window.check(e.idFp, e.payloadHash, e.rememberUntilMs);
     if (e.keyFp != 0) {
       rememberKey(e.keyFp, e.payloadHash, e.rememberUntilMs);
     }
     journalAccept(e.idFp, e.keyFp, e.payloadHash, e.rememberUntilMs, now);
-    if (unvouched) {
-      counters.unvouched++;
+    if (uncovered) {
+      counters.uncovered++;
     }
   }
 
@@ -82,14 +82,14 @@ final class PartitionRecorder {
    * A claim is held: counted (a claim and an accept) and journaled.
    *
    * @param c the claim
-   * @param unvouched true if its event is older than the partition can vouch for (counted in {@code unvouched})
+   * @param uncovered true if its event is older than the partition covers (counted in {@code uncovered})
    * @param now the clock's reading, ms: the claim's time
    */
-  void claimed(Claim c, boolean unvouched, long now) {
+  void claimed(Claim c, boolean uncovered, long now) {
     counters.claims++;
     counters.accepted++;
-    if (unvouched) {
-      counters.unvouched++;
+    if (uncovered) {
+      counters.uncovered++;
     }
     lastWrite = journal.claimed(c.idFp, c.keyFp, c.payloadHash, c.token, now, c.leaseEndMs, c.rememberUntilMs,
         c.claimer);

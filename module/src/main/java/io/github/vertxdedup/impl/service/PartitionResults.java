@@ -8,7 +8,7 @@ import io.github.vertxdedup.window.DedupWindow;
 /**
  * The results one partition answers with: the fixed ones, made once per core and shared by every request (so an
  * accept allocates nothing), and those for an event that records nothing because it is known already (duplicate,
- * conflict, in flight) or older than the partition can vouch for (unknown), each counted as it is made.
+ * conflict, in flight) or older than the partition covers (unknown), each counted as it is made.
  *
  * <p>Confined to the partition's event loop (not thread-safe): one per {@link PartitionCore}.
  */
@@ -19,7 +19,7 @@ final class PartitionResults {
   private final DedupResult accepted;
   /** {@link #accepted} as a batch element, shared like it. */
   private final DedupBatchResult acceptedElement;
-  private final DedupResult acceptedUnvouched;
+  private final DedupResult acceptedUncovered;
   private final DedupResult unknown;
   private final DedupResult committed;
   private final DedupResult released;
@@ -33,7 +33,7 @@ final class PartitionResults {
     this.counters = counters;
     this.accepted = DedupResult.of(DedupVerdict.ACCEPTED, partition);
     this.acceptedElement = DedupBatchResult.decided(accepted);
-    this.acceptedUnvouched = new DedupResult(DedupVerdict.ACCEPTED, partition, null, DedupResult.NO_TIME,
+    this.acceptedUncovered = new DedupResult(DedupVerdict.ACCEPTED, partition, null, DedupResult.NO_TIME,
         DedupResult.NO_TIME, DedupResult.NO_TIME, true);
     this.unknown = DedupResult.of(DedupVerdict.UNKNOWN, partition);
     this.committed = DedupResult.of(DedupVerdict.COMMITTED, partition);
@@ -45,21 +45,21 @@ final class PartitionResults {
     return accepted;
   }
 
-  /** @return ACCEPTED, marked unvouched: an accept older than the partition can vouch for (not counted here) */
-  DedupResult acceptedUnvouched() {
-    return acceptedUnvouched;
+  /** @return ACCEPTED, marked uncovered: an accept older than the partition covers (not counted here) */
+  DedupResult acceptedUncovered() {
+    return acceptedUncovered;
   }
 
   /**
-   * ACCEPTED of a claim: the claim's token, and whether the event was older than the partition can vouch for.
+   * ACCEPTED of a claim: the claim's token, and whether the event was older than the partition covers.
    *
    * @param token the claim's token
-   * @param unvouched true if the event's time is before the partition's memory began
+   * @param uncovered true if the event's time is before the partition's memory began
    * @return a new result (not counted here)
    */
-  DedupResult claimed(String token, boolean unvouched) {
+  DedupResult claimed(String token, boolean uncovered) {
     return new DedupResult(DedupVerdict.ACCEPTED, partition, token, DedupResult.NO_TIME, DedupResult.NO_TIME,
-        DedupResult.NO_TIME, unvouched);
+        DedupResult.NO_TIME, uncovered);
   }
 
   /** @return COMMITTED (not counted here) */
@@ -72,7 +72,7 @@ final class PartitionResults {
     return released;
   }
 
-  /** @return UNKNOWN, counted: the event is older than the partition can vouch for and its id is not remembered */
+  /** @return UNKNOWN, counted: the event is older than the partition covers and its id is not remembered */
   DedupResult unknown() {
     counters.unknown++;
     return unknown;

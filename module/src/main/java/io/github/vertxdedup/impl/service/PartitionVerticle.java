@@ -27,7 +27,7 @@ import java.util.Objects;
  *
  * <h2>States</h2>
  * {@link PartitionState#RECOVERING} from deployment until the journal has opened and replayed (every request is
- * answered 503 and nothing is accepted: the partition cannot vouch for anything yet), then
+ * answered 503 and nothing is accepted: the partition does not cover anything yet), then
  * {@link PartitionState#READY}. If another owner holds the journal, the partition stays
  * {@link PartitionState#RECOVERING} (503 "journal locked by another process") and tries again with a backoff
  * ({@value PartitionRecovery#RETRY_MIN_MS} ms doubling to {@value PartitionRecovery#RETRY_MAX_MS} ms); its deployment

@@ -1,7 +1,7 @@
 package io.github.vertxdedup.kafka.impl;
 
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.UnvouchedPolicy;
+import io.github.vertxdedup.UncoveredPolicy;
 import io.github.vertxdedup.kafka.DeadLetterHandler;
 import io.github.vertxdedup.kafka.DedupKafkaConsumer;
 import io.github.vertxdedup.kafka.DedupKafkaOptions;
@@ -165,9 +165,9 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
       MeterRegistry r = BackendRegistries.getDefaultNow();
       registry = r != null ? r : Metrics.globalRegistry;
     }
-    // The windows accept what they cannot vouch for (recording the id) and mark it unvouched; the owner applies
-    // unvouchedRecords. One behaviour for every window, whichever consumer of the group opened it first.
-    DedupOptions dedup = options.getDedup().setUnvouchedPolicy(UnvouchedPolicy.ACCEPT);
+    // The windows accept what they does not cover (recording the id) and mark it uncovered; the owner applies
+    // uncoveredRecords. One behaviour for every window, whichever consumer of the group opened it first.
+    DedupOptions dedup = options.getDedup().setUncoveredPolicy(UncoveredPolicy.ACCEPT);
     WindowStore windows = WindowStore.create(vertx, dedup, clock, registry, options.getAssignmentTimeoutMs());
     Semaphore wake = new Semaphore(0);
     OwnerConfig<K, V> ownerConfig = new OwnerConfig<>(vertx, options, identity, handler, deadLetters, clock,

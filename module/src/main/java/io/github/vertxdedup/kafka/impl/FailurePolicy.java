@@ -66,7 +66,7 @@ final class FailurePolicy<K, V> {
    *     did not cover; the other reasons hold no claim)
    */
   static boolean commitsClaimAfter(DeadLetter.Reason reason) {
-    return reason == DeadLetter.Reason.HANDLER_FAILED || reason == DeadLetter.Reason.UNVOUCHED;
+    return reason == DeadLetter.Reason.HANDLER_FAILED || reason == DeadLetter.Reason.UNCOVERED;
   }
 
   /**
@@ -143,7 +143,7 @@ final class FailurePolicy<K, V> {
   }
 
   /**
-   * The detail of an {@link DeadLetter.Reason#UNVOUCHED} dead letter: the record's age (now minus its timestamp) and
+   * The detail of an {@link DeadLetter.Reason#UNCOVERED} dead letter: the record's age (now minus its timestamp) and
    * the window, in milliseconds, and which limit it passed: older than the window; within it but older than the window
    * reaches back at bucket precision (from the start of the bucket after {@code now - W}); or older than the window's
    * memory (a window that began after the record: a first start, a new group, a window without a journal in a new
@@ -166,7 +166,7 @@ final class FailurePolicy<K, V> {
     } else {
       why = "inside the window (" + windowMs + " ms) but older than the window's memory, which began later";
     }
-    return "the window cannot vouch for the record: its timestamp is " + ageMs + " ms old, " + why
+    return "the window does not cover the record: its timestamp is " + ageMs + " ms old, " + why
         + ", and its id is not remembered";
   }
 }

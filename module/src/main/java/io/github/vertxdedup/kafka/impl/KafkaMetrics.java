@@ -19,9 +19,9 @@ import java.util.Map;
  * (of those, the ids the owner recorded afterwards with a check, as no other delivery had claimed them meanwhile),
  * {@code dedup.kafka.redeliveries.beyond.window}
  * (records accepted whose Kafka timestamp is older than now minus the window {@code W}: probably redeliveries the
- * window no longer remembers; the verdict is not changed, the handler runs), {@code dedup.kafka.unvouched.accepts}
- * (records the window could not vouch for, by their event time, handled under {@code unvouchedRecords} ACCEPT; under
- * DEAD_LETTER they are counted in {@code dedup.kafka.dead.letters{reason=unvouched}} instead),
+ * window no longer remembers; the verdict is not changed, the handler runs), {@code dedup.kafka.uncovered.accepts}
+ * (records the window did not cover, by their event time, handled under {@code uncoveredRecords} ACCEPT; under
+ * DEAD_LETTER they are counted in {@code dedup.kafka.dead.letters{reason=uncovered}} instead),
  * {@code dedup.kafka.orphaned.claims}
  * (claims this consumer's instance id left open in a previous run, released when it took the partition over),
  * {@code dedup.kafka.window.open.failures} (assignments of the partition whose window could not be opened; each stops
@@ -40,7 +40,7 @@ final class KafkaMetrics {
   final Counter lapsedClaims;
   final Counter lapsedClaimsRecorded;
   final Counter redeliveriesBeyondWindow;
-  final Counter unvouchedAccepts;
+  final Counter uncoveredAccepts;
   final Counter orphanedClaims;
   final Counter windowOpenFailures;
   private final Map<DeadLetter.Reason, Counter> deadLetters = new EnumMap<>(DeadLetter.Reason.class);
@@ -67,9 +67,9 @@ final class KafkaMetrics {
         .description("records accepted whose Kafka timestamp is older than now minus the window: probably"
             + " redeliveries the window no longer remembers (the verdict is not changed)")
         .tags(tags).register(registry);
-    unvouchedAccepts = Counter.builder("dedup.kafka.unvouched.accepts")
-        .description("records handled although the window could not vouch for them: event time older than now minus"
-            + " the window, or than the window's memory (unvouchedRecords ACCEPT)")
+    uncoveredAccepts = Counter.builder("dedup.kafka.uncovered.accepts")
+        .description("records handled although the window did not cover them: event time older than now minus"
+            + " the window, or than the window's memory (uncoveredRecords ACCEPT)")
         .tags(tags).register(registry);
     orphanedClaims = Counter.builder("dedup.kafka.orphaned.claims")
         .description("claims left open by this instance id's previous run, released on taking the partition")
@@ -88,7 +88,7 @@ final class KafkaMetrics {
   }
 
   /**
-   * Counts the first acceptance of a record: in {@code dedup.kafka.unvouched.accepts} if the window's memory did not
+   * Counts the first acceptance of a record: in {@code dedup.kafka.uncovered.accepts} if the window's memory did not
    * cover it, and in {@code dedup.kafka.redeliveries.beyond.window} if its timestamp is older than the window
    * ({@link #beyondWindow}). A record that is not covered and goes to the dead-letter path for it
    * ({@code deadLetterNotCovered}) is counted among the dead letters instead, and not here.
@@ -104,7 +104,7 @@ final class KafkaMetrics {
       return;
     }
     if (notCovered) {
-      unvouchedAccepts.increment();
+      uncoveredAccepts.increment();
     }
     if (beyondWindow(pending.record.timestamp(), nowMs, windowMs)) {
       redeliveriesBeyondWindow.increment();
@@ -119,8 +119,8 @@ final class KafkaMetrics {
    * {@code W}, and the handler runs); only {@code dedup.kafka.redeliveries.beyond.window} counts it. A record
    * without a timestamp ({@code -1}) is never counted. Computed from the timestamp whatever the
    * {@link io.github.vertxdedup.kafka.EventTimeSource}; under
-   * {@link io.github.vertxdedup.kafka.UnvouchedRecordPolicy#DEAD_LETTER} such a record (which the window marks
-   * unvouched) is dead-lettered instead, and not counted here.
+   * {@link io.github.vertxdedup.kafka.UncoveredRecordPolicy#DEAD_LETTER} such a record (which the window marks
+   * uncovered) is dead-lettered instead, and not counted here.
    *
    * @param timestampMs the record's timestamp, epoch milliseconds, or negative if none
    * @param nowMs now, from the injected clock

@@ -6,7 +6,7 @@ import io.github.vertxdedup.kafka.DedupKafkaOptions;
 import io.github.vertxdedup.kafka.EventTimeSource;
 import io.github.vertxdedup.kafka.IdentityExtractor;
 import io.github.vertxdedup.kafka.RecordHandler;
-import io.github.vertxdedup.kafka.UnvouchedRecordPolicy;
+import io.github.vertxdedup.kafka.UncoveredRecordPolicy;
 import io.github.vertxdedup.time.DedupClock;
 import io.vertx.core.Vertx;
 import java.util.Objects;
@@ -34,15 +34,15 @@ final class OwnerConfig<K, V> {
   final int resumeMark;
   /** The window {@code W}, in milliseconds. */
   final long windowMs;
-  /** The window's bucket width: it vouches from the start of the bucket after {@code now - windowMs}. */
+  /** The window's bucket width: it covers from the start of the bucket after {@code now - windowMs}. */
   final long bucketMs;
   /** Effect-first: the lease of every claim (the window's default {@code leaseMs}; claims name no lease). */
   final long leaseMs;
   /** Checks and claims carry the record's timestamp as their event time ({@link EventTimeSource#RECORD_TIMESTAMP}). */
   final boolean recordTimestamps;
   /**
-   * Records the window's memory does not cover (unvouched) go to the dead-letter path
-   * ({@link UnvouchedRecordPolicy#DEAD_LETTER}).
+   * Records the window's memory does not cover (uncovered) go to the dead-letter path
+   * ({@link UncoveredRecordPolicy#DEAD_LETTER}).
    */
   final boolean deadLetterNotCovered;
   /** Handler calls per record before it is dead-lettered. */
@@ -83,7 +83,7 @@ final class OwnerConfig<K, V> {
     this.bucketMs = options.getDedup().getEffectiveBucketMs();
     this.leaseMs = options.getDedup().getLeaseMs();
     this.recordTimestamps = options.getEventTimeSource() == EventTimeSource.RECORD_TIMESTAMP;
-    this.deadLetterNotCovered = options.getUnvouchedRecords() == UnvouchedRecordPolicy.DEAD_LETTER;
+    this.deadLetterNotCovered = options.getUncoveredRecords() == UncoveredRecordPolicy.DEAD_LETTER;
     this.maxAttempts = options.getMaxAttempts();
     this.backoffInitialMs = options.getBackoffInitialMs();
     this.backoffMaxMs = options.getBackoffMaxMs();

@@ -6,7 +6,7 @@ import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.impl.service.LocalPartition;
 import io.github.vertxdedup.kafka.DeadLetter;
-import io.github.vertxdedup.kafka.UnvouchedRecordPolicy;
+import io.github.vertxdedup.kafka.UncoveredRecordPolicy;
 import io.github.vertxdedup.kafka.impl.HeadWait.State;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Context;
@@ -42,7 +42,7 @@ import org.apache.kafka.common.TopicPartition;
  * it is committable at once, or, holding an effect-first claim, once the commit pipeline has the claim's commit
  * answered; the next record's handler does not wait for that reply. A record the window's memory does not cover
  * ({@link PendingRecord.Coverage#NOT_COVERED}) is handled and counted, or dead-lettered, by
- * {@link UnvouchedRecordPolicy}. Any verdict but ACCEPTED, DUPLICATE, CONFLICT or IN_FLIGHT fails closed: the record
+ * {@link UncoveredRecordPolicy}. Any verdict but ACCEPTED, DUPLICATE, CONFLICT or IN_FLIGHT fails closed: the record
  * goes to the dead-letter path ({@link DeadLetter.Reason#UNEXPECTED_VERDICT}), never committable unseen.
  *
  * <h2>Fence</h2>
@@ -230,7 +230,7 @@ final class PartitionOwner<K, V> {
             }
           }
           if (pending.coverage == PendingRecord.Coverage.NOT_COVERED && config.deadLetterNotCovered) {
-            deadLetter(pending, DeadLetter.Reason.UNVOUCHED, FailurePolicy.notCoveredDetail(pending.record,
+            deadLetter(pending, DeadLetter.Reason.UNCOVERED, FailurePolicy.notCoveredDetail(pending.record,
                 config.clock.nowMs(), config.windowMs, config.bucketMs), null);
           } else {
             runHandler(pending);
@@ -247,7 +247,7 @@ final class PartitionOwner<K, V> {
               State.BACKING_OFF_TO_DECIDE);
         }
         default -> {
-          // The consumer's windows answer unvouched records ACCEPTED (unvouched), never UNKNOWN; COMMITTED and
+          // The consumer's windows answer uncovered records ACCEPTED (uncovered), never UNKNOWN; COMMITTED and
           // RELEASED answer other actions. A fault of the window or its configuration: fail closed, never let the
           // record become committable unseen.
           LOG.log(System.Logger.Level.ERROR, tp + ": unexpected verdict " + pending.decision + " at offset "

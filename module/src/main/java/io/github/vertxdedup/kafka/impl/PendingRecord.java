@@ -23,9 +23,9 @@ final class PendingRecord<K, V> {
     COVERED,
     /**
      * Accepted, but its event time is older than the window {@code W} or than the window's memory, so the window
-     * cannot tell a redelivery from a new record: what the public API calls unvouched. The consumer's windows accept
-     * such a record, recording its id, and mark it unvouched; the owner then applies
-     * {@link io.github.vertxdedup.kafka.UnvouchedRecordPolicy}: the handler runs and the record is counted, or it
+     * cannot tell a redelivery from a new record: what the public API calls uncovered. The consumer's windows accept
+     * such a record, recording its id, and mark it uncovered; the owner then applies
+     * {@link io.github.vertxdedup.kafka.UncoveredRecordPolicy}: the handler runs and the record is counted, or it
      * goes to the dead-letter path (effect-first commits its claim after, so the id stays remembered, as after a
      * failed handler).
      */
@@ -74,7 +74,7 @@ final class PendingRecord<K, V> {
     if (result.verdict() != DedupVerdict.ACCEPTED || coverage != Coverage.NOT_ACCEPTED) {
       return false;
     }
-    coverage = result.unvouched() ? Coverage.NOT_COVERED : Coverage.COVERED;
+    coverage = result.uncovered() ? Coverage.NOT_COVERED : Coverage.COVERED;
     return true;
   }
 

@@ -30,7 +30,7 @@ import net.jqwik.api.statistics.Statistics;
 
 /**
  * A batch gives the same results as single calls in order, whichever path (the window's batch check for plain
- * events, among them those whose event time the partition vouches for, the single path for the others) decides each
+ * events, among them those whose event time the partition covers, the single path for the others) decides each
  * event.
  */
 class PartitionCoreBatchPropertyTest {
@@ -117,7 +117,7 @@ class PartitionCoreBatchPropertyTest {
   private static Object withoutToken(Object outcome) {
     if (outcome instanceof DedupResult d && d.claimToken() != null) {
       return new DedupResult(d.verdict(), d.partition(), "token", d.firstSeenMs(), d.ageMs(), d.expiresAtMs(),
-          d.unvouched());
+          d.uncovered());
     }
     return outcome;
   }
@@ -133,7 +133,7 @@ class PartitionCoreBatchPropertyTest {
   }
 
   /**
-   * Event times relative to {@code T0}, the partition's start: before it (unvouched), at it, after it, more than the
+   * Event times relative to {@code T0}, the partition's start: before it (uncovered), at it, after it, more than the
    * window (60 s) later, and far in the future (counts as now). The clock moves on between rounds, so the same times
    * become late.
    */

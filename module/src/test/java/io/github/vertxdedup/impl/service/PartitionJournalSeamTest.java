@@ -127,7 +127,7 @@ class PartitionJournalSeamTest {
     };
     deployReady(10);
     assertThat(verdict(request("check", id("old")))).isEqualTo("DUPLICATE");
-    // Memory begins 30 s before now: an event from 20 s ago is vouched for, one from 40 s ago is not.
+    // Memory begins 30 s before now: an event from 20 s ago is covered, one from 40 s ago is not.
     assertThat(verdict(request("check", id("b").put("eventTimeMs", T0 - 20_000)))).isEqualTo("ACCEPTED");
     assertThat(verdict(request("check", id("c").put("eventTimeMs", T0 - 40_000)))).isEqualTo("UNKNOWN");
   }

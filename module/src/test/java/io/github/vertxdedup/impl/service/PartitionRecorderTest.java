@@ -61,7 +61,7 @@ class PartitionRecorderTest {
   }
 
   @Test
-  void shouldCountClaimsReleasesAndUnvouchedAcceptsAndKeepTheLatestWrite() {
+  void shouldCountClaimsReleasesAndUncoveredAcceptsAndKeepTheLatestWrite() {
     assertThat(recorder.lastWrite().succeeded()).as("nothing written yet").isTrue();
     recorder.claimed(claim(1, 0, DedupWindow.DEFAULT_REMEMBER_UNTIL), true, T0);
     Future<?> claimWrite = recorder.lastWrite();
@@ -72,7 +72,7 @@ class PartitionRecorderTest {
     assertThat(journal.records).containsExactly("claimed 1 0 t1 " + T0 + " " + (T0 + 30_000), "released 1 0");
     assertThat(counters.claims).isEqualTo(1);
     assertThat(counters.accepted).as("a claim is an accept").isEqualTo(1);
-    assertThat(counters.unvouched).isEqualTo(1);
+    assertThat(counters.uncovered).isEqualTo(1);
     assertThat(counters.releases).isEqualTo(1);
   }
 

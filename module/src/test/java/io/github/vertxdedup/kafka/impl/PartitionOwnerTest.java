@@ -72,8 +72,8 @@ class PartitionOwnerTest {
 
   /**
    * The window: memory only, W = 10 minutes, its memory beginning at the clock's start, and the service's default
-   * {@code unvouchedPolicy} UNKNOWN (the consumer configures its windows with ACCEPT instead: here an event older
-   * than the window can vouch for is answered UNKNOWN, a verdict the owner does not handle).
+   * {@code uncoveredPolicy} UNKNOWN (the consumer configures its windows with ACCEPT instead: here an event older
+   * than the window covers is answered UNKNOWN, a verdict the owner does not handle).
    */
   @BeforeEach
   void setUp() throws Exception {
@@ -463,7 +463,7 @@ class PartitionOwnerTest {
 
   /**
    * A verdict the owner does not handle fails closed. Here the window answers UNKNOWN for a record stamped before its
-   * memory began (its {@code unvouchedPolicy} is UNKNOWN, which the consumer never configures): the record goes to
+   * memory began (its {@code uncoveredPolicy} is UNKNOWN, which the consumer never configures): the record goes to
    * the dead-letter handler with {@link DeadLetter.Reason#UNEXPECTED_VERDICT} naming the verdict, counted in
    * {@code dedup.kafka.dead.letters{reason=unexpected_verdict}}, and only then committable; the handler never sees
    * it, and the record after it is handled as usual.
@@ -628,7 +628,7 @@ class PartitionOwnerTest {
   }
 
   @Test
-  void shouldNameTheLimitAnUnvouchedRecordPassed() {
+  void shouldNameTheLimitAnUncoveredRecordPassed() {
     long now = 1_700_000_000_000L;
     long w = 600_000;
     long b = 10_000;

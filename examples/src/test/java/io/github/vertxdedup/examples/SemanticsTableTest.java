@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.vertxdedup.window.DedupWindow;
 import io.github.vertxdedup.time.ManualClock;
-import io.github.vertxdedup.window.Verdict;
+import io.github.vertxdedup.window.WindowVerdict;
 import java.time.Duration;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -29,12 +29,12 @@ class SemanticsTableTest {
   void aCopyIsADuplicateUntilWMinusBAndAcceptedFromW(long offsetInBucket) {
     long t0 = START + 5 * B + offsetInBucket;
     clock.setMs(t0);
-    assertThat(window.check(7)).isEqualTo(Verdict.ACCEPTED);
+    assertThat(window.check(7)).isEqualTo(WindowVerdict.ACCEPTED);
 
     clock.setMs(t0 + W - B - 1);
-    assertThat(window.check(7)).isEqualTo(Verdict.DUPLICATE);   // the duplicate does not extend the life...
+    assertThat(window.check(7)).isEqualTo(WindowVerdict.DUPLICATE);   // the duplicate does not extend the life...
     clock.setMs(t0 + W);
-    assertThat(window.check(7)).isEqualTo(Verdict.ACCEPTED);    // ...so the copy at t0 + W is accepted
+    assertThat(window.check(7)).isEqualTo(WindowVerdict.ACCEPTED);    // ...so the copy at t0 + W is accepted
   }
 
   @ParameterizedTest
@@ -43,11 +43,11 @@ class SemanticsTableTest {
     long t0 = START + 5 * B + offsetInBucket;
     long t = t0 + 15_000 + offsetInBucket;                      // T within (now, now + W]
     clock.setMs(t0);
-    assertThat(window.check(8, DedupWindow.NO_PAYLOAD_HASH, t)).isEqualTo(Verdict.ACCEPTED);
+    assertThat(window.check(8, DedupWindow.NO_PAYLOAD_HASH, t)).isEqualTo(WindowVerdict.ACCEPTED);
 
     clock.setMs(t - B - 1);
-    assertThat(window.check(8)).isEqualTo(Verdict.DUPLICATE);
+    assertThat(window.check(8)).isEqualTo(WindowVerdict.DUPLICATE);
     clock.setMs(t);
-    assertThat(window.check(8)).isEqualTo(Verdict.ACCEPTED);
+    assertThat(window.check(8)).isEqualTo(WindowVerdict.ACCEPTED);
   }
 }

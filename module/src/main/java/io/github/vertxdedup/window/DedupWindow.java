@@ -10,8 +10,8 @@ import java.util.Objects;
 
 /**
  * A deduplication window: remembers which event ids (as 64-bit fingerprints) were accepted within the last
- * {@code W} and answers each arrival with {@link Verdict#ACCEPTED} (first sighting: apply the effect),
- * {@link Verdict#DUPLICATE} (drop it, still acknowledge it) or {@link Verdict#CONFLICT} (same id, other payload).
+ * {@code W} and answers each arrival with {@link WindowVerdict#ACCEPTED} (first sighting: apply the effect),
+ * {@link WindowVerdict#DUPLICATE} (drop it, still acknowledge it) or {@link WindowVerdict#CONFLICT} (same id, other payload).
  *
  * <h2>Semantics</h2>
  * Time is cut into buckets of width {@code b}; {@code W} is a whole number {@code N = W / b} of buckets
@@ -176,11 +176,11 @@ public final class DedupWindow {
    * new. Same as {@code check(fingerprint, NO_PAYLOAD_HASH, DEFAULT_REMEMBER_UNTIL)}.
    *
    * @param fingerprint the id's fingerprint (see {@link Fingerprinter}); must not be 0
-   * @return {@link Verdict#ACCEPTED} or {@link Verdict#DUPLICATE}
+   * @return {@link WindowVerdict#ACCEPTED} or {@link WindowVerdict#DUPLICATE}
    * @throws IllegalArgumentException if {@code fingerprint} is 0
    * @throws WindowFullException under {@link CapacityPolicy#REJECT} when the window holds {@code maxIds} ids
    */
-  public Verdict check(long fingerprint) {
+  public WindowVerdict check(long fingerprint) {
     return check(fingerprint, NO_PAYLOAD_HASH, DEFAULT_REMEMBER_UNTIL);
   }
 
@@ -193,15 +193,15 @@ public final class DedupWindow {
    *     otherwise ignored
    * @param rememberUntilMs the instant {@code T} (clock milliseconds) from which the id is forgotten, or
    *     {@link #DEFAULT_REMEMBER_UNTIL} for {@code arrival + W}. Must satisfy {@code now < T <= now + W}
-   * @return {@link Verdict#ACCEPTED} if the id is not remembered (it is now, until {@code T}),
-   *     {@link Verdict#CONFLICT} if it is remembered with another non-zero payload hash (the first hash is kept),
-   *     else {@link Verdict#DUPLICATE}. Neither of the last two changes the entry
+   * @return {@link WindowVerdict#ACCEPTED} if the id is not remembered (it is now, until {@code T}),
+   *     {@link WindowVerdict#CONFLICT} if it is remembered with another non-zero payload hash (the first hash is kept),
+   *     else {@link WindowVerdict#DUPLICATE}. Neither of the last two changes the entry
    * @throws IllegalArgumentException if {@code fingerprint} is 0, or {@code rememberUntilMs} is not after now or is
    *     beyond {@code now + W} (the message names the limit); nothing is recorded
    * @throws WindowFullException under {@link CapacityPolicy#REJECT} when the id is new and the window holds
    *     {@code maxIds} live ids; nothing is recorded
    */
-  public Verdict check(long fingerprint, long payloadHash, long rememberUntilMs) {
+  public WindowVerdict check(long fingerprint, long payloadHash, long rememberUntilMs) {
     requireFingerprint(fingerprint);
     final long bucket = advance(clock.nowMs());
     return decide(fingerprint, payloadHash, bucket, expiryBucket(nowMs, bucket, rememberUntilMs));
@@ -210,14 +210,14 @@ public final class DedupWindow {
   /**
    * Checks a batch of arrivals with no payload hash and the default remember-until, in order, with the same result
    * as calling {@link #check(long)} for each at one instant (the clock is read once): a repeat inside the batch is a
-   * {@link Verdict#DUPLICATE}. Faster than single calls: the home slots of a group of ids are read ahead of the
+   * {@link WindowVerdict#DUPLICATE}. Faster than single calls: the home slots of a group of ids are read ahead of the
    * probes, so their cache misses overlap instead of following one another. Allocates nothing.
    *
    * @param fingerprints the ids' fingerprints; none may be 0
    * @param offset index of the first fingerprint, and of the first verdict written
    * @param length number of arrivals
    * @param verdicts receives the verdict of {@code fingerprints[offset + i]} at {@code verdicts[offset + i]}
-   * @return the number of {@link Verdict#ACCEPTED} verdicts
+   * @return the number of {@link WindowVerdict#ACCEPTED} verdicts
    * @throws IllegalArgumentException if any fingerprint in the range is 0 (checked before anything is recorded)
    * @throws NullPointerException if either array is null
    * @throws IndexOutOfBoundsException if the range lies outside either array or {@code length} is negative
@@ -225,7 +225,7 @@ public final class DedupWindow {
    *     arrivals before it are recorded and their verdicts written, the refused one and those after it are not
    *     (their verdict slots are left as they were)
    */
-  public int checkBatch(long[] fingerprints, int offset, int length, Verdict[] verdicts) {
+  public int checkBatch(long[] fingerprints, int offset, int length, WindowVerdict[] verdicts) {
     Objects.requireNonNull(fingerprints, "fingerprints");
     Objects.requireNonNull(verdicts, "verdicts");
     Objects.checkFromIndexSize(offset, length, fingerprints.length);
@@ -248,9 +248,9 @@ public final class DedupWindow {
       }
       prefetchSink += sink;
       for (int i = group; i < groupEnd; i++) {
-        Verdict v = decide(fingerprints[i], NO_PAYLOAD_HASH, bucket, expiryBucket);
+        WindowVerdict v = decide(fingerprints[i], NO_PAYLOAD_HASH, bucket, expiryBucket);
         verdicts[i] = v;
-        if (v == Verdict.ACCEPTED) {
+        if (v == WindowVerdict.ACCEPTED) {
           acceptedHere++;
         }
       }
@@ -258,7 +258,7 @@ public final class DedupWindow {
     return acceptedHere;
   }
 
-  private Verdict decide(long fingerprint, long payloadHash, long bucket, long expiryBucket) {
+  private WindowVerdict decide(long fingerprint, long payloadHash, long bucket, long expiryBucket) {
     paySweepDebt();
     if (table.needsRoom()) {
       makeRoom();
@@ -269,21 +269,21 @@ public final class DedupWindow {
         long kept = table.payloadHashAt(r);
         if (kept != NO_PAYLOAD_HASH && kept != payloadHash) {
           conflicts++;
-          return Verdict.CONFLICT;
+          return WindowVerdict.CONFLICT;
         }
       }
       duplicates++;
-      return Verdict.DUPLICATE;
+      return WindowVerdict.DUPLICATE;
     }
     final int lifetime = (int) (expiryBucket - bucket);
     if (lifetime <= 0) {
       // T falls inside the current bucket: the rule allows forgetting it at once, there is nothing to remember.
       accepted++;
-      return Verdict.ACCEPTED;
+      return WindowVerdict.ACCEPTED;
     }
     insert(r, fingerprint, expiryBucket, lifetime, payloadHash, false);
     accepted++;
-    return Verdict.ACCEPTED;
+    return WindowVerdict.ACCEPTED;
   }
 
   /**
@@ -750,7 +750,7 @@ public final class DedupWindow {
 
     /**
      * Keeps an 8-byte payload hash with every entry so that the same id with another payload is a
-     * {@link Verdict#CONFLICT}. Default false: the window then pays nothing for it (12-byte slots instead of 20).
+     * {@link WindowVerdict#CONFLICT}. Default false: the window then pays nothing for it (12-byte slots instead of 20).
      *
      * @param payloadHashes whether to keep payload hashes
      * @return this builder

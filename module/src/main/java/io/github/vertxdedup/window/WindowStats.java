@@ -3,9 +3,9 @@ package io.github.vertxdedup.window;
 /**
  * Counters of one {@link DedupWindow}, as read by a metrics layer. All counts are since the window was created.
  *
- * @param accepted arrivals answered {@link Verdict#ACCEPTED}
- * @param duplicates arrivals answered {@link Verdict#DUPLICATE}
- * @param conflicts arrivals answered {@link Verdict#CONFLICT}
+ * @param accepted arrivals answered {@link WindowVerdict#ACCEPTED}
+ * @param duplicates arrivals answered {@link WindowVerdict#DUPLICATE}
+ * @param conflicts arrivals answered {@link WindowVerdict#CONFLICT}
  * @param held ids remembered now
  * @param expired ids forgotten because their remember-until passed
  * @param earlyEvictions ids forgotten before their time under {@link CapacityPolicy#EVICT_OLDEST}

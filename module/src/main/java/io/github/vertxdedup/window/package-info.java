@@ -7,7 +7,7 @@
  *
  * <p>May use: the JDK, Agrona, zero-allocation-hashing, {@code io.github.vertxdedup.time}. Must not use Vert.x, the journal
  * ({@code io.github.vertxdedup.journal}) or any other package of this project, so that it can be tested and
- * benchmarked alone. {@link io.github.vertxdedup.window.Verdict} is the window's own answer; the service's public
+ * benchmarked alone. {@link io.github.vertxdedup.window.WindowVerdict} is the window's own answer; the service's public
  * {@link io.github.vertxdedup.DedupVerdict} is a different, wider type.
  */
 package io.github.vertxdedup.window;

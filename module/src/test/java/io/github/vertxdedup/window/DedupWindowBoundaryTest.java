@@ -73,18 +73,18 @@ class DedupWindowBoundaryTest {
     long w = n * b;
     long t = arrival + (rememberFor == DEFAULT ? w : rememberFor);
     if (t - b - 1 >= arrival) {
-      assertThat(probe(b, n, arrival, rememberFor, t - b - 1)).as("arrival at T - b - 1").isEqualTo(Verdict.DUPLICATE);
+      assertThat(probe(b, n, arrival, rememberFor, t - b - 1)).as("arrival at T - b - 1").isEqualTo(WindowVerdict.DUPLICATE);
     }
-    assertThat(probe(b, n, arrival, rememberFor, t)).as("arrival at T").isEqualTo(Verdict.ACCEPTED);
-    assertThat(probe(b, n, arrival, rememberFor, t + 1)).as("arrival at T + 1").isEqualTo(Verdict.ACCEPTED);
+    assertThat(probe(b, n, arrival, rememberFor, t)).as("arrival at T").isEqualTo(WindowVerdict.ACCEPTED);
+    assertThat(probe(b, n, arrival, rememberFor, t + 1)).as("arrival at T + 1").isEqualTo(WindowVerdict.ACCEPTED);
     assertRememberedThenForgottenForGood(b, n, arrival, rememberFor, t);
   }
 
   /** Accepts the id at {@code arrival}, then answers an arrival of it at {@code at} in a window of its own. */
-  private static Verdict probe(long b, int n, long arrival, long rememberFor, long at) {
+  private static WindowVerdict probe(long b, int n, long arrival, long rememberFor, long at) {
     ManualClock clock = new ManualClock(arrival);
     DedupWindow window = window(b, n, clock);
-    assertThat(accept(window, arrival, rememberFor)).isEqualTo(Verdict.ACCEPTED);
+    assertThat(accept(window, arrival, rememberFor)).isEqualTo(WindowVerdict.ACCEPTED);
     clock.setMs(at);
     return window.check(42);
   }
@@ -102,7 +102,7 @@ class DedupWindowBoundaryTest {
     long duplicates = 0;
     for (long at = arrival; at < t - b; at = at < from ? Math.min(from, at + b) : at + 1) {
       clock.setMs(at);
-      assertThat(window.check(42)).as("duplicate at %d, T = %d", at, t).isEqualTo(Verdict.DUPLICATE);
+      assertThat(window.check(42)).as("duplicate at %d, T = %d", at, t).isEqualTo(WindowVerdict.DUPLICATE);
       duplicates++;
     }
     boolean forgotten = false;
@@ -131,7 +131,7 @@ class DedupWindowBoundaryTest {
         .build();
   }
 
-  private static Verdict accept(DedupWindow window, long arrival, long rememberFor) {
+  private static WindowVerdict accept(DedupWindow window, long arrival, long rememberFor) {
     return rememberFor == DEFAULT
         ? window.check(42)
         : window.check(42, DedupWindow.NO_PAYLOAD_HASH, arrival + rememberFor);

@@ -58,18 +58,18 @@ class DedupWindowCapacityTest {
     window.check(2);
     assertThatThrownBy(() -> window.check(3)).isInstanceOf(WindowFullException.class);
 
-    assertThat(window.check(1, 11, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(Verdict.DUPLICATE);
-    assertThat(window.check(1, 12, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(Verdict.CONFLICT);
-    assertThat(window.check(2)).isEqualTo(Verdict.DUPLICATE);
+    assertThat(window.check(1, 11, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(WindowVerdict.DUPLICATE);
+    assertThat(window.check(1, 12, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(WindowVerdict.CONFLICT);
+    assertThat(window.check(2)).isEqualTo(WindowVerdict.DUPLICATE);
     // An id whose remember-until falls in the current bucket needs no room: accepted, not recorded.
-    assertThat(window.check(3, 0, START + 1)).isEqualTo(Verdict.ACCEPTED);
+    assertThat(window.check(3, 0, START + 1)).isEqualTo(WindowVerdict.ACCEPTED);
     assertThat(window.held()).isEqualTo(2);
     assertThatThrownBy(() -> window.restore(3, 0, START, START + W)).isInstanceOf(WindowFullException.class)
         .hasMessageContaining("maxIds=2");
     assertThat(window.restore(1, 0, START, START + W)).isFalse(); // already live: no room needed
 
     clock.advanceMs(W);
-    assertThat(window.check(3)).isEqualTo(Verdict.ACCEPTED);
+    assertThat(window.check(3)).isEqualTo(WindowVerdict.ACCEPTED);
     WindowStats stats = window.stats();
     assertThat(stats.rejected()).isEqualTo(2);
     assertThat(stats.duplicates()).isEqualTo(2);
@@ -87,7 +87,7 @@ class DedupWindowCapacityTest {
     window.check(4);
     clock.advanceMs(B);
 
-    assertThat(window.check(5)).isEqualTo(Verdict.ACCEPTED);
+    assertThat(window.check(5)).isEqualTo(WindowVerdict.ACCEPTED);
 
     assertThat(window.contains(1)).isFalse();
     assertThat(window.contains(2)).isFalse();
@@ -102,13 +102,13 @@ class DedupWindowCapacityTest {
     // Arrivals of the evicted bucket are no longer covered.
     assertThat(window.memoryStartMs()).isEqualTo(START + B);
 
-    assertThat(window.check(6)).isEqualTo(Verdict.ACCEPTED); // room left: nothing evicted
-    assertThat(window.check(7)).isEqualTo(Verdict.ACCEPTED); // evicts the bucket of 3
+    assertThat(window.check(6)).isEqualTo(WindowVerdict.ACCEPTED); // room left: nothing evicted
+    assertThat(window.check(7)).isEqualTo(WindowVerdict.ACCEPTED); // evicts the bucket of 3
     assertThat(window.contains(3)).isFalse();
     assertThat(window.stats().earlyEvictions()).isEqualTo(3);
     assertThat(window.memoryStartMs()).isEqualTo(START + 2 * B);
     // An evicted id is accepted again, as new.
-    assertThat(window.check(1)).isEqualTo(Verdict.ACCEPTED);
+    assertThat(window.check(1)).isEqualTo(WindowVerdict.ACCEPTED);
     assertThat(window.liveEntriesInTable()).isEqualTo(window.held());
   }
 
@@ -135,12 +135,12 @@ class DedupWindowCapacityTest {
     window.check(1);
     window.check(2);
 
-    assertThat(window.check(3)).isEqualTo(Verdict.ACCEPTED); // evicts 1 and 2: the bucket 3 goes into too
+    assertThat(window.check(3)).isEqualTo(WindowVerdict.ACCEPTED); // evicts 1 and 2: the bucket 3 goes into too
 
-    assertThat(window.check(3)).isEqualTo(Verdict.DUPLICATE);
+    assertThat(window.check(3)).isEqualTo(WindowVerdict.DUPLICATE);
     assertThat(window.held()).isEqualTo(1);
-    assertThat(window.check(4)).isEqualTo(Verdict.ACCEPTED);
-    assertThat(window.check(5)).isEqualTo(Verdict.ACCEPTED);
+    assertThat(window.check(4)).isEqualTo(WindowVerdict.ACCEPTED);
+    assertThat(window.check(5)).isEqualTo(WindowVerdict.ACCEPTED);
     assertThat(window.contains(5)).isTrue();
     assertThat(window.contains(3)).isFalse();
     assertThat(window.contains(4)).isFalse();
@@ -149,9 +149,9 @@ class DedupWindowCapacityTest {
     assertThat(stats.held()).isEqualTo(1);
     assertThat(window.liveEntriesInTable()).isEqualTo(1);
     clock.advanceMs(W - 1);
-    assertThat(window.check(5)).isEqualTo(Verdict.DUPLICATE);
+    assertThat(window.check(5)).isEqualTo(WindowVerdict.DUPLICATE);
     clock.advanceMs(1);
-    assertThat(window.check(5)).isEqualTo(Verdict.ACCEPTED);
+    assertThat(window.check(5)).isEqualTo(WindowVerdict.ACCEPTED);
   }
 
   @Test
@@ -160,16 +160,16 @@ class DedupWindowCapacityTest {
     window.check(1);
     window.check(2);
 
-    assertThat(window.check(3, 0, START + 5_000)).isEqualTo(Verdict.ACCEPTED);
+    assertThat(window.check(3, 0, START + 5_000)).isEqualTo(WindowVerdict.ACCEPTED);
 
     assertThat(window.contains(3)).isTrue();
     assertThat(window.lookup(3).expiresAtMs()).isEqualTo(START + 5_000);
     assertThat(window.held()).isEqualTo(1);
     assertThat(window.liveEntriesInTable()).isEqualTo(1);
     clock.advanceMs(4_999);
-    assertThat(window.check(3)).isEqualTo(Verdict.DUPLICATE);
+    assertThat(window.check(3)).isEqualTo(WindowVerdict.DUPLICATE);
     clock.advanceMs(1);
-    assertThat(window.check(3)).isEqualTo(Verdict.ACCEPTED);
+    assertThat(window.check(3)).isEqualTo(WindowVerdict.ACCEPTED);
     assertThat(window.stats().expired()).isEqualTo(1);
   }
 
@@ -194,7 +194,7 @@ class DedupWindowCapacityTest {
     long id = 1;
     for (int bucket = 0; bucket < 200; bucket++) {
       for (int i = 0; i < 37; i++) {
-        assertThat(window.check(id++)).isEqualTo(Verdict.ACCEPTED);
+        assertThat(window.check(id++)).isEqualTo(WindowVerdict.ACCEPTED);
         assertThat(window.held()).isLessThanOrEqualTo(100);
       }
       // The 37 newest are always remembered.

@@ -41,7 +41,7 @@ class DedupWindowCheckBatchTest {
     DedupWindow single = window(maxIds, policy);
     SplittableRandom r = new SplittableRandom(seed);
     long[] ids = new long[300];
-    Verdict[] verdicts = new Verdict[300];
+    WindowVerdict[] verdicts = new WindowVerdict[300];
     for (int round = 0; round < 400; round++) {
       readingMs += r.nextInt(4) == 0 ? r.nextInt(700) : r.nextInt(15);
       int n = 1 + r.nextInt(ids.length);
@@ -55,10 +55,10 @@ class DedupWindowCheckBatchTest {
       int accepted = batched.checkBatch(shifted, offset, n, verdicts);
       int acceptedSingly = 0;
       for (int i = 0; i < n; i++) {
-        Verdict expected = single.check(ids[i]);
+        WindowVerdict expected = single.check(ids[i]);
         assertThat(verdicts[offset + i]).as("round %d, event %d of %d, id %d", round, i, n, ids[i])
             .isEqualTo(expected);
-        if (expected == Verdict.ACCEPTED) {
+        if (expected == WindowVerdict.ACCEPTED) {
           acceptedSingly++;
         }
       }
@@ -71,15 +71,15 @@ class DedupWindowCheckBatchTest {
   @Test
   void shouldAnswerRepeatInsideBatchAsDuplicate() {
     DedupWindow w = window(0, CapacityPolicy.REJECT);
-    Verdict[] out = new Verdict[4];
+    WindowVerdict[] out = new WindowVerdict[4];
     assertThat(w.checkBatch(new long[] {5, 6, 5, 5}, 0, 4, out)).isEqualTo(2);
-    assertThat(out).containsExactly(Verdict.ACCEPTED, Verdict.ACCEPTED, Verdict.DUPLICATE, Verdict.DUPLICATE);
+    assertThat(out).containsExactly(WindowVerdict.ACCEPTED, WindowVerdict.ACCEPTED, WindowVerdict.DUPLICATE, WindowVerdict.DUPLICATE);
   }
 
   @Test
   void shouldRejectZeroFingerprintBeforeRecordingAnything() {
     DedupWindow w = window(0, CapacityPolicy.REJECT);
-    assertThatThrownBy(() -> w.checkBatch(new long[] {5, 0}, 0, 2, new Verdict[2]))
+    assertThatThrownBy(() -> w.checkBatch(new long[] {5, 0}, 0, 2, new WindowVerdict[2]))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("fingerprints[1]");
     assertThat(w.contains(5)).isFalse();
@@ -88,11 +88,11 @@ class DedupWindowCheckBatchTest {
   @Test
   void shouldRecordEventsBeforeTheRefusedOneWhenFullUnderReject() {
     DedupWindow w = window(2, CapacityPolicy.REJECT);
-    Verdict[] out = new Verdict[4];
+    WindowVerdict[] out = new WindowVerdict[4];
     assertThatThrownBy(() -> w.checkBatch(new long[] {1, 2, 1, 3}, 0, 4, out))
         .isInstanceOf(WindowFullException.class)
         .hasMessageContaining("maxIds=2");
-    assertThat(out).containsExactly(Verdict.ACCEPTED, Verdict.ACCEPTED, Verdict.DUPLICATE, null);
+    assertThat(out).containsExactly(WindowVerdict.ACCEPTED, WindowVerdict.ACCEPTED, WindowVerdict.DUPLICATE, null);
     assertThat(w.contains(3)).isFalse();
     assertThat(w.held()).isEqualTo(2);
   }
@@ -100,22 +100,22 @@ class DedupWindowCheckBatchTest {
   @Test
   void shouldRejectRangesOutsideTheArrays() {
     DedupWindow w = window(0, CapacityPolicy.REJECT);
-    assertThatThrownBy(() -> w.checkBatch(new long[2], 1, 2, new Verdict[3]))
+    assertThatThrownBy(() -> w.checkBatch(new long[2], 1, 2, new WindowVerdict[3]))
         .isInstanceOf(IndexOutOfBoundsException.class);
-    assertThatThrownBy(() -> w.checkBatch(new long[] {1, 2, 3}, 0, 3, new Verdict[2]))
+    assertThatThrownBy(() -> w.checkBatch(new long[] {1, 2, 3}, 0, 3, new WindowVerdict[2]))
         .isInstanceOf(IndexOutOfBoundsException.class);
   }
 
   @Test
   void prefetch_recordsNothingAndChangesNoAnswer() {
     DedupWindow w = window(0, CapacityPolicy.EVICT_OLDEST);
-    assertThat(w.check(7L)).isEqualTo(Verdict.ACCEPTED);
+    assertThat(w.check(7L)).isEqualTo(WindowVerdict.ACCEPTED);
     for (long fp = -5; fp <= 5; fp++) {
       w.prefetch(fp); // 0 and unknown ids included: a read, nothing more
     }
     assertThat(w.lookup(3L)).isNull();
     assertThat(w.stats().held()).isEqualTo(1);
-    assertThat(w.check(7L)).isEqualTo(Verdict.DUPLICATE);
-    assertThat(w.check(3L)).isEqualTo(Verdict.ACCEPTED);
+    assertThat(w.check(7L)).isEqualTo(WindowVerdict.DUPLICATE);
+    assertThat(w.check(3L)).isEqualTo(WindowVerdict.ACCEPTED);
   }
 }

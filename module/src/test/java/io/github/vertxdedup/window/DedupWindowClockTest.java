@@ -27,20 +27,20 @@ class DedupWindowClockTest {
   void shouldNeitherWipeNorFreezeWhenTheClockReadingGoesBackwards() {
     DedupWindow window = window(60_000, 1_000); // T = arrival + 60 s
     readingMs = 1_000_000;
-    assertThat(window.check(1)).isEqualTo(Verdict.ACCEPTED); // forgotten from 1_060_000
+    assertThat(window.check(1)).isEqualTo(WindowVerdict.ACCEPTED); // forgotten from 1_060_000
     readingMs = 1_030_000;
-    assertThat(window.check(2)).isEqualTo(Verdict.ACCEPTED); // forgotten from 1_090_000
+    assertThat(window.check(2)).isEqualTo(WindowVerdict.ACCEPTED); // forgotten from 1_090_000
 
     readingMs = 0; // a step back of almost 17 minutes: not a wipe
     assertThat(window.held()).isEqualTo(2);
-    assertThat(window.check(1)).isEqualTo(Verdict.DUPLICATE);
-    assertThat(window.check(3)).isEqualTo(Verdict.ACCEPTED); // counts as arriving at 1_030_000
+    assertThat(window.check(1)).isEqualTo(WindowVerdict.DUPLICATE);
+    assertThat(window.check(3)).isEqualTo(WindowVerdict.ACCEPTED); // counts as arriving at 1_030_000
     assertThat(window.lookup(3).firstSeenMs()).isEqualTo(1_030_000);
     assertThat(window.lookup(3).expiresAtMs()).isEqualTo(1_090_000);
 
     readingMs = 1_060_000; // once the reading is past the latest one seen, expiry runs on: no freeze
-    assertThat(window.check(1)).isEqualTo(Verdict.ACCEPTED);
-    assertThat(window.check(2)).isEqualTo(Verdict.DUPLICATE);
+    assertThat(window.check(1)).isEqualTo(WindowVerdict.ACCEPTED);
+    assertThat(window.check(2)).isEqualTo(WindowVerdict.DUPLICATE);
     readingMs = 1_090_000;
     assertThat(window.contains(2)).isFalse();
     assertThat(window.contains(3)).isFalse();
@@ -56,7 +56,7 @@ class DedupWindowClockTest {
     assertThat(window.contains(7)).isFalse();
     readingMs -= 5_000;
     assertThat(window.contains(7)).isFalse();
-    assertThat(window.check(7)).isEqualTo(Verdict.ACCEPTED);
+    assertThat(window.check(7)).isEqualTo(WindowVerdict.ACCEPTED);
   }
 
   @Test
@@ -65,9 +65,9 @@ class DedupWindowClockTest {
     DedupWindow window = window(10_000, 1_000);
     window.check(1);
     readingMs = 40_000; // behind: the window's now stays 50_000
-    assertThat(window.check(2, DedupWindow.NO_PAYLOAD_HASH, 60_000)).isEqualTo(Verdict.ACCEPTED);
+    assertThat(window.check(2, DedupWindow.NO_PAYLOAD_HASH, 60_000)).isEqualTo(WindowVerdict.ACCEPTED);
     assertThat(window.lookup(2).expiresAtMs()).isEqualTo(60_000);
-    assertThat(window.check(3, DedupWindow.NO_PAYLOAD_HASH, 55_000)).isEqualTo(Verdict.ACCEPTED);
+    assertThat(window.check(3, DedupWindow.NO_PAYLOAD_HASH, 55_000)).isEqualTo(WindowVerdict.ACCEPTED);
     assertThat(window.lookup(3).expiresAtMs()).isEqualTo(55_000);
   }
 
@@ -87,13 +87,13 @@ class DedupWindowClockTest {
     assertThat(idle.tableSlots()).isLessThan(slotsWhenFull);
     assertThat(window.liveEntriesInTable()).isZero();
 
-    assertThat(window.check(5)).isEqualTo(Verdict.ACCEPTED);
+    assertThat(window.check(5)).isEqualTo(WindowVerdict.ACCEPTED);
     readingMs += 30_000;
-    assertThat(window.check(5)).isEqualTo(Verdict.DUPLICATE);
-    assertThat(window.check(6)).isEqualTo(Verdict.ACCEPTED);
+    assertThat(window.check(5)).isEqualTo(WindowVerdict.DUPLICATE);
+    assertThat(window.check(6)).isEqualTo(WindowVerdict.ACCEPTED);
     readingMs += 30_000;
-    assertThat(window.check(5)).isEqualTo(Verdict.ACCEPTED);
-    assertThat(window.check(6)).isEqualTo(Verdict.DUPLICATE);
+    assertThat(window.check(5)).isEqualTo(WindowVerdict.ACCEPTED);
+    assertThat(window.check(6)).isEqualTo(WindowVerdict.DUPLICATE);
     assertThat(window.held()).isEqualTo(2);
   }
 

@@ -214,7 +214,7 @@ class DedupWindowPropertyTest {
       seen = Seen.REFUSED_FULL;
     } else if (outcome.thrown() == IllegalArgumentException.class) {
       seen = Seen.BAD_ARGUMENT;
-    } else if (outcome.result() instanceof Verdict v) {
+    } else if (outcome.result() instanceof WindowVerdict v) {
       seen = Seen.valueOf(v.name());
     } else {
       return;

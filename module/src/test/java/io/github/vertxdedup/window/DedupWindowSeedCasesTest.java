@@ -19,24 +19,24 @@ class DedupWindowSeedCasesTest {
 
   @Test
   void shouldDropDuplicateInsideWindowAndAcceptAgainAfterIt() {
-    assertThat(window.check(7)).isEqualTo(Verdict.ACCEPTED);
+    assertThat(window.check(7)).isEqualTo(WindowVerdict.ACCEPTED);
     clock.setMs(30_000);
-    assertThat(window.check(7)).isEqualTo(Verdict.DUPLICATE);
+    assertThat(window.check(7)).isEqualTo(WindowVerdict.DUPLICATE);
     clock.setMs(59_000);
-    assertThat(window.check(7)).isEqualTo(Verdict.DUPLICATE);
+    assertThat(window.check(7)).isEqualTo(WindowVerdict.DUPLICATE);
     clock.setMs(60_000);
-    assertThat(window.check(7)).isEqualTo(Verdict.ACCEPTED);
+    assertThat(window.check(7)).isEqualTo(WindowVerdict.ACCEPTED);
   }
 
   @Test
   void shouldDropReorderedDuplicates() {
     clock.setMs(61_000);
     for (long id : new long[] {5, 3, 4}) {
-      assertThat(window.check(id)).isEqualTo(Verdict.ACCEPTED);
+      assertThat(window.check(id)).isEqualTo(WindowVerdict.ACCEPTED);
     }
     clock.setMs(62_000);
     for (long id : new long[] {3, 5, 4}) {
-      assertThat(window.check(id)).isEqualTo(Verdict.DUPLICATE);
+      assertThat(window.check(id)).isEqualTo(WindowVerdict.DUPLICATE);
     }
   }
 
@@ -47,7 +47,7 @@ class DedupWindowSeedCasesTest {
     for (int t = 0; t < 600; t++) {
       clock.setMs(t * 1_000L);
       for (int i = 0; i < rate; i++) {
-        assertThat(window.check((long) t * rate + i + 1)).isEqualTo(Verdict.ACCEPTED);
+        assertThat(window.check((long) t * rate + i + 1)).isEqualTo(WindowVerdict.ACCEPTED);
       }
       maxHeld = Math.max(maxHeld, window.held());
     }

@@ -100,22 +100,22 @@ class DedupWindowTimesTest {
   @Test
   void shouldKeepTheFirstPayloadHashAndReportConflicts() {
     DedupWindow window = window(true);
-    assertThat(window.check(1, 11, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(Verdict.ACCEPTED);
-    assertThat(window.check(1, 12, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(Verdict.CONFLICT);
-    assertThat(window.check(1, 11, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(Verdict.DUPLICATE);
-    assertThat(window.check(1)).isEqualTo(Verdict.DUPLICATE); // no hash given: nothing to compare
+    assertThat(window.check(1, 11, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(WindowVerdict.ACCEPTED);
+    assertThat(window.check(1, 12, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(WindowVerdict.CONFLICT);
+    assertThat(window.check(1, 11, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(WindowVerdict.DUPLICATE);
+    assertThat(window.check(1)).isEqualTo(WindowVerdict.DUPLICATE); // no hash given: nothing to compare
     assertThat(window.lookup(1).payloadHash()).isEqualTo(11);
 
     // An entry kept without a hash has nothing to compare either.
-    assertThat(window.check(2)).isEqualTo(Verdict.ACCEPTED);
-    assertThat(window.check(2, 5, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(Verdict.DUPLICATE);
+    assertThat(window.check(2)).isEqualTo(WindowVerdict.ACCEPTED);
+    assertThat(window.check(2, 5, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(WindowVerdict.DUPLICATE);
     assertThat(window.lookup(2).payloadHash()).isZero();
 
     // A conflict does not extend the entry either.
     clock.setMs(1_059_999);
-    assertThat(window.check(1, 13, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(Verdict.CONFLICT);
+    assertThat(window.check(1, 13, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(WindowVerdict.CONFLICT);
     clock.setMs(1_060_000);
-    assertThat(window.check(1, 13, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(Verdict.ACCEPTED);
+    assertThat(window.check(1, 13, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(WindowVerdict.ACCEPTED);
     assertThat(window.lookup(1).payloadHash()).isEqualTo(13);
     WindowStats stats = window.stats();
     assertThat(stats.conflicts()).isEqualTo(2);
@@ -131,8 +131,8 @@ class DedupWindowTimesTest {
       plain.check(id, id * 31, DedupWindow.DEFAULT_REMEMBER_UNTIL);
       hashed.check(id, id * 31, DedupWindow.DEFAULT_REMEMBER_UNTIL);
     }
-    assertThat(plain.check(7, 1, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(Verdict.DUPLICATE);
-    assertThat(hashed.check(7, 1, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(Verdict.CONFLICT);
+    assertThat(plain.check(7, 1, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(WindowVerdict.DUPLICATE);
+    assertThat(hashed.check(7, 1, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(WindowVerdict.CONFLICT);
     assertThat(plain.lookup(7).payloadHash()).isZero();
     assertThat(hashed.lookup(7).payloadHash()).isEqualTo(7 * 31);
 
@@ -174,8 +174,8 @@ class DedupWindowTimesTest {
     assertThat(window.restore(7, 70, 990_300, 1_050_700)).isTrue();
 
     assertThat(window.lookup(7)).isEqualTo(new DedupWindow.Entry(7, 990_000, 1_050_000, 70));
-    assertThat(window.check(7, 70, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(Verdict.DUPLICATE);
-    assertThat(window.check(7, 71, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(Verdict.CONFLICT);
+    assertThat(window.check(7, 70, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(WindowVerdict.DUPLICATE);
+    assertThat(window.check(7, 71, DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(WindowVerdict.CONFLICT);
     WindowStats stats = window.stats();
     assertThat(stats.held()).isEqualTo(1);
     assertThat(stats.accepted()).isZero();

@@ -205,7 +205,7 @@ class DedupWindowValidationTest {
   @Test
   void shouldRefuseRememberUntilBeyondTheWindow() {
     DedupWindow window = minute().build();
-    assertThat(window.check(1, 0, 1_060_000)).isEqualTo(Verdict.ACCEPTED); // exactly now + W is allowed
+    assertThat(window.check(1, 0, 1_060_000)).isEqualTo(WindowVerdict.ACCEPTED); // exactly now + W is allowed
 
     assertThatThrownBy(() -> window.check(2, 0, 1_060_001))
         .isInstanceOf(IllegalArgumentException.class)

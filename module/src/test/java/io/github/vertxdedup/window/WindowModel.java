@@ -106,21 +106,21 @@ final class WindowModel {
     if (entry != null) {
       if (payloadHash != 0 && entry.payloadHash() != 0 && entry.payloadHash() != payloadHash) {
         conflicts++;
-        return Outcome.of(Verdict.CONFLICT);
+        return Outcome.of(WindowVerdict.CONFLICT);
       }
       duplicates++;
-      return Outcome.of(Verdict.DUPLICATE);
+      return Outcome.of(WindowVerdict.DUPLICATE);
     }
     if (expiry <= bucket) {
       accepted++; // T falls in the current bucket: nothing to remember
-      return Outcome.of(Verdict.ACCEPTED);
+      return Outcome.of(WindowVerdict.ACCEPTED);
     }
     if (!makeRoom()) {
       return Outcome.threw(new WindowFullException(""));
     }
     insert(fingerprint, new Entry(expiry, bucket, payloadHashes ? payloadHash : 0));
     accepted++;
-    return Outcome.of(Verdict.ACCEPTED);
+    return Outcome.of(WindowVerdict.ACCEPTED);
   }
 
   Outcome restore(long readingMs, long fingerprint, long payloadHash, long firstSeenMs, long expiresAtMs) {

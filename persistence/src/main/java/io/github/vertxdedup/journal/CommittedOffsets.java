@@ -19,7 +19,7 @@ import java.util.Objects;
  */
 public final class CommittedOffsets {
 
-  private final Map<TopicPartition, Long> offsets = new HashMap<>();
+  private final Map<SourcePartition, Long> offsets = new HashMap<>();
 
   /** Creates an empty set. */
   public CommittedOffsets() {
@@ -28,7 +28,7 @@ public final class CommittedOffsets {
   /**
    * Records a committed offset, keeping the highest seen for its topic-partition. O(1) expected.
    *
-   * @param topic the topic; see {@link TopicPartition}
+   * @param topic the topic; see {@link SourcePartition}
    * @param partition the partition, {@code >= 0}
    * @param offset the committed offset, {@code >= 0}
    * @return true if the offset is now the highest recorded (it was higher, or the partition was new)
@@ -39,7 +39,7 @@ public final class CommittedOffsets {
     if (offset < 0) {
       throw new IllegalArgumentException("offset must be >= 0 but was " + offset);
     }
-    TopicPartition key = new TopicPartition(topic, partition);
+    SourcePartition key = new SourcePartition(topic, partition);
     Long known = offsets.get(key);
     if (known != null && known >= offset) {
       return false;
@@ -67,7 +67,7 @@ public final class CommittedOffsets {
    * @return the offset, or {@code -1} if none was recorded
    */
   public long get(String topic, int partition) {
-    Long known = offsets.get(new TopicPartition(topic, partition));
+    Long known = offsets.get(new SourcePartition(topic, partition));
     return known == null ? -1L : known;
   }
 

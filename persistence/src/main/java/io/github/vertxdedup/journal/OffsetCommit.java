@@ -36,10 +36,10 @@ public record OffsetCommit(String topic, int partition, long offset) {
   /**
    * Returns the topic-partition of this commit.
    *
-   * @return a new {@link TopicPartition}
+   * @return a new {@link SourcePartition}
    */
-  public TopicPartition topicPartition() {
-    return new TopicPartition(topic, partition);
+  public SourcePartition topicPartition() {
+    return new SourcePartition(topic, partition);
   }
 
   static byte[] checkTopic(String topic) {

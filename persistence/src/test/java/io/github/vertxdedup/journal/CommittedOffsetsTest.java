@@ -60,7 +60,7 @@ class CommittedOffsetsTest {
     assertThatThrownBy(() -> offsets.record("t".repeat(256), 0, 1))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("topic must be <= 255 bytes in UTF-8 but was 256");
-    assertThatThrownBy(() -> new TopicPartition("t", -2))
+    assertThatThrownBy(() -> new SourcePartition("t", -2))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("partition must be >= 0 but was -2");
   }
 }

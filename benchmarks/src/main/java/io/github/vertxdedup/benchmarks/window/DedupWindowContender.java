@@ -1,7 +1,7 @@
 package io.github.vertxdedup.benchmarks.window;
 
 import io.github.vertxdedup.window.DedupWindow;
-import io.github.vertxdedup.window.Verdict;
+import io.github.vertxdedup.window.WindowVerdict;
 import java.time.Duration;
 
 /** Our {@link DedupWindow}, optionally presized with {@code expectedIds}. Single-threaded. */
@@ -10,7 +10,7 @@ final class DedupWindowContender implements DedupContender, BatchContender {
   private final DedupWindow window;
   private final boolean batches;
   /** checkBatch writes verdicts at the events' own indexes: one slot per event of the stream, allocated once. */
-  private Verdict[] verdicts = new Verdict[0];
+  private WindowVerdict[] verdicts = new WindowVerdict[0];
 
   /**
    * @param workload gives {@code W} and {@code b}
@@ -39,7 +39,7 @@ final class DedupWindowContender implements DedupContender, BatchContender {
 
   @Override
   public boolean firstSeen(long fingerprint) {
-    return window.check(fingerprint) == Verdict.ACCEPTED;
+    return window.check(fingerprint) == WindowVerdict.ACCEPTED;
   }
 
   @Override
@@ -50,7 +50,7 @@ final class DedupWindowContender implements DedupContender, BatchContender {
   @Override
   public int firstSeenBatch(long[] fingerprints, int offset, int length) {
     if (verdicts.length < fingerprints.length) {
-      verdicts = new Verdict[fingerprints.length];
+      verdicts = new WindowVerdict[fingerprints.length];
     }
     return window.checkBatch(fingerprints, offset, length, verdicts);
   }

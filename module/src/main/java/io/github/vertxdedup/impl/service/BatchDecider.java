@@ -8,7 +8,7 @@ import io.github.vertxdedup.impl.protocol.ParsedEvent;
 import io.github.vertxdedup.impl.protocol.RequestFailure;
 import io.github.vertxdedup.time.DedupClock;
 import io.github.vertxdedup.window.DedupWindow;
-import io.github.vertxdedup.window.Verdict;
+import io.github.vertxdedup.window.WindowVerdict;
 import io.github.vertxdedup.window.WindowFullException;
 import java.util.Arrays;
 
@@ -34,7 +34,7 @@ final class BatchDecider {
   private final PartitionResults results;
   /** Scratch arrays of {@link #checkPlainRun}, grown to the largest batch seen. */
   private long[] runFingerprints = new long[0];
-  private Verdict[] runVerdicts = new Verdict[0];
+  private WindowVerdict[] runVerdicts = new WindowVerdict[0];
 
   /**
    * @param core the core whose single decisions a batch repeats
@@ -172,7 +172,7 @@ final class BatchDecider {
     int n = to - from;
     if (runFingerprints.length < n) {
       runFingerprints = new long[n];
-      runVerdicts = new Verdict[n];
+      runVerdicts = new WindowVerdict[n];
     }
     for (int k = 0; k < n; k++) {
       runFingerprints[k] = events[from + k].idFp;

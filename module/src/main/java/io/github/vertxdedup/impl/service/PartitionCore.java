@@ -14,7 +14,7 @@ import io.github.vertxdedup.impl.protocol.RequestFailure;
 import io.github.vertxdedup.window.CapacityPolicy;
 import io.github.vertxdedup.time.DedupClock;
 import io.github.vertxdedup.window.DedupWindow;
-import io.github.vertxdedup.window.Verdict;
+import io.github.vertxdedup.window.WindowVerdict;
 import io.github.vertxdedup.window.WindowStats;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
@@ -205,12 +205,12 @@ final class PartitionCore {
    * @param now the clock's reading, ms
    * @return the result; {@link PartitionResults#accepted()} for an accept
    */
-  DedupResult checked(long idFp, long payloadHash, long rememberUntilMs, Verdict v, long now) {
-    if (v == Verdict.ACCEPTED) {
+  DedupResult checked(long idFp, long payloadHash, long rememberUntilMs, WindowVerdict v, long now) {
+    if (v == WindowVerdict.ACCEPTED) {
       recorder.windowAccepted(idFp, payloadHash, rememberUntilMs, now);
       return results.accepted();
     }
-    return results.seen(window.lookup(idFp), v == Verdict.CONFLICT, now);
+    return results.seen(window.lookup(idFp), v == WindowVerdict.CONFLICT, now);
   }
 
   /**

@@ -10,13 +10,13 @@ package io.github.vertxdedup.kafka.impl;
 final class AssignedPartition<K, V> {
 
   final PartitionOwner<K, V> owner;
-  final WindowStore.Lease lease;
+  final PartitionWindows.Lease lease;
   /** The offset last committed to Kafka (the next record to read), or -1. */
   long committed = -1;
   /** The offset of the latest async commit sent, or -1. */
   long sent = -1;
 
-  AssignedPartition(PartitionOwner<K, V> owner, WindowStore.Lease lease) {
+  AssignedPartition(PartitionOwner<K, V> owner, PartitionWindows.Lease lease) {
     this.owner = owner;
     this.lease = lease;
   }

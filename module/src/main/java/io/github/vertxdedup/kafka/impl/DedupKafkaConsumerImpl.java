@@ -168,7 +168,7 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
     // The windows accept what they does not cover (recording the id) and mark it uncovered; the owner applies
     // uncoveredRecords. One behaviour for every window, whichever consumer of the group opened it first.
     DedupOptions dedup = options.getDedup().setUncoveredPolicy(UncoveredPolicy.ACCEPT);
-    WindowStore windows = WindowStore.create(vertx, dedup, clock, registry, options.getAssignmentTimeoutMs());
+    PartitionWindows windows = PartitionWindows.create(vertx, dedup, clock, registry, options.getAssignmentTimeoutMs());
     Semaphore wake = new Semaphore(0);
     OwnerConfig<K, V> ownerConfig = new OwnerConfig<>(vertx, options, identity, handler, deadLetters, clock,
         instanceId, wake::release);

@@ -15,7 +15,7 @@ import org.apache.kafka.common.errors.WakeupException;
  * poll loop commits with {@code commitAsync} at most once per {@code commitIntervalMs} ({@link #commitAsyncIfDue}); a
  * failed async commit is sent again with the next one. Revocation and close commit with {@code commitSync}
  * ({@link #commitSync}). Every offset Kafka accepted is handed to the window store
- * ({@link WindowStore#offsetsCommitted}), which journals it beside the accepted ids.
+ * ({@link PartitionWindows#offsetsCommitted}), which journals it beside the accepted ids.
  *
  * <p>Poll thread only: the async commits' callbacks run on it too, inside a later {@code poll} or commit.
  *
@@ -29,7 +29,7 @@ final class OffsetCommits<K, V> {
   private final KafkaConsumer<K, V> consumer;
   /** The assigned partitions, shared with the rest of the poll loop. */
   private final Map<TopicPartition, AssignedPartition<K, V>> owners;
-  private final WindowStore windows;
+  private final PartitionWindows windows;
   private final long commitIntervalNs;
   private long lastCommitNs;
 
@@ -40,7 +40,7 @@ final class OffsetCommits<K, V> {
    * @param commitIntervalMs the least time between two async commits, in milliseconds
    */
   OffsetCommits(KafkaConsumer<K, V> consumer, Map<TopicPartition, AssignedPartition<K, V>> owners,
-      WindowStore windows, long commitIntervalMs) {
+      PartitionWindows windows, long commitIntervalMs) {
     this.consumer = consumer;
     this.owners = owners;
     this.windows = windows;

@@ -22,7 +22,7 @@ import org.apache.kafka.common.TopicPartition;
  * {@code poll}, on the poll thread, synchronously, so they hold the rebalance back until they return.
  *
  * <ul>
- *   <li>{@code onPartitionsAssigned}: for each new partition, takes its window from the {@link WindowStore} (in memory,
+ *   <li>{@code onPartitionsAssigned}: for each new partition, takes its window from the {@link PartitionWindows} (in memory,
  *   or rebuilt from its journal before the call returns), starts its {@link PartitionOwner} on the window's event loop,
  *   and seeks to Kafka's committed offset, or, when Kafka has none, to the last committed offset the store recorded,
  *   else leaves {@code auto.offset.reset} to decide. Bounded by {@code assignmentTimeoutMs}.</li>
@@ -53,7 +53,7 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
   private final KafkaConsumer<K, V> consumer;
   /** The assigned partitions, shared with the rest of the poll loop. */
   private final Map<TopicPartition, AssignedPartition<K, V>> owners;
-  private final WindowStore windows;
+  private final PartitionWindows windows;
   private final OwnerConfig<K, V> ownerConfig;
   private final OffsetCommits<K, V> commits;
   private final Pauses<K, V> pauses;
@@ -81,7 +81,7 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
    * @param revocationTimeoutMs how long a revocation waits for the owners to drain, in milliseconds
    */
   PartitionAssignment(KafkaConsumer<K, V> consumer, Map<TopicPartition, AssignedPartition<K, V>> owners,
-      WindowStore windows, OwnerConfig<K, V> ownerConfig, OffsetCommits<K, V> commits, Pauses<K, V> pauses,
+      PartitionWindows windows, OwnerConfig<K, V> ownerConfig, OffsetCommits<K, V> commits, Pauses<K, V> pauses,
       MeterRegistry registry, String groupId, String instanceId, long assignmentTimeoutMs,
       long revocationTimeoutMs) {
     this.consumer = consumer;

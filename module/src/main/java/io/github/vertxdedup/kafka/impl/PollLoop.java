@@ -49,7 +49,7 @@ final class PollLoop<K, V> {
   private final int maxBufferedPerPartition;
   private final long assignmentTimeoutMs;
   private final long revocationTimeoutMs;
-  private final WindowStore windows;
+  private final PartitionWindows windows;
   private final OwnerConfig<K, V> ownerConfig;
   private final MeterRegistry registry;
   private final String groupId;
@@ -75,7 +75,7 @@ final class PollLoop<K, V> {
    * @param instanceId this consumer's instance id
    * @param wake released by an owner that may be resumed
    */
-  PollLoop(Map<String, Object> kafkaConfig, DedupKafkaOptions options, WindowStore windows,
+  PollLoop(Map<String, Object> kafkaConfig, DedupKafkaOptions options, PartitionWindows windows,
       OwnerConfig<K, V> ownerConfig, MeterRegistry registry, String groupId, String instanceId, Semaphore wake) {
     this.kafkaConfig = kafkaConfig;
     this.pollTimeoutMs = options.getPollTimeoutMs();

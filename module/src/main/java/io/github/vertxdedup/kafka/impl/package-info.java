@@ -10,7 +10,7 @@
  *   {@code OwnerLoop}), the effect-first lease rule ({@code ClaimLeases}), the commit pipeline
  *   ({@code CommitPipeline}), retries and dead letters ({@code FailurePolicy}), the window's requests for a record
  *   ({@code RecordEvents}), the settings they share ({@code OwnerConfig}) and the meters ({@code KafkaMetrics});</li>
- *   <li>where a partition's window lives between owners ({@code WindowStore}: in memory, or on a journal handed over
+ *   <li>where a partition's window lives between owners ({@code PartitionWindows}: in memory, or on a journal handed over
  *   between instances).</li>
  * </ul>
  *

@@ -37,9 +37,9 @@ import org.apache.kafka.common.TopicPartition;
  *
  * <p>Thread-safe: its only shared state is a Vert.x local map; each lease's verticle runs on its own event loop.
  */
-final class JournalWindowStore implements WindowStore {
+final class JournaledPartitionWindows implements PartitionWindows {
 
-  private static final System.Logger LOG = System.getLogger(JournalWindowStore.class.getName());
+  private static final System.Logger LOG = System.getLogger(JournaledPartitionWindows.class.getName());
   private static final AtomicLong GENERATION = new AtomicLong();
   /** Local map of the window addresses held in this Vert.x instance, to the token of their holder. */
   private static final String SLOTS = "io.github.vertxdedup.kafka.journaled-windows";
@@ -61,7 +61,7 @@ final class JournalWindowStore implements WindowStore {
    * @param acquireTimeoutMs how long {@link #acquire} waits for another owner to let the journal go, in milliseconds
    * @throws IllegalArgumentException if {@code dedup.journalDir} is not set
    */
-  JournalWindowStore(Vertx vertx, DedupOptions dedup, DedupClock clock, MeterRegistry registry,
+  JournaledPartitionWindows(Vertx vertx, DedupOptions dedup, DedupClock clock, MeterRegistry registry,
       long acquireTimeoutMs) {
     if (dedup.getJournalDir() == null) {
       throw new IllegalArgumentException("dedup.journalDir must be set for a journaled window store");

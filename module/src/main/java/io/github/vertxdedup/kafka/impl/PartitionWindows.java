@@ -14,16 +14,16 @@ import org.apache.kafka.common.TopicPartition;
  * {@code <journalDir>/<group.id>/<topic>-<partition>} (whose directory lock is the fence between two owners),
  * rebuilds the window before {@link #acquire} completes, reports the highest offset the journal recorded as
  * {@link Lease#resumeOffset()}, and journals {@link #offsetsCommitted} beside the accepted ids.
- * {@link JournalWindowStore} is that store, chosen when {@code dedup.journalDir} is set; {@link MemoryWindowStore}
+ * {@link JournaledPartitionWindows} is that store, chosen when {@code dedup.journalDir} is set; {@link MemoryPartitionWindows}
  * keeps windows in the Vert.x instance otherwise ({@link #create}).
  *
  * <p>Thread-safe; called from the poll thread.
  */
-interface WindowStore {
+interface PartitionWindows {
 
   /**
-   * The store for these options: journaled ({@link JournalWindowStore}) when {@code dedup.journalDir} is set,
-   * memory-only ({@link MemoryWindowStore}) otherwise.
+   * The store for these options: journaled ({@link JournaledPartitionWindows}) when {@code dedup.journalDir} is set,
+   * memory-only ({@link MemoryPartitionWindows}) otherwise.
    *
    * @param vertx the Vert.x instance the windows are deployed on
    * @param dedup validated dedup options
@@ -32,11 +32,11 @@ interface WindowStore {
    * @param acquireTimeoutMs how long {@link #acquire} waits for another owner to let a window go, in milliseconds
    * @return the store
    */
-  static WindowStore create(Vertx vertx, DedupOptions dedup, DedupClock clock, MeterRegistry registry,
+  static PartitionWindows create(Vertx vertx, DedupOptions dedup, DedupClock clock, MeterRegistry registry,
       long acquireTimeoutMs) {
     return dedup.getJournalDir() != null
-        ? new JournalWindowStore(vertx, dedup, clock, registry, acquireTimeoutMs)
-        : new MemoryWindowStore(vertx, dedup, clock, registry, acquireTimeoutMs);
+        ? new JournaledPartitionWindows(vertx, dedup, clock, registry, acquireTimeoutMs)
+        : new MemoryPartitionWindows(vertx, dedup, clock, registry, acquireTimeoutMs);
   }
 
   /**

@@ -13,7 +13,7 @@ package io.github.vertxdedup.window;
  *       the caller routes the event to its conflict / dead-letter path.</li>
  * </ul>
  */
-public enum Verdict {
+public enum WindowVerdict {
   /** First sighting: apply the effect. */
   ACCEPTED,
   /** Seen within the window: drop and acknowledge. */

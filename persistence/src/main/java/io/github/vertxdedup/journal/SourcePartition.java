@@ -8,7 +8,7 @@ import java.util.Objects;
  * @param topic the topic name; not empty, at most {@value OffsetCommit#MAX_TOPIC_BYTES} bytes in UTF-8
  * @param partition the partition number, {@code >= 0}
  */
-public record TopicPartition(String topic, int partition) {
+public record SourcePartition(String topic, int partition) {
 
   /**
    * Validates the components.
@@ -16,7 +16,7 @@ public record TopicPartition(String topic, int partition) {
    * @throws NullPointerException if {@code topic} is null
    * @throws IllegalArgumentException if {@code topic} is empty or too long, or {@code partition} is negative
    */
-  public TopicPartition {
+  public SourcePartition {
     Objects.requireNonNull(topic, "topic");
     OffsetCommit.checkTopic(topic);
     if (partition < 0) {

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The journaled window store alone: its directory, the lock as the fence between owners, the journaled offset. */
-class JournalWindowStoreTest {
+class JournaledPartitionWindowsTest {
 
   private static final TopicPartition TP = new TopicPartition("orders", 3);
 
@@ -42,14 +42,14 @@ class JournalWindowStoreTest {
     get(vertx.close());
   }
 
-  private JournalWindowStore store(long acquireTimeoutMs) {
+  private JournaledPartitionWindows store(long acquireTimeoutMs) {
     return store(vertx, acquireTimeoutMs);
   }
 
-  private JournalWindowStore store(Vertx vertx, long acquireTimeoutMs) {
+  private JournaledPartitionWindows store(Vertx vertx, long acquireTimeoutMs) {
     DedupOptions o = new DedupOptions().setAddress("test.store").setWindow(Duration.ofMinutes(10))
         .setJournalDir(journalDir.toString());
-    return new JournalWindowStore(vertx, o, clock, null, acquireTimeoutMs);
+    return new JournaledPartitionWindows(vertx, o, clock, null, acquireTimeoutMs);
   }
 
   private static <T> T get(Future<T> f) throws Exception {
@@ -62,10 +62,10 @@ class JournalWindowStoreTest {
     // routeByKey say, in both stores.
     DedupOptions o = new DedupOptions().setAddress("test.routing").setWindow(Duration.ofMinutes(10))
         .setPartitions(4).setRouteByKey(true);
-    for (WindowStore store : new WindowStore[] {
-        WindowStore.create(vertx, o, clock, null, 5_000),
-        WindowStore.create(vertx, new DedupOptions(o).setJournalDir(journalDir.toString()), clock, null, 5_000)}) {
-      WindowStore.Lease lease = get(store.acquire("billing", TP, "a"));
+    for (PartitionWindows store : new PartitionWindows[] {
+        PartitionWindows.create(vertx, o, clock, null, 5_000),
+        PartitionWindows.create(vertx, new DedupOptions(o).setJournalDir(journalDir.toString()), clock, null, 5_000)}) {
+      PartitionWindows.Lease lease = get(store.acquire("billing", TP, "a"));
       LocalPartition client = lease.partition();
       assertThat(get(client.check(new DedupEvent("no-key"))).verdict()).isEqualTo(DedupVerdict.ACCEPTED);
       assertThat(get(client.check(new DedupEvent("keyed").setKey("order-1"))).verdict())
@@ -78,15 +78,15 @@ class JournalWindowStoreTest {
 
   @Test
   void shouldJournalCommittedOffsetsAndReportTheHighestAsResumeOffsetToTheNextOwner() throws Exception {
-    JournalWindowStore store = store(5_000);
-    WindowStore.Lease first = get(store.acquire("billing", TP, "a"));
+    JournaledPartitionWindows store = store(5_000);
+    PartitionWindows.Lease first = get(store.acquire("billing", TP, "a"));
     assertThat(first.resumeOffset()).isEqualTo(-1);
     assertThat(journalDir.resolve("billing").resolve("orders-3")).isDirectory();
     store.offsetsCommitted(first, 17);
     store.offsetsCommitted(first, 42);
     get(store.release(first));
 
-    WindowStore.Lease second = get(store.acquire("billing", TP, "b"));
+    PartitionWindows.Lease second = get(store.acquire("billing", TP, "b"));
     assertThat(second.resumeOffset()).isEqualTo(42);
     // The address scopes the id fingerprints in the journal: every owner uses the same one.
     assertThat(second.partition().address()).isEqualTo(first.partition().address());
@@ -95,8 +95,8 @@ class JournalWindowStoreTest {
 
   @Test
   void shouldReleaseTheTakersOwnOrphanedClaimsAndLeaveOtherClaimersToTheirLeases() throws Exception {
-    JournalWindowStore store = store(5_000);
-    WindowStore.Lease first = get(store.acquire("billing", TP, "consumer-a"));
+    JournaledPartitionWindows store = store(5_000);
+    PartitionWindows.Lease first = get(store.acquire("billing", TP, "consumer-a"));
     // The window's address: <dedup.address>.<group.id>.<topic>-<partition>.
     DedupClient client = DedupClient.create(vertx, new DedupOptions().setAddress("test.store.billing.orders-3")
         .setPartitions(1));
@@ -108,11 +108,11 @@ class JournalWindowStoreTest {
         .isEqualTo(DedupVerdict.ACCEPTED);
     get(store.release(first)); // the claims stay open in the journal, as a killed consumer leaves them
 
-    WindowStore.Lease byOther = get(store.acquire("billing", TP, "consumer-c"));
+    PartitionWindows.Lease byOther = get(store.acquire("billing", TP, "consumer-c"));
     assertThat(byOther.releasedClaims()).as("another instance id releases nothing").isZero();
     get(store.release(byOther));
 
-    WindowStore.Lease again = get(store.acquire("billing", TP, "consumer-a"));
+    PartitionWindows.Lease again = get(store.acquire("billing", TP, "consumer-a"));
     assertThat(again.releasedClaims()).isEqualTo(2);
     assertThat(get(client.claim(new DedupEvent("x").setClaimer("consumer-a"))).verdict())
         .isEqualTo(DedupVerdict.ACCEPTED);
@@ -123,11 +123,11 @@ class JournalWindowStoreTest {
 
   @Test
   void shouldKeepAWindowPerConsumerGroup() throws Exception {
-    JournalWindowStore store = store(5_000);
-    WindowStore.Lease a = get(store.acquire("billing", TP, "a"));
+    JournaledPartitionWindows store = store(5_000);
+    PartitionWindows.Lease a = get(store.acquire("billing", TP, "a"));
     store.offsetsCommitted(a, 9);
     // Another group takes the same topic-partition at the same time: a journal of its own, not locked by the first.
-    WindowStore.Lease other = get(store.acquire("audit", TP, "x"));
+    PartitionWindows.Lease other = get(store.acquire("audit", TP, "x"));
     assertThat(other.resumeOffset()).isEqualTo(-1);
     get(store.release(other));
     get(store.release(a));
@@ -135,10 +135,10 @@ class JournalWindowStoreTest {
 
   @Test
   void shouldMakeATakerInThisVertxWaitUntilTheHolderReleasesTheWindow() throws Exception {
-    JournalWindowStore store = store(10_000);
-    WindowStore.Lease holder = get(store.acquire("billing", TP, "a"));
+    JournaledPartitionWindows store = store(10_000);
+    PartitionWindows.Lease holder = get(store.acquire("billing", TP, "a"));
     store.offsetsCommitted(holder, 5);
-    Future<WindowStore.Lease> taker = store.acquire("billing", TP, "b");
+    Future<PartitionWindows.Lease> taker = store.acquire("billing", TP, "b");
     Thread.sleep(200); // real time: the taker retries on real timers; it must still be waiting
     assertThat(taker.isComplete()).isFalse();
     get(store.release(holder));
@@ -150,11 +150,11 @@ class JournalWindowStoreTest {
   void shouldMakeATakerElsewhereWaitOnTheJournalLockUntilTheHolderReleasesIt() throws Exception {
     Vertx elsewhere = Vertx.vertx();
     try {
-      JournalWindowStore store = store(10_000);
-      WindowStore.Lease holder = get(store.acquire("billing", TP, "a"));
+      JournaledPartitionWindows store = store(10_000);
+      PartitionWindows.Lease holder = get(store.acquire("billing", TP, "a"));
       store.offsetsCommitted(holder, 5);
       // Another Vert.x instance (as another process would): its partition verticle finds the directory locked.
-      Future<WindowStore.Lease> taker = store(elsewhere, 10_000).acquire("billing", TP, "b");
+      Future<PartitionWindows.Lease> taker = store(elsewhere, 10_000).acquire("billing", TP, "b");
       Thread.sleep(300); // real time: the lock is retried on real timers; it must still be waiting
       assertThat(taker.isComplete()).isFalse();
       get(store.release(holder));
@@ -168,9 +168,9 @@ class JournalWindowStoreTest {
   void shouldFailTheAcquisitionWhenTheHolderKeepsTheJournalPastTheTimeout() throws Exception {
     Vertx elsewhere = Vertx.vertx();
     try {
-      JournalWindowStore store = store(10_000);
-      WindowStore.Lease holder = get(store.acquire("billing", TP, "a"));
-      JournalWindowStore other = store(elsewhere, 300);
+      JournaledPartitionWindows store = store(10_000);
+      PartitionWindows.Lease holder = get(store.acquire("billing", TP, "a"));
+      JournaledPartitionWindows other = store(elsewhere, 300);
       assertThatThrownBy(() -> get(other.acquire("billing", TP, "b")))
           .isInstanceOf(ExecutionException.class)
           .hasMessageContaining("assignmentTimeoutMs=300")
@@ -185,8 +185,8 @@ class JournalWindowStoreTest {
 
   @Test
   void shouldFailTheAcquisitionWhenAnOwnerInThisVertxKeepsTheWindowPastTheTimeout() throws Exception {
-    JournalWindowStore store = store(200);
-    WindowStore.Lease holder = get(store.acquire("billing", TP, "a"));
+    JournaledPartitionWindows store = store(200);
+    PartitionWindows.Lease holder = get(store.acquire("billing", TP, "a"));
     assertThatThrownBy(() -> get(store.acquire("billing", TP, "b")))
         .isInstanceOf(ExecutionException.class)
         .hasMessageContaining("assignmentTimeoutMs=200");
@@ -196,12 +196,12 @@ class JournalWindowStoreTest {
 
   @Test
   void shouldRefuseAGroupIdThatIsNotOneDirectoryName() {
-    assertThatThrownBy(() -> JournalWindowStore.directory(journalDir, "../escape", TP))
+    assertThatThrownBy(() -> JournaledPartitionWindows.directory(journalDir, "../escape", TP))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("group.id");
-    assertThatThrownBy(() -> JournalWindowStore.directory(journalDir, "..", TP))
+    assertThatThrownBy(() -> JournaledPartitionWindows.directory(journalDir, "..", TP))
         .isInstanceOf(IllegalArgumentException.class);
-    assertThat(JournalWindowStore.directory(journalDir, "billing", TP))
+    assertThat(JournaledPartitionWindows.directory(journalDir, "billing", TP))
         .isEqualTo(journalDir.resolve("billing").resolve("orders-3"));
   }
 }

@@ -22,9 +22,9 @@ import org.apache.kafka.common.TopicPartition;
  * <p>A window lives until the Vert.x instance closes; the first consumer of the group that takes the partition
  * sets its options. Thread-safe: the slots live in a Vert.x local map shared by every consumer of the instance.
  */
-final class MemoryWindowStore implements WindowStore {
+final class MemoryPartitionWindows implements PartitionWindows {
 
-  private static final System.Logger LOG = System.getLogger(MemoryWindowStore.class.getName());
+  private static final System.Logger LOG = System.getLogger(MemoryPartitionWindows.class.getName());
   private static final String MAP = "io.github.vertxdedup.kafka.windows";
   private static final AtomicLong GENERATION = new AtomicLong();
   /** How often a taker looks again at a window that another owner still holds, in milliseconds. */
@@ -36,7 +36,7 @@ final class MemoryWindowStore implements WindowStore {
   private final MeterRegistry registry;
   private final long acquireTimeoutMs;
 
-  MemoryWindowStore(Vertx vertx, DedupOptions dedup, DedupClock clock, MeterRegistry registry,
+  MemoryPartitionWindows(Vertx vertx, DedupOptions dedup, DedupClock clock, MeterRegistry registry,
       long acquireTimeoutMs) {
     this.vertx = vertx;
     this.dedup = dedup;
@@ -117,7 +117,7 @@ final class MemoryWindowStore implements WindowStore {
       this.address = address;
     }
 
-    synchronized Future<LocalPartition> deployed(MemoryWindowStore store) {
+    synchronized Future<LocalPartition> deployed(MemoryPartitionWindows store) {
       if (deployment == null || deployment.failed()) {
         DedupOptions o = new DedupOptions(store.dedup).setAddress(address).setPartitions(1)
             .setRouteByKey(false);

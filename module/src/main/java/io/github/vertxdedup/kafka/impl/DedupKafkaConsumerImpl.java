@@ -26,6 +26,8 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The {@link DedupKafkaConsumer}: a native Kafka consumer driven by a thread of its own. This class is its life: the
@@ -51,7 +53,7 @@ import org.apache.kafka.common.TopicPartition;
  */
 public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K, V> {
 
-  private static final System.Logger LOG = System.getLogger(DedupKafkaConsumerImpl.class.getName());
+  private static final Logger LOG = LoggerFactory.getLogger(DedupKafkaConsumerImpl.class);
 
   private final Vertx vertx;
   private final Map<String, Object> config;
@@ -221,8 +223,8 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
       failure = loop.run();
     } finally {
       if (failure != null) {
-        LOG.log(System.Logger.Level.ERROR, "dedup consumer " + instanceId + " of group " + groupId
-            + " stopped on an error and left the group", failure);
+        LOG.error("dedup consumer {} of group {} stopped on an error and left the group", instanceId, groupId,
+            failure);
         report(caller, failure);
       }
       finish(failure);

@@ -11,7 +11,8 @@
  *   ({@code CommitPipeline}), retries and dead letters ({@code FailurePolicy}), the window's requests for a record
  *   ({@code RecordEvents}), the settings they share ({@code OwnerConfig}) and the meters ({@code KafkaMetrics});</li>
  *   <li>where a partition's window lives between owners ({@code PartitionWindows}: in memory, or on a journal handed over
- *   between instances).</li>
+ *   between instances);</li>
+ *   <li>dead letters sent to a Kafka topic with the application's Vert.x producer ({@code KafkaDeadLetterSender}).</li>
  * </ul>
  *
  * <p>May use: {@code kafka}, the service's API, {@code window}, the persistence {@code journal}, the native Kafka

@@ -1,5 +1,6 @@
 /**
- * The public API of the Kafka consumer integration: {@link io.github.vertxdedup.kafka.DedupKafkaConsumer} and its
+ * The public API of the Kafka consumer integration: {@link io.github.vertxdedup.kafka.DedupKafkaConsumer} (with a
+ * Kafka client of its own, or wrapping the application's Vert.x {@code KafkaConsumer}) and its
  * {@link io.github.vertxdedup.kafka.DedupKafkaOptions}, the record handler, how a record's identity is read
  * ({@link io.github.vertxdedup.kafka.IdentityExtractor}, {@link io.github.vertxdedup.kafka.RecordIdentity}), the
  * atomicity modes, dead letters and the uncovered-record policy.

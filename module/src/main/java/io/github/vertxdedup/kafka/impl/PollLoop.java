@@ -101,7 +101,7 @@ final class PollLoop<K, V> {
     try {
       consumer = new KafkaConsumer<>(kafkaConfig);
       commits = new OffsetCommits<>(consumer, owners, windows, commitIntervalMs);
-      pauses = new Pauses<>(consumer, owners, maxBufferedPerPartition);
+      pauses = new Pauses<>(consumer::pause, consumer::resume, owners, maxBufferedPerPartition);
       assignment = new PartitionAssignment<>(consumer, owners, windows, ownerConfig, commits, pauses, registry,
           groupId, instanceId, assignmentTimeoutMs, revocationTimeoutMs);
       consumer.subscribe(topics, assignment);

@@ -2,7 +2,10 @@
  * The public API of the Kafka consumer integration: {@link io.github.vertxdedup.kafka.DedupKafkaConsumer} and its
  * {@link io.github.vertxdedup.kafka.DedupKafkaOptions}, the record handler, how a record's identity is read
  * ({@link io.github.vertxdedup.kafka.IdentityExtractor}, {@link io.github.vertxdedup.kafka.RecordIdentity}), the
- * atomicity modes, dead letters and the uncovered-record policy.
+ * atomicity modes, dead letters and the uncovered-record policy; and
+ * {@link io.github.vertxdedup.kafka.DedupKafkaVerticle}, the consumer deployed by name from a JSON config
+ * ({@link io.github.vertxdedup.kafka.DedupKafkaVerticleOptions}) that sends each record to an event-bus address, with
+ * the JSON messages it sends beside it ({@code RecordMessages}, package-private).
  *
  * <p>May use: the service's API ({@code io.github.vertxdedup}), {@code window}, Vert.x, the Kafka client, and
  * {@code impl.options} (the options' JSON schema, shared with {@code DedupOptions}). Its factory reaches

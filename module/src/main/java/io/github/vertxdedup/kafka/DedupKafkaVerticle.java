@@ -67,7 +67,6 @@ public class DedupKafkaVerticle extends VerticleBase {
 
   private DedupKafkaVerticleOptions options;
   private DedupKafkaConsumer<Object, Object> consumer;
-  private DeliveryOptions delivery;
   /** The failure that stopped the consumer, reported already; {@link #stop()} does not fail with it again. */
   private Throwable stoppedBy;
 
@@ -89,12 +88,15 @@ public class DedupKafkaVerticle extends VerticleBase {
       return Future.failedFuture(new IllegalArgumentException("invalid DedupKafkaVerticle config: " + e.getMessage(),
           e));
     }
-    delivery = new DeliveryOptions().setSendTimeout(options.getRequestTimeoutMs());
+    // The handlers run on the partitions' event loops: they read only what they capture here.
+    DeliveryOptions delivery = new DeliveryOptions().setSendTimeout(options.getRequestTimeoutMs());
+    String address = options.getAddress();
+    String deadLetterAddress = options.getDeadLetterAddress();
     consumer.identity(identity(options))
-        .handler(record -> request(options.getAddress(), RecordMessages.record(vertxRecord(record))))
+        .handler(record -> request(address, RecordMessages.record(vertxRecord(record)), delivery))
         .exceptionHandler(this::consumerStopped);
-    if (options.getDeadLetterAddress() != null) {
-      consumer.deadLetterHandler(dead -> request(options.getDeadLetterAddress(), RecordMessages.deadLetter(dead)));
+    if (deadLetterAddress != null) {
+      consumer.deadLetterHandler(dead -> request(deadLetterAddress, RecordMessages.deadLetter(dead), delivery));
     }
     return consumer.subscribe(new LinkedHashSet<>(options.getTopics())).onSuccess(v -> LOG.info(
         "dedup consumer {} of group {} subscribed to {}; records go to {}", consumer.instanceId(),
@@ -148,7 +150,7 @@ public class DedupKafkaVerticle extends VerticleBase {
   }
 
   /** Sends a request; any reply completes it, a failure reply or a timeout fails it. */
-  private Future<Void> request(String address, JsonObject body) {
+  private Future<Void> request(String address, JsonObject body, DeliveryOptions delivery) {
     return vertx.eventBus().request(address, body, delivery).mapEmpty();
   }
 

@@ -35,7 +35,7 @@ import java.util.Objects;
  * value of the wrong JSON type and a value out of range are errors that name the key and what it must be; a key whose
  * value is JSON {@code null} keeps its default. The members of {@code "kafka"} are Kafka's to check (an unknown one
  * is logged by the Kafka client); their values must be JSON strings, numbers or booleans and are handed to Kafka as
- * text. {@code key.deserializer} and {@code value.deserializer} default to Kafka's {@code StringDeserializer}.
+ * text, and a member whose value is {@code null} is left out. {@code key.deserializer} and {@code value.deserializer} default to Kafka's {@code StringDeserializer}.
  *
  * <p>Not thread-safe: build it on one thread, then hand it over (deployment copies it into JSON).
  */

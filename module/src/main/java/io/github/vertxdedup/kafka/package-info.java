@@ -7,7 +7,8 @@
  * ({@link io.github.vertxdedup.kafka.DedupKafkaVerticleOptions}) that sends each record to an event-bus address, with
  * the JSON messages it sends beside it ({@code RecordMessages}, package-private).
  *
- * <p>May use: the service's API ({@code io.github.vertxdedup}), {@code window}, Vert.x, the Kafka client, and
+ * <p>May use: the service's API ({@code io.github.vertxdedup}), {@code window}, Vert.x, the Vert.x Kafka client (its
+ * {@code KafkaConsumerRecord} is the record every handler receives), the Kafka client, and
  * {@code impl.options} (the options' JSON schema, shared with {@code DedupOptions}). Its factory reaches
  * {@code kafka.impl}, and only it. Must not use the service's implementation ({@code impl.service},
  * {@code impl.protocol}, {@code impl.client}, {@code impl.journal}) directly.

@@ -6,8 +6,6 @@ import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.json.pointer.JsonPointer;
-import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
-import io.vertx.kafka.client.consumer.impl.KafkaConsumerRecordImpl;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -93,7 +91,7 @@ public class DedupKafkaVerticle extends VerticleBase {
     String address = options.getAddress();
     String deadLetterAddress = options.getDeadLetterAddress();
     consumer.identity(identity(options))
-        .handler(record -> request(address, RecordMessages.record(vertxRecord(record)), delivery))
+        .handler(record -> request(address, RecordMessages.record(record), delivery))
         .exceptionHandler(this::consumerStopped);
     if (deadLetterAddress != null) {
       consumer.deadLetterHandler(dead -> request(deadLetterAddress, RecordMessages.deadLetter(dead), delivery));
@@ -159,11 +157,5 @@ public class DedupKafkaVerticle extends VerticleBase {
     LOG.error("dedup consumer {} stopped on an error and left its group; undeploying the verticle {}",
         consumer.instanceId(), deploymentID(), failure);
     vertx.undeploy(deploymentID());
-  }
-
-  /** The Vert.x form of a record, while the consumer's handlers still receive Kafka's. */
-  private static <K, V> KafkaConsumerRecord<K, V> vertxRecord(
-      org.apache.kafka.clients.consumer.ConsumerRecord<K, V> record) {
-    return new KafkaConsumerRecordImpl<>(record);
   }
 }

@@ -6,11 +6,12 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.json.pointer.JsonPointer;
 import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
-import io.vertx.kafka.client.consumer.impl.KafkaConsumerRecordImpl;
+import io.vertx.kafka.client.producer.KafkaHeader;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 
 /*
@@ -57,7 +58,7 @@ final class RecordMessages {
    * @return a new JSON object
    */
   static JsonObject deadLetter(DeadLetter<?, ?> deadLetter) {
-    KafkaConsumerRecord<?, ?> record = new KafkaConsumerRecordImpl<>(deadLetter.record());
+    KafkaConsumerRecord<?, ?> record = deadLetter.record();
     JsonObject json = envelope(record, jsonOrText(record.key()), jsonOrText(record.value()))
         .put("reason", deadLetter.reason().name())
         .put("detail", deadLetter.detail())
@@ -153,17 +154,24 @@ final class RecordMessages {
     json.put("timestampType", record.timestampType().name())
         .put("key", key)
         .put("value", value);
-    // The native headers: the Vert.x record's header list cannot hold a header without a value (Buffer.buffer(null)).
+    // The wrapped Kafka record's headers when there is one: the Vert.x record's header list cannot be built for a
+    // header without a value (Buffer.buffer(null) throws), and reading them this way makes no copies.
     JsonArray headers = new JsonArray();
-    for (Header header : record.record().headers()) {
-      headers.add(header(header));
+    ConsumerRecord<?, ?> kafkaRecord = record.record();
+    if (kafkaRecord != null) {
+      for (Header header : kafkaRecord.headers()) {
+        headers.add(header(header.key(), header.value()));
+      }
+    } else {
+      for (KafkaHeader header : record.headers()) {
+        headers.add(header(header.key(), header.value() == null ? null : header.value().getBytes()));
+      }
     }
     return json.put("headers", headers);
   }
 
-  private static JsonObject header(Header header) {
-    JsonObject json = new JsonObject().put("key", header.key());
-    byte[] bytes = header.value();
+  private static JsonObject header(String key, byte[] bytes) {
+    JsonObject json = new JsonObject().put("key", key);
     if (bytes == null) {
       return json.put("value", null);
     }

@@ -10,8 +10,10 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.core.json.pointer.JsonPointer;
 import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
 import io.vertx.kafka.client.consumer.impl.KafkaConsumerRecordImpl;
+import io.vertx.kafka.client.producer.KafkaHeader;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -64,6 +66,63 @@ class RecordMessagesTest {
   }
 
   @Test
+  void shouldReadTheHeadersOfARecordThatWrapsNoKafkaRecordFromItsKafkaHeaders() {
+    KafkaConsumerRecord<String, String> full = record("k", "v");
+    KafkaConsumerRecord<String, String> unwrapped = new KafkaConsumerRecord<>() {
+      @Override
+      public String topic() {
+        return full.topic();
+      }
+
+      @Override
+      public int partition() {
+        return full.partition();
+      }
+
+      @Override
+      public long offset() {
+        return full.offset();
+      }
+
+      @Override
+      public long timestamp() {
+        return full.timestamp();
+      }
+
+      @Override
+      public TimestampType timestampType() {
+        return full.timestampType();
+      }
+
+      @Override
+      public String key() {
+        return full.key();
+      }
+
+      @Override
+      public String value() {
+        return full.value();
+      }
+
+      @Override
+      public List<KafkaHeader> headers() {
+        return List.of(KafkaHeader.header("message-id", "p-1"),
+            KafkaHeader.header("span", Buffer.buffer(new byte[] {(byte) 0xff})));
+      }
+
+      @Override
+      public ConsumerRecord<String, String> record() {
+        return null;
+      }
+    };
+    JsonObject body = RecordMessages.record(unwrapped);
+    assertThat(body.getJsonArray("headers").getJsonObject(0))
+        .isEqualTo(new JsonObject().put("key", "message-id").put("value", "p-1"));
+    assertThat(body.getJsonArray("headers").getJsonObject(1).getBinary("binary")).isEqualTo(new byte[] {(byte) 0xff});
+    assertThat(body.getString("value")).isEqualTo("v");
+  }
+
+  @Test
   void shouldLeaveOutTheTimestampOfARecordWithoutOne() {
     JsonObject body = RecordMessages.record(record(null, null, new RecordHeaders(), ConsumerRecord.NO_TIMESTAMP,
         TimestampType.NO_TIMESTAMP_TYPE));
@@ -97,7 +156,7 @@ class RecordMessagesTest {
         .hasMessage("the record value is a java.time.Instant, which has no JSON form in a request: use a String (the"
             + " default), byte[], Buffer, JsonObject, JsonArray, number or boolean deserializer");
 
-    DeadLetter<String, Instant> dead = new DeadLetter<>(r.record(), DeadLetter.Reason.HANDLER_FAILED,
+    DeadLetter<String, Instant> dead = new DeadLetter<>(r, DeadLetter.Reason.HANDLER_FAILED,
         "the handler failed 3 times", 3, new IllegalStateException("boom"));
     JsonObject body = RecordMessages.deadLetter(dead);
     assertThat(body.getString("value")).isEqualTo("1970-01-01T00:00:00Z");
@@ -108,7 +167,7 @@ class RecordMessagesTest {
     assertThat(body.getString("topic")).isEqualTo("payments");
     assertThat(body.getLong("offset")).isEqualTo(41L);
 
-    JsonObject noCause = RecordMessages.deadLetter(new DeadLetter<>(record("k", "v").record(),
+    JsonObject noCause = RecordMessages.deadLetter(new DeadLetter<>(record("k", "v"),
         DeadLetter.Reason.NO_IDENTITY, "no id", 0, null));
     assertThat(noCause.containsKey("cause")).isFalse();
     assertThat(noCause.getString("value")).isEqualTo("v");

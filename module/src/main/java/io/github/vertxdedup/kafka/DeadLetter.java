@@ -1,7 +1,7 @@
 package io.github.vertxdedup.kafka;
 
+import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
 import java.util.Objects;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
  * A record the consumer will not hand to the record handler, with the reason. Its offset advances once the
@@ -9,7 +9,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  * {@link Reason#HANDLER_FAILED} and {@link Reason#UNCOVERED}; a {@link Reason#CONFLICT} keeps the first sighting's), so
  * the dead-letter path owns it.
  *
- * @param record the record
+ * @param record the record, as the record handler would have received it
  * @param reason why
  * @param detail a message that says what happened (verdict times, the handler's failure, the bad field)
  * @param attempts handler attempts made (0 unless {@link Reason#HANDLER_FAILED})
@@ -17,7 +17,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  * @param <K> the record key type
  * @param <V> the record value type
  */
-public record DeadLetter<K, V>(ConsumerRecord<K, V> record, Reason reason, String detail, int attempts,
+public record DeadLetter<K, V>(KafkaConsumerRecord<K, V> record, Reason reason, String detail, int attempts,
     Throwable cause) {
 
   /**

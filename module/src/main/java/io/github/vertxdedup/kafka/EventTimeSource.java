@@ -10,8 +10,8 @@ public enum EventTimeSource {
 
   /**
    * The record's Kafka timestamp (the producer's create time, or the broker's append time, by the topic's
-   * {@code message.timestamp.type}). A record without one ({@code ConsumerRecord.NO_TIMESTAMP}) sends no event time;
-   * a timestamp after now counts as now (a producer's clock may run ahead of the consumer's).
+   * {@code message.timestamp.type}). A record without one ({@code KafkaConsumerRecord.timestamp()} is -1) sends no
+   * event time; a timestamp after now counts as now (a producer's clock may run ahead of the consumer's).
    */
   RECORD_TIMESTAMP,
 

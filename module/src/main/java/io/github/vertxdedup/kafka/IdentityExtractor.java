@@ -1,6 +1,9 @@
 package io.github.vertxdedup.kafka;
 
+import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
+import io.vertx.kafka.client.producer.KafkaHeader;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -18,14 +21,16 @@ import org.apache.kafka.common.header.Header;
 public interface IdentityExtractor<K, V> {
 
   /**
-   * @param record the record
+   * @param record the record, as the Vert.x Kafka client presents it
    * @return its identity, or null if it has none
    */
-  RecordIdentity identify(ConsumerRecord<K, V> record);
+  RecordIdentity identify(KafkaConsumerRecord<K, V> record);
 
   /**
    * The id is the last value of a header, decoded as UTF-8 (e.g. {@code message-id}); a record without the header,
-   * or with an empty value, has no identity.
+   * or with an empty value, has no identity. It reads the header from the Kafka record the
+   * {@link KafkaConsumerRecord} wraps ({@link KafkaConsumerRecord#record()}), so the other headers are not copied into
+   * {@link KafkaHeader}s for it; a record that wraps none is read through {@link KafkaConsumerRecord#headers()}.
    *
    * @param header the header name
    * @param <K> the record key type
@@ -38,12 +43,29 @@ public interface IdentityExtractor<K, V> {
       throw new IllegalArgumentException("header must be a non-empty header name but was '" + header + "'");
     }
     return record -> {
-      Header h = record.headers().lastHeader(header);
-      if (h == null || h.value() == null || h.value().length == 0) {
+      byte[] value = lastHeaderValue(record, header);
+      if (value == null || value.length == 0) {
         return null;
       }
-      return RecordIdentity.of(new String(h.value(), StandardCharsets.UTF_8));
+      return RecordIdentity.of(new String(value, StandardCharsets.UTF_8));
     };
+  }
+
+  /** The value of the last header named {@code name}, or null if there is none or its value is null. */
+  private static byte[] lastHeaderValue(KafkaConsumerRecord<?, ?> record, String name) {
+    ConsumerRecord<?, ?> kafkaRecord = record.record();
+    if (kafkaRecord != null) {
+      Header h = kafkaRecord.headers().lastHeader(name);
+      return h == null ? null : h.value();
+    }
+    List<KafkaHeader> headers = record.headers();
+    for (int i = headers.size() - 1; i >= 0; i--) {
+      KafkaHeader h = headers.get(i);
+      if (name.equals(h.key())) {
+        return h.value() == null ? null : h.value().getBytes();
+      }
+    }
+    return null;
   }
 
   /**
@@ -72,7 +94,7 @@ public interface IdentityExtractor<K, V> {
    * @param <V> the record value type
    * @return the extractor
    */
-  static <K, V> IdentityExtractor<K, V> of(Function<ConsumerRecord<K, V>, String> id) {
+  static <K, V> IdentityExtractor<K, V> of(Function<KafkaConsumerRecord<K, V>, String> id) {
     Objects.requireNonNull(id, "id");
     return record -> {
       String s = id.apply(record);
@@ -87,7 +109,7 @@ public interface IdentityExtractor<K, V> {
    * @param key the business key of a record
    * @return a new extractor
    */
-  default IdentityExtractor<K, V> withBusinessKey(Function<ConsumerRecord<K, V>, String> key) {
+  default IdentityExtractor<K, V> withBusinessKey(Function<KafkaConsumerRecord<K, V>, String> key) {
     Objects.requireNonNull(key, "key");
     return record -> {
       RecordIdentity base = identify(record);
@@ -106,7 +128,7 @@ public interface IdentityExtractor<K, V> {
    * @param payloadHash the payload hash of a record
    * @return a new extractor
    */
-  default IdentityExtractor<K, V> withPayloadHash(Function<ConsumerRecord<K, V>, String> payloadHash) {
+  default IdentityExtractor<K, V> withPayloadHash(Function<KafkaConsumerRecord<K, V>, String> payloadHash) {
     Objects.requireNonNull(payloadHash, "payloadHash");
     return record -> {
       RecordIdentity base = identify(record);

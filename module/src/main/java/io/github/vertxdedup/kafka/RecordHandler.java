@@ -1,7 +1,7 @@
 package io.github.vertxdedup.kafka;
 
 import io.vertx.core.Future;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
+import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
 
 /**
  * Applies the effect of a record that the dedup window accepted. Called on the partition's event loop (the one its
@@ -16,9 +16,11 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 public interface RecordHandler<K, V> {
 
   /**
-   * @param record the record
+   * @param record the record, as the Vert.x Kafka client presents it (key, value, timestamp, headers as
+   *     {@code KafkaHeader}s); the same instance is passed to every call for this delivery (identity extractor, each
+   *     handler attempt, the dead letter)
    * @return completes when the effect is applied; a failure (or an exception thrown here) is retried with backoff
    *     and, after {@code maxAttempts}, goes to the dead-letter handler
    */
-  Future<Void> handle(ConsumerRecord<K, V> record);
+  Future<Void> handle(KafkaConsumerRecord<K, V> record);
 }

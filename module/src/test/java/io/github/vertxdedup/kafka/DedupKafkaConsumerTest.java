@@ -10,6 +10,8 @@ import io.github.vertxdedup.time.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
+import io.vertx.kafka.client.producer.KafkaHeader;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
@@ -22,7 +24,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -116,9 +117,15 @@ class DedupKafkaConsumerTest {
     return subscribe(f, consumer(f, options, DedupClock.system()));
   }
 
-  private static String header(ConsumerRecord<String, String> r) {
-    var h = r.headers().lastHeader(KafkaTestSupport.MESSAGE_ID);
-    return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+  /** @return the value of the record's last message-id header, read from its {@code KafkaHeader}s, or null */
+  private static String header(KafkaConsumerRecord<String, String> r) {
+    String id = null;
+    for (KafkaHeader h : r.headers()) {
+      if (h.key().equals(KafkaTestSupport.MESSAGE_ID)) {
+        id = h.value().toString(StandardCharsets.UTF_8);
+      }
+    }
+    return id;
   }
 
   @ParameterizedTest
@@ -435,7 +442,7 @@ class DedupKafkaConsumerTest {
     Fixture f = fixture("conflict", 1);
     subscribe(f, consumer(f, options(mode), DedupClock.system())
         .identity(IdentityExtractor.<String, String>header(KafkaTestSupport.MESSAGE_ID)
-            .withPayloadHash(ConsumerRecord::value))
+            .withPayloadHash(KafkaConsumerRecord::value))
         .handler(r -> f.ledger().credit(header(r))));
     broker.send(f.topic(), "c1", "amount=10");
     broker.send(f.topic(), "c1", "amount=99");

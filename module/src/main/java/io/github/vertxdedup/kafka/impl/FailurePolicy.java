@@ -4,8 +4,8 @@ import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.kafka.DeadLetter;
 import io.github.vertxdedup.kafka.DeadLetterHandler;
 import io.vertx.core.Future;
+import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
 import java.util.function.Supplier;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -155,7 +155,7 @@ final class FailurePolicy<K, V> {
    * @param bucketMs the window's bucket width in milliseconds
    * @return the detail
    */
-  static String notCoveredDetail(ConsumerRecord<?, ?> record, long nowMs, long windowMs, long bucketMs) {
+  static String notCoveredDetail(KafkaConsumerRecord<?, ?> record, long nowMs, long windowMs, long bucketMs) {
     long ageMs = nowMs - record.timestamp();
     String why;
     if (ageMs > windowMs) {

@@ -13,9 +13,9 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.eventbus.ReplyException;
+import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -131,9 +131,9 @@ final class PartitionOwner<K, V> {
   /**
    * Hands records of one poll over, in offset order. Poll thread.
    *
-   * @param records the records of this partition from one poll
+   * @param records the records of this partition from one poll, each wrapped once for the application
    */
-  void offer(List<ConsumerRecord<K, V>> records) {
+  void offer(List<KafkaConsumerRecord<K, V>> records) {
     int n = records.size();
     commits.received(n);
     loop.execute(() -> {
@@ -141,7 +141,7 @@ final class PartitionOwner<K, V> {
         commits.discarded(n);
         return;
       }
-      for (ConsumerRecord<K, V> r : records) {
+      for (KafkaConsumerRecord<K, V> r : records) {
         queue.add(events.identify(new PendingRecord<>(r)));
       }
       pump();

@@ -3,7 +3,7 @@ package io.github.vertxdedup.kafka.impl;
 import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.kafka.RecordIdentity;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
+import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
 
 /**
  * One record of a partition between its hand-over by the poll thread and the moment its offset becomes committable
@@ -32,7 +32,11 @@ final class PendingRecord<K, V> {
     NOT_COVERED
   }
 
-  final ConsumerRecord<K, V> record;
+  /**
+   * The record as the application's identity extractor, handler and dead-letter handler see it: one instance for the
+   * whole way through the owner, so its headers are converted to {@code KafkaHeader}s at most once.
+   */
+  final KafkaConsumerRecord<K, V> record;
   /** Its identity, or null when the extractor found none ({@link #noIdentity} says why). */
   RecordIdentity identity;
   /** Why it has no identity, or null. */
@@ -57,7 +61,7 @@ final class PendingRecord<K, V> {
   /** Effect-first: its claim was given back and made again for lack of lease since its handler last started. */
   boolean claimedAgainForLease;
 
-  PendingRecord(ConsumerRecord<K, V> record) {
+  PendingRecord(KafkaConsumerRecord<K, V> record) {
     this.record = record;
   }
 

@@ -2,12 +2,17 @@ package io.github.vertxdedup.kafka.impl;
 
 import io.github.vertxdedup.kafka.DedupKafkaOptions;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
+import io.vertx.kafka.client.consumer.impl.KafkaConsumerRecordImpl;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
@@ -20,7 +25,8 @@ import org.apache.kafka.common.errors.WakeupException;
  * {@code poll}, on it too.
  *
  * <h2>Loop</h2>
- * Apply pauses and resumes ({@link Pauses}); {@code poll}; hand each partition's records to its owner's event loop;
+ * Apply pauses and resumes ({@link Pauses}); {@code poll}; hand each partition's records to its owner's event loop,
+ * each wrapped once as the {@link KafkaConsumerRecord} the application sees ({@link #wrap});
  * commit the offsets that became committable since the last commit, at most once per {@code commitIntervalMs}
  * ({@link OffsetCommits}); repeat. It ends when the consumer is closed ({@link #stop}) or a window failed to open,
  * revoking every partition (with a final commit, unless it ends on an error) and closing the Kafka consumer.
@@ -163,10 +169,28 @@ final class PollLoop<K, V> {
     for (TopicPartition tp : records.partitions()) {
       AssignedPartition<K, V> o = owners.get(tp);
       if (o != null) {
-        o.owner.offer(records.records(tp));
+        o.owner.offer(wrap(records.records(tp)));
       }
     }
     commits.commitAsyncIfDue();
+  }
+
+  /**
+   * Wraps each Kafka record of one partition, once, as the {@link KafkaConsumerRecord} its owner hands to the identity
+   * extractor, the handler and the dead-letter handler. The wrapper is vertx-kafka-client's own
+   * {@link KafkaConsumerRecordImpl}, the class its {@code KafkaConsumer} hands out (the client has no public factory
+   * for it): a field store per record, headers converted to {@code KafkaHeader}s only when first asked for. Stateless:
+   * the poll thread calls it, and so does a wrapped Vert.x consumer ({@link WrappedAssignment}).
+   *
+   * @param records the records of one partition from one poll, in offset order
+   * @return the wrapped records, in the same order
+   */
+  static <K, V> List<KafkaConsumerRecord<K, V>> wrap(List<ConsumerRecord<K, V>> records) {
+    List<KafkaConsumerRecord<K, V>> wrapped = new ArrayList<>(records.size());
+    for (ConsumerRecord<K, V> r : records) {
+      wrapped.add(new KafkaConsumerRecordImpl<>(r));
+    }
+    return wrapped;
   }
 
   /** Ends the loop: wakes a blocked {@code poll} and a wait for an owner. Any thread. */

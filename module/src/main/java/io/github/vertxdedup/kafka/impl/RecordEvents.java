@@ -46,7 +46,7 @@ final class RecordEvents<K, V> {
 
   /**
    * The event of a {@code check} or {@code claim}: with {@link EventTimeSource#RECORD_TIMESTAMP} the record's
-   * timestamp is its event time (none if the record has none, {@code ConsumerRecord.NO_TIMESTAMP}); a claim names
+   * timestamp is its event time (none if the record has none: a timestamp of -1); a claim names
    * this consumer's instance id as its claimer.
    */
   DedupEvent decision(PendingRecord<K, V> pending) {

@@ -8,13 +8,13 @@ import io.vertx.core.Handler;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.kafka.client.consumer.KafkaConsumer;
+import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
 import io.vertx.kafka.client.consumer.OffsetAndMetadata;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
@@ -82,7 +82,7 @@ final class WrappedAssignment<K, V> {
     final KafkaMetrics metrics;
     /** The window, once the store hands it over. */
     final Future<PartitionWindows.Lease> lease;
-    final List<ConsumerRecord<K, V>> kept = new ArrayList<>();
+    final List<KafkaConsumerRecord<K, V>> kept = new ArrayList<>();
     /** Seeking to the offset the store recorded: what arrives meanwhile is dropped. */
     boolean seeking;
 
@@ -232,7 +232,8 @@ final class WrappedAssignment<K, V> {
   /** The Vert.x consumer's batch handler: each partition's records go to its owner, or wait for its window. */
   void records(ConsumerRecords<K, V> records) {
     for (TopicPartition tp : records.partitions()) {
-      List<ConsumerRecord<K, V>> rs = records.records(tp);
+      // Each record wrapped once, as the poll thread does: every call about one delivery gets the same instance.
+      List<KafkaConsumerRecord<K, V>> rs = PollLoop.wrap(records.records(tp));
       AssignedPartition<K, V> o = owners.get(tp);
       if (o != null) {
         o.owner.offer(rs);

@@ -3,6 +3,7 @@ package io.github.vertxdedup.kafka.impl;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.vertxdedup.time.ManualClock;
+import io.vertx.kafka.client.consumer.impl.KafkaConsumerRecordImpl;
 import java.util.List;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
@@ -13,7 +14,7 @@ class ClaimLeasesTest {
   private final ManualClock clock = new ManualClock(1_700_000_000_000L);
 
   private static PendingRecord<String, String> record(long offset) {
-    return new PendingRecord<>(new ConsumerRecord<>("t", 0, offset, "k", "v"));
+    return new PendingRecord<>(new KafkaConsumerRecordImpl<>(new ConsumerRecord<>("t", 0, offset, "k", "v")));
   }
 
   @Test

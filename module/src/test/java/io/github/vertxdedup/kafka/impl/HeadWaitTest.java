@@ -6,6 +6,7 @@ import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.kafka.impl.HeadWait.State;
 import io.vertx.core.Vertx;
+import io.vertx.kafka.client.consumer.impl.KafkaConsumerRecordImpl;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -39,7 +40,8 @@ class HeadWaitTest {
   }
 
   private static PendingRecord<String, String> decided(DedupVerdict verdict) {
-    PendingRecord<String, String> r = new PendingRecord<>(new ConsumerRecord<>("t", 0, 0, "k", "v"));
+    PendingRecord<String, String> r =
+        new PendingRecord<>(new KafkaConsumerRecordImpl<>(new ConsumerRecord<>("t", 0, 0, "k", "v")));
     r.decision = DedupResult.of(verdict, 0);
     return r;
   }

@@ -28,6 +28,8 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
+import io.vertx.kafka.client.consumer.impl.KafkaConsumerRecordImpl;
 import java.lang.reflect.Proxy;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -87,17 +89,22 @@ class PartitionOwnerTest {
     vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
   }
 
-  private static List<ConsumerRecord<String, String>> records(int n) {
+  private static List<KafkaConsumerRecord<String, String>> records(int n) {
     return records(0, n);
   }
 
   /** @return {@code n} records at offsets {@code fromOffset..}, keyed (and so identified) {@code u-0 .. u-(n-1)} */
-  private static List<ConsumerRecord<String, String>> records(long fromOffset, int n) {
-    List<ConsumerRecord<String, String>> out = new ArrayList<>();
+  private static List<KafkaConsumerRecord<String, String>> records(long fromOffset, int n) {
+    List<KafkaConsumerRecord<String, String>> out = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      out.add(new ConsumerRecord<>(TP.topic(), TP.partition(), fromOffset + i, "u-" + i, "v"));
+      out.add(record(fromOffset + i, "u-" + i));
     }
     return out;
+  }
+
+  /** @return a record of {@link #TP} at {@code offset}, keyed (and so identified) {@code key}, wrapped as polled */
+  private static KafkaConsumerRecord<String, String> record(long offset, String key) {
+    return new KafkaConsumerRecordImpl<>(new ConsumerRecord<>(TP.topic(), TP.partition(), offset, key, "v"));
   }
 
   /** @return window settings with a {@value #LEASE_MS} ms lease, at their own address */
@@ -303,11 +310,11 @@ class PartitionOwnerTest {
       handled.incrementAndGet();
       return Future.succeededFuture();
     }, null, registry, () -> bufferedAtWake.add(holder[0].buffered()));
-    List<ConsumerRecord<String, String>> records = records(n);
+    List<KafkaConsumerRecord<String, String>> records = records(n);
     // Every tenth record repeats the id of the one before it: a duplicate, committable without the handler.
     for (int i = 10; i < n; i += 10) {
-      ConsumerRecord<String, String> prev = records.get(i - 1);
-      records.set(i, new ConsumerRecord<>(TP.topic(), TP.partition(), i, prev.key(), "v"));
+      KafkaConsumerRecord<String, String> prev = records.get(i - 1);
+      records.set(i, record(i, prev.key()));
     }
 
     holder[0].offer(records);
@@ -397,8 +404,7 @@ class PartitionOwnerTest {
     PartitionOwner<String, String> owner = new PartitionOwner<>(config, TP, full.context(), client,
         new KafkaMetrics(registry, "g", TP.topic(), TP.partition()));
 
-    owner.offer(List.of(new ConsumerRecord<>(TP.topic(), TP.partition(), 0, "a", "v"),
-        new ConsumerRecord<>(TP.topic(), TP.partition(), 1, "b", "v")));
+    owner.offer(List.of(record(0, "a"), record(1, "b")));
     await().atMost(Duration.ofSeconds(10)).until(() -> count(registry, "dedup.kafka.unavailable") >= 1);
     assertThat(get(lookup(o, "b")).state()).as("b was checked behind the refused head")
         .isEqualTo(EntryState.REMEMBERED);
@@ -411,11 +417,50 @@ class PartitionOwnerTest {
     assertThat(owner.committableNext()).isEqualTo(2);
   }
 
+  /**
+   * A record is wrapped once: the identity extractor, every attempt of the handler (effect-first gives the claim back
+   * and claims again between attempts) and the dead-letter handler see the very instance the poll loop handed over,
+   * so its headers are converted to {@code KafkaHeader}s at most once.
+   */
+  @ParameterizedTest
+  @EnumSource(AtomicityMode.class)
+  void shouldHandTheIdentityExtractorEveryHandlerAttemptAndTheDeadLetterTheRecordItWasOffered(AtomicityMode mode)
+      throws Exception {
+    List<KafkaConsumerRecord<String, String>> seen = new CopyOnWriteArrayList<>();
+    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
+    DedupKafkaOptions options = new DedupKafkaOptions().setMode(mode).setMaxAttempts(3)
+        .setBackoffInitialMs(1).setBackoffMaxMs(1);
+    OwnerConfig<String, String> config = new OwnerConfig<>(vertx, options, r -> {
+      seen.add(r);
+      return RecordIdentity.of(r.key());
+    }, r -> {
+      seen.add(r);
+      return Future.failedFuture("the effect failed");
+    }, d -> {
+      dead.add(d);
+      return Future.succeededFuture();
+    }, clock, "instance-1", () -> { });
+    PartitionOwner<String, String> owner = new PartitionOwner<>(config, TP, window.context(), window,
+        new KafkaMetrics(new SimpleMeterRegistry(), "g", TP.topic(), TP.partition()));
+    KafkaConsumerRecord<String, String> offered = record(0, "failing");
+
+    owner.offer(List.of(offered));
+
+    await().atMost(Duration.ofSeconds(30)).until(() -> owner.committableNext() == 1);
+    assertThat(seen).as("the identity extractor, then three handler attempts").hasSize(4)
+        .allSatisfy(r -> assertThat(r).isSameAs(offered));
+    assertThat(dead).singleElement().satisfies(d -> {
+      assertThat(d.reason()).isEqualTo(DeadLetter.Reason.HANDLER_FAILED);
+      assertThat(d.attempts()).isEqualTo(3);
+      assertThat(d.record()).isSameAs(offered);
+    });
+  }
+
   /** A record of {@link #TP} whose id is its key, with a create-time timestamp (or none: {@code NO_TIMESTAMP}). */
-  private static ConsumerRecord<String, String> stamped(long offset, String key, long timestampMs) {
-    return new ConsumerRecord<>(TP.topic(), TP.partition(), offset, timestampMs,
+  private static KafkaConsumerRecord<String, String> stamped(long offset, String key, long timestampMs) {
+    return new KafkaConsumerRecordImpl<>(new ConsumerRecord<>(TP.topic(), TP.partition(), offset, timestampMs,
         timestampMs == ConsumerRecord.NO_TIMESTAMP ? TimestampType.NO_TIMESTAMP_TYPE : TimestampType.CREATE_TIME,
-        0, 0, key, "v", new RecordHeaders(), Optional.empty());
+        0, 0, key, "v", new RecordHeaders(), Optional.empty()));
   }
 
   /**

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.kafka.RecordIdentity;
+import io.vertx.kafka.client.consumer.impl.KafkaConsumerRecordImpl;
 import java.util.List;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
@@ -19,7 +20,8 @@ class RecordQueueTest {
 
   /** @return a record at the next offset with this identity (null: none) */
   private static PendingRecord<String, String> record(RecordIdentity identity) {
-    PendingRecord<String, String> r = new PendingRecord<>(new ConsumerRecord<>("t", 0, nextOffset++, "k", "v"));
+    PendingRecord<String, String> r = new PendingRecord<>(
+        new KafkaConsumerRecordImpl<>(new ConsumerRecord<>("t", 0, nextOffset++, "k", "v")));
     r.identity = identity;
     return r;
   }

@@ -195,6 +195,31 @@ class DocSnippetsTest {
   }
 
   @Test
+  void shouldHoldAWholeFileForAMarkerWithoutATag() throws IOException {
+    Path json = repo.resolve("examples/config/example.json");
+    Files.createDirectories(json.getParent());
+    Files.writeString(json, "{\n  \"a\": 1  \n}\n\n", StandardCharsets.UTF_8);
+    String md = """
+        <!-- snippet: examples/config/example.json -->
+        ```json
+        {
+          "a": 2
+        }
+        ```
+        """;
+
+    Snippets.Scan scan = Snippets.scan(repo, "doc.md", md);
+
+    assertThat(scan.markers()).isEqualTo(1);
+    assertThat(scan.problems()).singleElement().satisfies(p -> {
+      assertThat(p.reference()).isEqualTo("examples/config/example.json");
+      assertThat(p.message()).contains("differs");
+    });
+    assertThat(scan.updated()).isEqualTo(md.replace("\"a\": 2", "\"a\": 1"));
+    assertThat(Snippets.scan(repo, "doc.md", scan.updated()).problems()).isEmpty();
+  }
+
+  @Test
   void shouldRefuseUnbalancedTags() {
     assertThatThrownBy(() -> Snippets.regions("// tag::a[]\nx\n")).hasMessageContaining("never closed");
     assertThatThrownBy(() -> Snippets.regions("// end::a[]\n")).hasMessageContaining("without its start");

@@ -19,12 +19,13 @@ import java.util.regex.Pattern;
  * <p>In a source, a region is the lines between {@code // tag::name[]} and {@code // end::name[]} (tag lines of other
  * regions inside it are left out, and the indentation the lines share is removed). In a Markdown file, a line
  * {@code <!-- snippet: path/from/repo/root.java#name -->} must be followed by a fenced code block holding exactly that
- * region (trailing spaces ignored).
+ * region (trailing spaces ignored). A marker without {@code #name} ({@code <!-- snippet: path/from/repo/root.json -->})
+ * stands for the whole file, for sources that have no comments to hold tags (a JSON configuration).
  */
 final class Snippets {
 
   /** A marker line in a Markdown file. */
-  static final Pattern MARKER = Pattern.compile("^<!-- snippet: (\\S+)#([A-Za-z0-9_.-]+) -->\\s*$");
+  static final Pattern MARKER = Pattern.compile("^<!-- snippet: (\\S+?)(?:#([A-Za-z0-9_.-]+))? -->\\s*$");
   private static final Pattern TAG = Pattern.compile("^\\s*// (tag|end)::([A-Za-z0-9_.-]+)\\[]\\s*$");
   private static final Pattern FENCE = Pattern.compile("^```[A-Za-z]*\\s*$");
 
@@ -101,7 +102,7 @@ final class Snippets {
       }
       markers++;
       int markerLine = i + 1;
-      String reference = m.group(1) + "#" + m.group(2);
+      String reference = m.group(2) == null ? m.group(1) : m.group(1) + "#" + m.group(2);
       i++;
       if (i >= lines.length || !FENCE.matcher(lines[i]).matches()) {
         problems.add(new Problem(name, markerLine, reference, "no fenced code block right below the marker"));
@@ -143,7 +144,11 @@ final class Snippets {
     }
     Map<String, String> regions;
     try {
-      regions = regions(Files.readString(source, StandardCharsets.UTF_8));
+      String text = Files.readString(source, StandardCharsets.UTF_8);
+      if (tag == null) {
+        return wholeFile(text);
+      }
+      regions = regions(text);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     } catch (IllegalArgumentException e) {
@@ -156,6 +161,16 @@ final class Snippets {
           + regions.keySet()));
     }
     return region;
+  }
+
+  /** A whole file as a block holds it: without trailing spaces and without the blank lines at its end. */
+  private static String wholeFile(String text) {
+    List<String> lines = stripTrailing(List.of(text.split("\n", -1)));
+    int end = lines.size();
+    while (end > 0 && lines.get(end - 1).isEmpty()) {
+      end--;
+    }
+    return String.join("\n", lines.subList(0, end));
   }
 
   private static String dedent(List<String> body) {

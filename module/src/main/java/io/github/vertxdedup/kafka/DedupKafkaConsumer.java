@@ -1,11 +1,13 @@
 package io.github.vertxdedup.kafka;
 
 import io.github.vertxdedup.kafka.impl.DedupKafkaConsumerImpl;
+import io.github.vertxdedup.kafka.impl.WrappedConsumer;
 import io.github.vertxdedup.time.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
+import io.vertx.kafka.client.consumer.KafkaConsumer;
 import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.common.TopicPartition;
@@ -17,11 +19,19 @@ import org.apache.kafka.common.TopicPartition;
  *
  * <h2>Shape</h2>
  * One window per assigned topic-partition (copies of a record come back on the same partition, so the Kafka
- * partition is the dedup partition), owned by a partition verticle of the dedup service's kind. The Kafka client
- * runs on a thread of its own, so the rebalance callbacks run inside {@code poll}: an assigned partition is not read
- * before its window is ready, and a revoked one is drained, its offsets committed and its owner fenced before the
- * rebalance completes. Records are handed to the partition's event loop; one record at a time per partition, in
- * offset order; dedup decisions are made in batches of up to {@code maxBatch} records.
+ * partition is the dedup partition), owned by a partition verticle of the dedup service's kind. Records are handed
+ * to the partition's event loop; one record at a time per partition, in offset order; dedup decisions are made in
+ * batches of up to {@code maxBatch} records.
+ *
+ * <h2>Two drivers</h2>
+ * {@link #create} runs a Kafka client on a thread of its own, so the rebalance callbacks run inside {@code poll}: an
+ * assigned partition is not read before its window is ready, and a revoked one is drained, its offsets committed and
+ * its owner fenced before the rebalance completes. {@link #wrap} adds the same deduplication to the application's
+ * Vert.x {@link KafkaConsumer}, whose rebalance handlers run after the rebalance and cannot hold it back: it pauses a
+ * newly assigned partition until its window is ready, commits nothing of a revoked partition once the revocation
+ * reaches it, and hands its window to the next owner only once its owner stopped; what its old owner finished after
+ * the last commit is read again by the next owner (duplicates, where the window moves with the partition). Which to
+ * choose: {@code docs/kafka.md}, "Adding dedup to your own Vert.x consumer".
  *
  * <h2>Outcomes of a record</h2>
  * Accepted: the handler runs (then, in {@link AtomicityMode#EFFECT_FIRST}, the claim is committed). Duplicate: the
@@ -34,7 +44,7 @@ import org.apache.kafka.common.TopicPartition;
  * fails closed: the dead-letter handler ({@link DeadLetter.Reason#UNEXPECTED_VERDICT}), never a silent skip.
  *
  * <h2>Offsets</h2>
- * {@code enable.auto.commit} is forced off. Each partition's committable offset (the offset after the last record of
+ * {@code enable.auto.commit} is forced off ({@link #create}) or must be off ({@link #wrap}). Each partition's committable offset (the offset after the last record of
  * the unbroken run of records done with: handled, dropped as duplicates or dead-lettered, and in effect-first mode
  * their claims' commits answered) is committed to Kafka by the poll thread: with {@code commitAsync} at most once per
  * {@code commitIntervalMs}, and with {@code commitSync} on revocation and on close. On assignment the consumer resumes
@@ -45,7 +55,7 @@ import org.apache.kafka.common.TopicPartition;
  * If the window of an assigned partition cannot be opened (its journal is unreadable, or another owner does not let it
  * go within {@code assignmentTimeoutMs}), the consumer stops: it finishes what its other partitions decided, commits
  * their committable offsets, hands their windows back, leaves the group (so the partitions go to the group's other
- * members) and calls the {@link #exceptionHandler}. The same happens on any other error that ends the poll thread. A
+ * members; a wrapped consumer is closed) and calls the {@link #exceptionHandler}. The same happens on any other error that ends the poll thread. A
  * consumer never keeps running with a partition it cannot decide.
  *
  * <p>Thread-safety: the setters must be called before {@link #subscribe}; {@link #subscribe} and {@link #close}
@@ -91,6 +101,57 @@ public interface DedupKafkaConsumer<K, V> {
   }
 
   /**
+   * Adds deduplication to the application's Vert.x consumer. It takes over the consumer's record handling and
+   * rebalance handlers: {@link #subscribe} installs a batch handler and the partitions assigned and revoked
+   * handlers, sets its {@code pollTimeout} to {@code pollTimeoutMs}, and subscribes it; {@link #close} closes it. The
+   * application must not set those handlers, subscribe, seek, commit, pause or resume the consumer itself.
+   * Offsets are committed through it ({@link KafkaConsumer#commit(Map)}) every {@code commitIntervalMs}.
+   *
+   * <p>Compared with {@link #create}: the rebalance does not wait for a revoked partition to drain, so the next owner
+   * reads it again from the last commit (up to {@code commitIntervalMs} of records done with, dropped as duplicates
+   * where the window moves with the partition: the same Vert.x instance, or {@code dedup.journalDir} on one
+   * machine), and waits, paused, until the old owner has finished what it decided and handed the window back. See
+   * {@code docs/kafka.md}, "Adding dedup to your own Vert.x consumer".
+   *
+   * @param vertx the Vert.x instance whose event loops run the windows and the handlers
+   * @param consumer the application's Vert.x consumer, not subscribed yet ({@link #subscribe} fails with an
+   *     {@link IllegalStateException} if it is)
+   * @param kafkaConfig the config the consumer was created with: {@code group.id} is required (windows are per group,
+   *     and the journal directory is named after it), {@code enable.auto.commit} must be {@code "false"}, and
+   *     {@code group.instance.id}, if set, is the instance id unless {@code options.instanceId} is set
+   * @param options the dedup settings, mode and retry policy
+   * @param <K> the record key type
+   * @param <V> the record value type
+   * @return the consumer
+   * @throws IllegalArgumentException if the options are invalid, {@code group.id} is missing, or
+   *     {@code enable.auto.commit} is absent (Kafka's default is {@code true}) or not {@code "false"}; the message
+   *     names the key
+   */
+  static <K, V> DedupKafkaConsumer<K, V> wrap(Vertx vertx, KafkaConsumer<K, V> consumer,
+      Map<String, String> kafkaConfig, DedupKafkaOptions options) {
+    return wrap(vertx, consumer, kafkaConfig, options, DedupClock.system());
+  }
+
+  /**
+   * Adds deduplication to the application's Vert.x consumer, with windows and leases on {@code clock}.
+   *
+   * @param vertx the Vert.x instance
+   * @param consumer the application's Vert.x consumer, as for
+   *     {@link #wrap(Vertx, KafkaConsumer, Map, DedupKafkaOptions)}
+   * @param kafkaConfig the config the consumer was created with
+   * @param options the dedup settings, mode and retry policy
+   * @param clock the clock of the windows and leases
+   * @param <K> the record key type
+   * @param <V> the record value type
+   * @return the consumer
+   * @throws IllegalArgumentException as {@link #wrap(Vertx, KafkaConsumer, Map, DedupKafkaOptions)}
+   */
+  static <K, V> DedupKafkaConsumer<K, V> wrap(Vertx vertx, KafkaConsumer<K, V> consumer,
+      Map<String, String> kafkaConfig, DedupKafkaOptions options, DedupClock clock) {
+    return new WrappedConsumer<>(vertx, consumer, kafkaConfig, options, clock);
+  }
+
+  /**
    * Sets how a record's identity is found (required).
    *
    * @param identity the extractor
@@ -131,7 +192,8 @@ public interface DedupKafkaConsumer<K, V> {
   /**
    * Sets the handler of the failures that stop the consumer: a window that could not be opened for an assigned
    * partition (an {@link IllegalStateException} whose message names the topic-partition, caused by the journal's
-   * error), or any other error that ends the poll thread. Called once per stopped consumer, on the context that
+   * error; for a wrapped consumer also a failed lookup of the partition's committed offset, or of its seek), or any
+   * other error that ends the poll thread. Called once per stopped consumer, on the context that
    * called {@link #subscribe}, after the consumer has left the group; {@link #close} then completes with the same
    * failure. Each window that fails to open is also counted by {@code dedup.kafka.window.open.failures}. Without a
    * handler the failure is only logged at ERROR: an application that should not run on without its consumer must set
@@ -144,11 +206,13 @@ public interface DedupKafkaConsumer<K, V> {
   DedupKafkaConsumer<K, V> exceptionHandler(Handler<Throwable> handler);
 
   /**
-   * Starts the poll thread and subscribes to the topics. Records flow once the group assigns partitions.
+   * Starts the poll thread (or, wrapped, installs the Vert.x consumer's handlers) and subscribes to the topics.
+   * Records flow once the group assigns partitions.
    *
    * @param topics the topics, not empty
-   * @return completes when subscribed; fails if the Kafka consumer cannot be created, or with
-   *     {@link IllegalStateException} if already subscribed or closed, or if the identity or handler is missing
+   * @return completes when subscribed; fails if the Kafka consumer cannot be created or subscribed, or with
+   *     {@link IllegalStateException} if already subscribed or closed, if the identity or handler is missing, or if a
+   *     wrapped Vert.x consumer was already subscribed
    */
   Future<Void> subscribe(Set<String> topics);
 
@@ -170,7 +234,7 @@ public interface DedupKafkaConsumer<K, V> {
 
   /**
    * Drains every partition (bounded by {@code revocationTimeoutMs}), commits the committable offsets, hands the
-   * windows back to their store and closes the Kafka consumer. Idempotent.
+   * windows back to their store and closes the Kafka consumer (a wrapped Vert.x consumer too). Idempotent.
    *
    * @return completes when closed; fails with the failure that stopped the consumer, if one did (see
    *     {@link #exceptionHandler})

@@ -319,7 +319,9 @@ public class DedupKafkaOptions {
 
   /**
    * Sets the timeout of each {@code poll} while some assigned partition is not paused. It bounds how late the loop
-   * notices a rebalance, a close or a due offset commit while no record arrives.
+   * notices a rebalance, a close or a due offset commit while no record arrives. A wrapped Vert.x consumer
+   * ({@link DedupKafkaConsumer#wrap}) gets it as its {@code pollTimeout}: its pauses, resumes and commits wait for the
+   * {@code poll} in progress.
    *
    * @param pollTimeoutMs 1..{@value #MAX_DELAY_MS} milliseconds
    * @return this
@@ -340,7 +342,9 @@ public class DedupKafkaOptions {
    * offsets that became committable since the last commit with {@code commitAsync}, at most once per interval; on
    * revocation and on close it commits with {@code commitSync}. A commit never passes a record that is not done with,
    * so the interval only bounds the redeliveries a crash hands back to Kafka: records already done with, which the
-   * window drops as duplicates.
+   * window drops as duplicates. A wrapped Vert.x consumer ({@link DedupKafkaConsumer#wrap}) commits through the
+   * consumer's {@code commit} at most once per interval, and on close, but not on revocation: the interval also
+   * bounds what the next owner of a revoked partition reads again.
    *
    * @param commitIntervalMs 1..{@value #MAX_DELAY_MS} milliseconds
    * @return this
@@ -422,7 +426,9 @@ public class DedupKafkaOptions {
    * Sets how long a revoked partition may take to finish the records already decided (the handler running, the
    * accepted ones in record-first mode); past it, the owner stops and what is unfinished is left to the next owner
    * (effect-first: the claims lapse and the records are redelivered; record-first: those effects are lost). Keep it
-   * well below {@code max.poll.interval.ms}: the rebalance waits for it.
+   * well below {@code max.poll.interval.ms}: the rebalance waits for it. A wrapped Vert.x consumer
+   * ({@link DedupKafkaConsumer#wrap}) drains after the rebalance, and the next owner waits for the window meanwhile:
+   * keep it well below {@code assignmentTimeoutMs} there.
    *
    * @param revocationTimeoutMs 1..{@value #MAX_DELAY_MS} milliseconds
    * @return this

@@ -217,6 +217,11 @@ final class KafkaTestSupport implements BeforeAllCallback, AfterAllCallback {
     }
   }
 
+  /** @return how many members the group has now (0 once every consumer of it has left) */
+  int members(String group) throws Exception {
+    return admin.describeConsumerGroups(List.of(group)).all().get(10, TimeUnit.SECONDS).get(group).members().size();
+  }
+
   /** Moves the (empty) group's committed offsets of the topic back to 0. */
   void rewind(String group, String topic, int partitions) throws Exception {
     Map<TopicPartition, OffsetAndMetadata> zero = new HashMap<>();

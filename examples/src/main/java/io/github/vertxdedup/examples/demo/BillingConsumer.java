@@ -59,7 +59,7 @@ import picocli.CommandLine.Option;
  * <h2>Talking to the driver</h2>
  * Standard output, one line each: {@code started <epochMs>}; {@code subscribed <epochMs>}; {@code assigned <epochMs>}
  * (partitions assigned, their windows rebuilt from the journals); {@code first-answer <epochMs>} (the first record
- * settled: a duplicate dropped or an effect applied);
+ * done with: a duplicate dropped or an effect applied);
  * {@code status <deliveries> <handled> <dropped> <lapsedClaims> <inFlightWaits>} every {@value #STATUS_INTERVAL_MS} ms and once more after
  * the consumer closed (the final counts); {@code stopped} at the end. A line {@code stop} on standard input makes it
  * close the consumer (drain, commit offsets, close the journals), write {@code stats-<run>.json} (the run's counts

@@ -23,8 +23,8 @@ import java.util.Set;
  * {@code handled.log} lines name). A delivery the run handled is a handler call (its effect applied, refused by the
  * ledger key, or cut off by a kill: see {@link #effectCutOff}). One
  * it did not handle was dropped by the dedup window if the run ended normally, or if the run was killed and handled
- * a later offset of the same partition (a partition settles its records in offset order, so every record before a
- * handled one was decided); otherwise the kill cut it off before its outcome was known (it is delivered again after
+ * a later offset of the same partition (a partition is done with its records in offset order, so every record before
+ * a handled one was decided); otherwise the kill cut it off before its outcome was known (it is delivered again after
  * the restart). A dropped delivery is a <em>redelivery after the crash</em> if an earlier run had received the same
  * offset (the killed consumer had not committed it), else a <em>producer retry</em> (a record of its own, published
  * again with the same payment id).
@@ -55,7 +55,7 @@ final class DemoReport {
    * @param startedAtMs when its JVM reached main
    * @param subscribedAtMs when its consumer had subscribed (joining the group follows)
    * @param assignedAtMs when its partitions were assigned and their windows rebuilt
-   * @param firstAnswerAtMs when it settled its first record
+   * @param firstAnswerAtMs when it was done with its first record
    * @param killedAtMs when the driver killed it with SIGKILL, or -1 if it was stopped normally
    * @param lapsedClaims effect-first commits refused because the claim's lease had run out (its last report)
    */
@@ -188,7 +188,7 @@ final class DemoReport {
           r.restartToFirstAnswerMs.add(t.firstAnswerAtMs() - kill);
         }
         r.restartDetails.add(String.format(Locale.ROOT, "JVM in main %s, subscribed %s, partitions assigned and"
-            + " windows rebuilt %s, first record settled %s", since(kill, t.startedAtMs()),
+            + " windows rebuilt %s, first record done with %s", since(kill, t.startedAtMs()),
             since(kill, t.subscribedAtMs()), since(kill, t.assignedAtMs()), since(kill, t.firstAnswerAtMs())));
       }
     }
@@ -353,7 +353,7 @@ final class DemoReport {
           w.getDouble("heldIds").longValue(), w.getDouble("accepted").longValue(),
           w.getDouble("duplicate").longValue(), w.getDouble("inFlight").longValue(),
           w.getDouble("duplicateAgeMeanMs"), w.getDouble("duplicateAgeMaxMs"));
-      out.printf(Locale.ROOT, "  %-28s records settled %,d, duplicates %,d, in-flight waits %,d, lapsed claims %,d,"
+      out.printf(Locale.ROOT, "  %-28s records done with %,d, duplicates %,d, in-flight waits %,d, lapsed claims %,d,"
               + " handler failures %,d, 503 retries %,d%n", "consumer (last run)",
           k.getDouble("records").longValue(), k.getDouble("duplicates").longValue(),
           k.getDouble("inFlightWaits").longValue(), k.getDouble("lapsedClaims").longValue(),

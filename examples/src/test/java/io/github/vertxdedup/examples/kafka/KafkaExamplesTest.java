@@ -23,7 +23,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The two Kafka examples on a real in-process broker: each id's effect applied once, and still once after a rewind. */
+/**
+ * The Kafka examples on a real in-process broker: each id's effect applied once, and still once after a rewind; the
+ * same with deduplication added to a Vert.x consumer.
+ */
 class KafkaExamplesTest {
 
   @RegisterExtension
@@ -73,6 +76,18 @@ class KafkaExamplesTest {
       expectedCents += 100 + i % 9_900;     // the amounts Payments.publish sends; the conflict's is not credited
     }
     assertThat(ledger.totalCents()).isEqualTo(expectedCents);
+  }
+
+  @Test
+  void wrappedConsumerShouldCreditEachPaymentOnce() throws Exception {
+    Ledger ledger = new Ledger();
+
+    RunSummary summary = WrappedConsumerExample.run(kafka.bootstrapServers(), "wr-payments", "wr-ledger", journalDir,
+        ledger, 300, 0.3);
+
+    assertThat(summary.exactlyOnce()).as(summary.toString()).isTrue();
+    assertThat(summary.distinctIds()).isEqualTo(300);
+    assertThat(summary.duplicatesDropped()).isEqualTo(summary.records() - 300).isPositive();
   }
 
   private static void rewind(String group, String topic) {

@@ -3,7 +3,9 @@ package io.github.vertxdedup.impl.options;
 import io.github.vertxdedup.impl.protocol.JsonNumbers;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -157,6 +159,64 @@ public final class OptionSchema<T> {
         throw mismatch(key, expected, v);
       }
       setter.accept(target, o);
+    });
+  }
+
+  /**
+   * Adds a key whose value is a JSON array of strings, e.g. a list of names. A {@code null} element is an error too.
+   *
+   * @param key the JSON key
+   * @param setter receives the strings, in the array's order, as an unmodifiable list; it checks the option's own
+   *     limits (an empty list, say)
+   * @return this
+   */
+  public OptionSchema<T> strings(String key, BiConsumer<T, List<String>> setter) {
+    String expected = "a JSON array of strings";
+    return add(key, (target, v) -> {
+      if (!(v instanceof JsonArray array)) {
+        throw mismatch(key, expected, v);
+      }
+      List<String> strings = new ArrayList<>(array.size());
+      for (int i = 0; i < array.size(); i++) {
+        if (!(array.getValue(i) instanceof String s)) {
+          throw new IllegalArgumentException(kind + " '" + key + "' must be " + expected + " but its element " + i
+              + " was " + describe(array.getValue(i)));
+        }
+        strings.add(s);
+      }
+      setter.accept(target, Collections.unmodifiableList(strings));
+    });
+  }
+
+  /**
+   * Adds a key whose value is a JSON object of settings of another library, read as text: each member's value must be
+   * a JSON string, number or boolean and is handed on as its text ({@code 500}, {@code 0.8} and {@code true} become
+   * {@code "500"}, {@code "0.8"} and {@code "true"}); a member whose value is {@code null} is left out. The members'
+   * names are not checked: they are the other library's to check (Kafka's client configuration, say).
+   *
+   * @param key the JSON key
+   * @param setter receives the settings, in the object's order, as an unmodifiable map
+   * @return this
+   */
+  public OptionSchema<T> textMap(String key, BiConsumer<T, Map<String, String>> setter) {
+    String expected = "a JSON object whose values are strings, numbers or booleans";
+    return add(key, (target, v) -> {
+      if (!(v instanceof JsonObject object)) {
+        throw mismatch(key, expected, v);
+      }
+      Map<String, String> settings = new LinkedHashMap<>();
+      for (Map.Entry<String, Object> member : object) {
+        Object value = member.getValue();
+        if (value == null) {
+          continue;
+        }
+        if (!(value instanceof String || value instanceof Number || value instanceof Boolean)) {
+          throw new IllegalArgumentException(kind + " '" + key + "' must be " + expected + " but its member '"
+              + member.getKey() + "' was " + describe(value));
+        }
+        settings.put(member.getKey(), value.toString());
+      }
+      setter.accept(target, Collections.unmodifiableMap(settings));
     });
   }
 

@@ -1,26 +1,14 @@
 package io.github.vertxdedup.kafka.impl;
 
-import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.UncoveredPolicy;
-import io.github.vertxdedup.kafka.DeadLetterHandler;
 import io.github.vertxdedup.kafka.DedupKafkaConsumer;
 import io.github.vertxdedup.kafka.DedupKafkaOptions;
-import io.github.vertxdedup.kafka.IdentityExtractor;
-import io.github.vertxdedup.kafka.RecordHandler;
 import io.github.vertxdedup.time.DedupClock;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Metrics;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
-import io.vertx.core.Handler;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import io.vertx.micrometer.backends.BackendRegistries;
-import java.util.HashMap;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.Semaphore;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -30,10 +18,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@link DedupKafkaConsumer}: a native Kafka consumer driven by a thread of its own. This class is its life: the
- * setup before {@code subscribe}, the start of the poll thread, and the end, on {@link #close} or on an error that
- * stops the consumer. The thread runs a {@link PollLoop}; the rebalance callbacks are its {@link PartitionAssignment};
- * its offset commits are {@link OffsetCommits}.
+ * The {@link DedupKafkaConsumer} of {@link DedupKafkaConsumer#create}: a native Kafka consumer driven by a thread of
+ * its own. This class is its life: the start of the poll thread, and the end, on {@link #close} or on an error that
+ * stops the consumer; the setup before {@code subscribe} is {@link ConsumerSetup}'s. The thread runs a
+ * {@link PollLoop}; the rebalance callbacks are its {@link PartitionAssignment}; its offset commits are
+ * {@link OffsetCommits}.
  *
  * <h2>Why a thread of its own</h2>
  * In vertx-kafka-client 5.0.7 the partition assign and revoke handlers are scheduled on a context and return at
@@ -51,27 +40,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The setters and {@link #close} are thread-safe (synchronized); {@link #assignment} reads a volatile snapshot.
  */
-public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K, V> {
+public final class DedupKafkaConsumerImpl<K, V> extends ConsumerSetup<K, V> {
 
   private static final Logger LOG = LoggerFactory.getLogger(DedupKafkaConsumerImpl.class);
-
-  private final Vertx vertx;
-  private final Map<String, Object> config;
-  private final DedupKafkaOptions options;
-  private final DedupClock clock;
-  private final String groupId;
-  private final String instanceId;
-
-  private IdentityExtractor<K, V> identity;
-  private RecordHandler<K, V> handler;
-  private DeadLetterHandler<K, V> deadLetters;
-  private MeterRegistry registry;
-  private Handler<Throwable> exceptionHandler;
 
   /** The poll thread's loop, once subscribed. */
   private volatile PollLoop<K, V> poll;
   private Thread pollThread;
-  private boolean started;
   private Promise<Void> closed;
   private Context closeContext;
 
@@ -84,60 +59,13 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
    */
   public DedupKafkaConsumerImpl(Vertx vertx, Map<String, String> kafkaConfig, DedupKafkaOptions options,
       DedupClock clock) {
-    this.vertx = Objects.requireNonNull(vertx, "vertx");
-    this.clock = Objects.requireNonNull(clock, "clock");
-    this.options = new DedupKafkaOptions(Objects.requireNonNull(options, "options")).validate();
-    Objects.requireNonNull(kafkaConfig, "kafkaConfig");
-    this.config = new HashMap<>(kafkaConfig);
-    Object group = config.get(ConsumerConfig.GROUP_ID_CONFIG);
-    if (group == null || group.toString().isBlank()) {
-      throw new IllegalArgumentException("kafkaConfig group.id is required: windows are kept per consumer group");
-    }
+    super(vertx, kafkaConfig, options, clock);
     Object autoCommit = config.get(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG);
     if (autoCommit != null && !"false".equalsIgnoreCase(autoCommit.toString())) {
       throw new IllegalArgumentException("kafkaConfig enable.auto.commit must be false or absent but was "
           + autoCommit + ": offsets are committed after each record is done with");
     }
     config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-    this.groupId = group.toString();
-    Object staticId = config.get(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
-    this.instanceId = this.options.getInstanceId() != null ? this.options.getInstanceId()
-        : staticId != null ? staticId.toString() : UUID.randomUUID().toString();
-  }
-
-  @Override
-  public synchronized DedupKafkaConsumer<K, V> identity(IdentityExtractor<K, V> identity) {
-    requireNotStarted();
-    this.identity = Objects.requireNonNull(identity, "identity");
-    return this;
-  }
-
-  @Override
-  public synchronized DedupKafkaConsumer<K, V> handler(RecordHandler<K, V> handler) {
-    requireNotStarted();
-    this.handler = Objects.requireNonNull(handler, "handler");
-    return this;
-  }
-
-  @Override
-  public synchronized DedupKafkaConsumer<K, V> deadLetterHandler(DeadLetterHandler<K, V> deadLetterHandler) {
-    requireNotStarted();
-    this.deadLetters = Objects.requireNonNull(deadLetterHandler, "deadLetterHandler");
-    return this;
-  }
-
-  @Override
-  public synchronized DedupKafkaConsumer<K, V> meterRegistry(MeterRegistry registry) {
-    requireNotStarted();
-    this.registry = Objects.requireNonNull(registry, "registry");
-    return this;
-  }
-
-  @Override
-  public synchronized DedupKafkaConsumer<K, V> exceptionHandler(Handler<Throwable> handler) {
-    requireNotStarted();
-    this.exceptionHandler = Objects.requireNonNull(handler, "handler");
-    return this;
   }
 
   @Override
@@ -147,34 +75,15 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
   }
 
   @Override
-  public String instanceId() {
-    return instanceId;
-  }
-
-  @Override
   public synchronized Future<Void> subscribe(Set<String> topics) {
-    if (started) {
-      return Future.failedFuture(new IllegalStateException("subscribe was already called on this consumer"));
+    RuntimeException refused = start(topics);
+    if (refused != null) {
+      return Future.failedFuture(refused);
     }
-    if (identity == null || handler == null) {
-      return Future.failedFuture(new IllegalStateException("identity and handler must be set before subscribe"));
-    }
-    if (topics == null || topics.isEmpty()) {
-      return Future.failedFuture(new IllegalArgumentException("topics must not be empty"));
-    }
-    started = true;
-    if (registry == null) {
-      MeterRegistry r = BackendRegistries.getDefaultNow();
-      registry = r != null ? r : Metrics.globalRegistry;
-    }
-    // The windows accept what they does not cover (recording the id) and mark it uncovered; the owner applies
-    // uncoveredRecords. One behaviour for every window, whichever consumer of the group opened it first.
-    DedupOptions dedup = options.getDedup().setUncoveredPolicy(UncoveredPolicy.ACCEPT);
-    PartitionWindows windows = PartitionWindows.create(vertx, dedup, clock, registry, options.getAssignmentTimeoutMs());
+    PartitionWindows windows = windows();
     Semaphore wake = new Semaphore(0);
-    OwnerConfig<K, V> ownerConfig = new OwnerConfig<>(vertx, options, identity, handler, deadLetters, clock,
-        instanceId, wake::release);
-    poll = new PollLoop<>(config, options, windows, ownerConfig, registry, groupId, instanceId, wake);
+    poll = new PollLoop<>(config, options, windows, ownerConfig(wake::release), registry(), groupId, instanceId,
+        wake);
     Context caller = vertx.getOrCreateContext();
     Promise<Void> subscribed = Promise.promise();
     Set<String> copy = Set.copyOf(topics);
@@ -201,12 +110,6 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
     return closed.future();
   }
 
-  private void requireNotStarted() {
-    if (started) {
-      throw new IllegalStateException("the consumer is already subscribed: set it up before subscribe");
-    }
-  }
-
   // --- the poll thread ---------------------------------------------------------------------------------------------
 
   private void run(PollLoop<K, V> loop, Set<String> topics, Context caller, Promise<Void> subscribed) {
@@ -228,17 +131,6 @@ public final class DedupKafkaConsumerImpl<K, V> implements DedupKafkaConsumer<K,
         report(caller, failure);
       }
       finish(failure);
-    }
-  }
-
-  /** Hands a failure that stopped the consumer to the exception handler, on the subscriber's context. */
-  private void report(Context caller, Throwable failure) {
-    Handler<Throwable> h;
-    synchronized (this) {
-      h = exceptionHandler;
-    }
-    if (h != null) {
-      caller.runOnContext(v -> h.handle(failure));
     }
   }
 

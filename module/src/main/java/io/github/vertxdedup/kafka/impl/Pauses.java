@@ -5,7 +5,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
+import java.util.function.Consumer;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -13,35 +13,42 @@ import org.apache.kafka.common.TopicPartition;
  * {@code maxBufferedPerPartition} records not yet committable, or its head waits for a lease or a 503 backoff
  * ({@link PartitionOwner#wantsPause}), and resumed when the owner is back to half of it
  * ({@link OwnerConfig#resumeMark}): the hysteresis keeps a busy partition from being paused and resumed every poll.
+ * It pauses and resumes through the driver's consumer: the native one on the poll thread ({@link PollLoop}), or the
+ * application's Vert.x consumer ({@link WrappedAssignment}), which also pauses a partition itself while its window is
+ * not ready ({@link #held}).
  *
- * <p>Poll thread only.
+ * <p>The driver's thread only: the poll thread, or the wrapped consumer's context.
  *
  * @param <K> the record key type
  * @param <V> the record value type
  */
 final class Pauses<K, V> {
 
-  private final KafkaConsumer<K, V> consumer;
-  /** The assigned partitions, shared with the rest of the poll loop. */
+  private final Consumer<List<TopicPartition>> pause;
+  private final Consumer<List<TopicPartition>> resume;
+  /** The assigned partitions, shared with the rest of the driver. */
   private final Map<TopicPartition, AssignedPartition<K, V>> owners;
   private final int maxBuffered;
   private final Set<TopicPartition> paused = new HashSet<>();
 
   /**
-   * @param consumer the Kafka consumer
-   * @param owners the assigned partitions, kept by the poll loop
+   * @param pause pauses partitions on the Kafka consumer
+   * @param resume resumes partitions on the Kafka consumer
+   * @param owners the assigned partitions, kept by the driver
    * @param maxBuffered {@code maxBufferedPerPartition}
    */
-  Pauses(KafkaConsumer<K, V> consumer, Map<TopicPartition, AssignedPartition<K, V>> owners, int maxBuffered) {
-    this.consumer = consumer;
+  Pauses(Consumer<List<TopicPartition>> pause, Consumer<List<TopicPartition>> resume,
+      Map<TopicPartition, AssignedPartition<K, V>> owners, int maxBuffered) {
+    this.pause = pause;
+    this.resume = resume;
     this.owners = owners;
     this.maxBuffered = maxBuffered;
   }
 
   /** Pauses the partitions that must wait and resumes those that may go on. */
   void apply() {
-    List<TopicPartition> pause = new ArrayList<>();
-    List<TopicPartition> resume = new ArrayList<>();
+    List<TopicPartition> toPause = new ArrayList<>();
+    List<TopicPartition> toResume = new ArrayList<>();
     for (Map.Entry<TopicPartition, AssignedPartition<K, V>> e : owners.entrySet()) {
       PartitionOwner<K, V> o = e.getValue().owner;
       int buffered = o.buffered();
@@ -49,17 +56,25 @@ final class Pauses<K, V> {
       boolean hold = o.wantsPause() || buffered >= maxBuffered
           || (paused.contains(e.getKey()) && buffered > OwnerConfig.resumeMark(maxBuffered));
       if (hold && paused.add(e.getKey())) {
-        pause.add(e.getKey());
+        toPause.add(e.getKey());
       } else if (!hold && paused.remove(e.getKey())) {
-        resume.add(e.getKey());
+        toResume.add(e.getKey());
       }
     }
-    if (!pause.isEmpty()) {
-      consumer.pause(pause);
+    if (!toPause.isEmpty()) {
+      pause.accept(toPause);
     }
-    if (!resume.isEmpty()) {
-      consumer.resume(resume);
+    if (!toResume.isEmpty()) {
+      resume.accept(toResume);
     }
+  }
+
+  /**
+   * The driver paused an assigned partition itself (its window was not ready when it was assigned): the next
+   * {@link #apply} resumes it unless its owner must wait.
+   */
+  void held(TopicPartition tp) {
+    paused.add(tp);
   }
 
   /** Forgets a partition that was revoked. */

@@ -109,7 +109,7 @@ final class PollLoop<K, V> {
     try {
       consumer = new KafkaConsumer<>(kafkaConfig);
       commits = new OffsetCommits<>(consumer, owners, windows, commitIntervalMs);
-      pauses = new Pauses<>(consumer, owners, maxBufferedPerPartition);
+      pauses = new Pauses<>(consumer::pause, consumer::resume, owners, maxBufferedPerPartition);
       assignment = new PartitionAssignment<>(consumer, owners, windows, ownerConfig, commits, pauses, registry,
           groupId, instanceId, assignmentTimeoutMs, revocationTimeoutMs);
       consumer.subscribe(topics, assignment);
@@ -181,8 +181,8 @@ final class PollLoop<K, V> {
    * Wraps each Kafka record of one partition, once, as the {@link KafkaConsumerRecord} its owner hands to the identity
    * extractor, the handler and the dead-letter handler. The wrapper is vertx-kafka-client's own
    * {@link KafkaConsumerRecordImpl}, the class its {@code KafkaConsumer} hands out (the client has no public factory
-   * for it): a field store per record, headers converted to {@code KafkaHeader}s only when first asked for. Poll
-   * thread.
+   * for it): a field store per record, headers converted to {@code KafkaHeader}s only when first asked for. Stateless:
+   * the poll thread calls it, and so does a wrapped Vert.x consumer ({@link WrappedAssignment}).
    *
    * @param records the records of one partition from one poll, in offset order
    * @return the wrapped records, in the same order

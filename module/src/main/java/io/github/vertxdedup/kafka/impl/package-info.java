@@ -1,7 +1,9 @@
 /**
  * The Kafka consumer's implementation. By role:
  * <ul>
- *   <li>the consumer's life (setup, start, close, an error that stops it): {@code DedupKafkaConsumerImpl};</li>
+ *   <li>what both consumers share before they start (options, ids, the application's handlers, the owners' settings
+ *   and the window store): {@code ConsumerSetup};</li>
+ *   <li>the consumer's life (start, close, an error that stops it): {@code DedupKafkaConsumerImpl};</li>
  *   <li>the poll thread: {@code PollLoop}, with the paused partitions ({@code Pauses}), the offset commits to Kafka
  *   ({@code OffsetCommits}) and the rebalance callbacks ({@code PartitionAssignment}, which takes and hands back the
  *   windows of {@code AssignedPartition}s);</li>
@@ -10,6 +12,9 @@
  *   {@code OwnerLoop}), the effect-first lease rule ({@code ClaimLeases}), the commit pipeline
  *   ({@code CommitPipeline}), retries and dead letters ({@code FailurePolicy}), the window's requests for a record
  *   ({@code RecordEvents}), the settings they share ({@code OwnerConfig}) and the meters ({@code KafkaMetrics});</li>
+ *   <li>the application's Vert.x consumer with deduplication added ({@code DedupKafkaConsumer.wrap}): its life
+ *   ({@code WrappedConsumer}), its partitions and their fence ({@code WrappedAssignment}), its offset commits
+ *   ({@code WrappedCommits}) and its context ({@code WrappedContext}); the same owners and window stores;</li>
  *   <li>where a partition's window lives between owners ({@code PartitionWindows}: in memory, or on a journal handed over
  *   between instances);</li>
  *   <li>dead letters sent to a Kafka topic with the application's Vert.x producer ({@code KafkaDeadLetterSender}).</li>

@@ -1,0 +1,183 @@
+package io.github.vertxdedup.kafka.impl;
+
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.UncoveredPolicy;
+import io.github.vertxdedup.kafka.DeadLetterHandler;
+import io.github.vertxdedup.kafka.DedupKafkaConsumer;
+import io.github.vertxdedup.kafka.DedupKafkaOptions;
+import io.github.vertxdedup.kafka.IdentityExtractor;
+import io.github.vertxdedup.kafka.RecordHandler;
+import io.github.vertxdedup.time.DedupClock;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Metrics;
+import io.vertx.core.Context;
+import io.vertx.core.Handler;
+import io.vertx.core.Vertx;
+import io.vertx.micrometer.backends.BackendRegistries;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+
+/**
+ * What both kinds of {@link DedupKafkaConsumer} share before they start: the validated options and Kafka config, the
+ * consumer group and instance id, the application's identity extractor, handlers, meter registry and exception
+ * handler (set before {@code subscribe}), and, at {@code subscribe}, the {@link OwnerConfig} of the partition owners
+ * and the {@link PartitionWindows} store. The two differ only in what drives the owners: a native consumer on a thread
+ * of its own ({@link DedupKafkaConsumerImpl}) or the application's Vert.x consumer ({@link WrappedConsumer}).
+ *
+ * <p>The setters and {@link #start} are synchronized; the rest is read after {@link #start}.
+ *
+ * @param <K> the record key type
+ * @param <V> the record value type
+ */
+abstract class ConsumerSetup<K, V> implements DedupKafkaConsumer<K, V> {
+
+  final Vertx vertx;
+  /** The Kafka consumer config, copied. */
+  final Map<String, Object> config;
+  /** The options, copied and validated. */
+  final DedupKafkaOptions options;
+  final DedupClock clock;
+  final String groupId;
+  final String instanceId;
+
+  private IdentityExtractor<K, V> identity;
+  private RecordHandler<K, V> handler;
+  private DeadLetterHandler<K, V> deadLetters;
+  private MeterRegistry registry;
+  private Handler<Throwable> exceptionHandler;
+  private boolean started;
+
+  /**
+   * @param vertx the Vert.x instance
+   * @param kafkaConfig the Kafka consumer config; {@code group.id} is required
+   * @param options the options (copied and validated)
+   * @param clock the clock of the windows
+   * @throws IllegalArgumentException if the options are invalid or {@code group.id} is missing
+   */
+  ConsumerSetup(Vertx vertx, Map<String, String> kafkaConfig, DedupKafkaOptions options, DedupClock clock) {
+    this.vertx = Objects.requireNonNull(vertx, "vertx");
+    this.clock = Objects.requireNonNull(clock, "clock");
+    this.options = new DedupKafkaOptions(Objects.requireNonNull(options, "options")).validate();
+    this.config = new HashMap<>(Objects.requireNonNull(kafkaConfig, "kafkaConfig"));
+    Object group = config.get(ConsumerConfig.GROUP_ID_CONFIG);
+    if (group == null || group.toString().isBlank()) {
+      throw new IllegalArgumentException("kafkaConfig group.id is required: windows are kept per consumer group");
+    }
+    this.groupId = group.toString();
+    Object staticId = config.get(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
+    this.instanceId = this.options.getInstanceId() != null ? this.options.getInstanceId()
+        : staticId != null ? staticId.toString() : UUID.randomUUID().toString();
+  }
+
+  @Override
+  public synchronized DedupKafkaConsumer<K, V> identity(IdentityExtractor<K, V> identity) {
+    requireNotStarted();
+    this.identity = Objects.requireNonNull(identity, "identity");
+    return this;
+  }
+
+  @Override
+  public synchronized DedupKafkaConsumer<K, V> handler(RecordHandler<K, V> handler) {
+    requireNotStarted();
+    this.handler = Objects.requireNonNull(handler, "handler");
+    return this;
+  }
+
+  @Override
+  public synchronized DedupKafkaConsumer<K, V> deadLetterHandler(DeadLetterHandler<K, V> deadLetterHandler) {
+    requireNotStarted();
+    this.deadLetters = Objects.requireNonNull(deadLetterHandler, "deadLetterHandler");
+    return this;
+  }
+
+  @Override
+  public synchronized DedupKafkaConsumer<K, V> meterRegistry(MeterRegistry registry) {
+    requireNotStarted();
+    this.registry = Objects.requireNonNull(registry, "registry");
+    return this;
+  }
+
+  @Override
+  public synchronized DedupKafkaConsumer<K, V> exceptionHandler(Handler<Throwable> handler) {
+    requireNotStarted();
+    this.exceptionHandler = Objects.requireNonNull(handler, "handler");
+    return this;
+  }
+
+  @Override
+  public String instanceId() {
+    return instanceId;
+  }
+
+  private void requireNotStarted() {
+    if (started) {
+      throw new IllegalStateException("the consumer is already subscribed: set it up before subscribe");
+    }
+  }
+
+  /**
+   * Marks the consumer started, if it may start: {@code subscribe} was not called before, the identity and handler
+   * are set, and there are topics. Resolves the meter registry.
+   *
+   * @param topics the topics of {@code subscribe}
+   * @return null if started, else why not: an {@link IllegalStateException} or {@link IllegalArgumentException}
+   */
+  synchronized RuntimeException start(Set<String> topics) {
+    if (started) {
+      return new IllegalStateException("subscribe was already called on this consumer");
+    }
+    if (identity == null || handler == null) {
+      return new IllegalStateException("identity and handler must be set before subscribe");
+    }
+    if (topics == null || topics.isEmpty()) {
+      return new IllegalArgumentException("topics must not be empty");
+    }
+    started = true;
+    if (registry == null) {
+      MeterRegistry r = BackendRegistries.getDefaultNow();
+      registry = r != null ? r : Metrics.globalRegistry;
+    }
+    return null;
+  }
+
+  /** @return the registry of the consumer's meters; after {@link #start} */
+  synchronized MeterRegistry registry() {
+    return registry;
+  }
+
+  /**
+   * What every partition owner of this consumer shares. After {@link #start}.
+   *
+   * @param wakeDriver tells the driver (poll thread, or the wrapped consumer's context) that a partition may be resumed
+   * @return the owners' configuration
+   */
+  synchronized OwnerConfig<K, V> ownerConfig(Runnable wakeDriver) {
+    return new OwnerConfig<>(vertx, options, identity, handler, deadLetters, clock, instanceId, wakeDriver);
+  }
+
+  /**
+   * The store of this consumer's windows: journaled when {@code dedup.journalDir} is set, else in memory. After
+   * {@link #start}.
+   */
+  PartitionWindows windows() {
+    // The windows accept what they do not cover (recording the id) and mark it uncovered; the owner applies
+    // uncoveredRecords. One behaviour for every window, whichever consumer of the group opened it first.
+    DedupOptions dedup = new DedupOptions(options.getDedup()).setUncoveredPolicy(UncoveredPolicy.ACCEPT);
+    return PartitionWindows.create(vertx, dedup, clock, registry(), options.getAssignmentTimeoutMs());
+  }
+
+  /** Hands a failure that stopped the consumer to the exception handler, if one is set, on {@code context}. */
+  void report(Context context, Throwable failure) {
+    Handler<Throwable> h;
+    synchronized (this) {
+      h = exceptionHandler;
+    }
+    if (h != null) {
+      context.runOnContext(v -> h.handle(failure));
+    }
+  }
+}

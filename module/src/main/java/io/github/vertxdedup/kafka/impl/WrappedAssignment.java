@@ -1,0 +1,328 @@
+package io.github.vertxdedup.kafka.impl;
+
+import io.github.vertxdedup.kafka.DedupKafkaOptions;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.AsyncResult;
+import io.vertx.core.Future;
+import io.vertx.core.Handler;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.kafka.client.consumer.KafkaConsumer;
+import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
+import io.vertx.kafka.client.consumer.OffsetAndMetadata;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The partitions of a {@link WrappedConsumer}: which it owns, the records the Vert.x consumer delivers to them, and
+ * the hand-over of their windows. The same partition pipeline as {@link DedupKafkaConsumerImpl}'s (a
+ * {@link PartitionOwner} per partition on its window's event loop, windows from the {@link PartitionWindows} store);
+ * only the driver differs.
+ *
+ * <h2>Its own fence</h2>
+ * The Vert.x consumer's rebalance handlers run on a context after the rebalance, and return: they cannot hold it back
+ * as {@code ConsumerRebalanceListener}s inside {@code poll} do. So:
+ * <ul>
+ *   <li>Assigned: the partition is paused on the Vert.x consumer at once, and the records that arrive before its
+ *   window is ready (fetched before the pause took effect) are kept. Its window is taken from the store once this
+ *   consumer's previous owner of it, if any, has handed it back; then Kafka's committed offset is read; then its owner
+ *   starts, is given the kept records, and the partition is resumed. Where Kafka has no committed offset but the store
+ *   recorded one (a deleted group, expired offsets), the consumer seeks there first and drops what it kept and what
+ *   arrives before the seek completes: the seek position delivers those records again.</li>
+ *   <li>Revoked: the partition leaves {@code owners} at once, so no commit names it from then on and its records no
+ *   longer reach the owner. Its owner is fenced (nothing new is decided; what was decided is finished), bounded by
+ *   {@code revocationTimeoutMs}, then stopped, and its window handed back. The next owner takes the window only
+ *   after that (the store's slot, or the journal's lock), so it decides nothing before the old one stopped. What the
+ *   old owner finished after its last commit comes back to the next owner from Kafka, and the window drops it as
+ *   duplicates.</li>
+ * </ul>
+ * A window that does not open, or a committed-offset lookup or seek that fails, stops the consumer
+ * ({@code onFailure}); the partition stays paused meanwhile.
+ *
+ * <p>The wrapped consumer's context only, except {@link #assignment}.
+ *
+ * @param <K> the record key type
+ * @param <V> the record value type
+ */
+final class WrappedAssignment<K, V> {
+
+  private static final Logger LOG = LoggerFactory.getLogger(WrappedConsumer.class);
+
+  private final Vertx vertx;
+  private final WrappedContext context;
+  private final KafkaConsumer<K, V> consumer;
+  private final PartitionWindows windows;
+  private final OwnerConfig<K, V> ownerConfig;
+  private final MeterRegistry registry;
+  private final String groupId;
+  private final String instanceId;
+  private final long revocationTimeoutMs;
+  /** Stops the consumer: a partition's window could not be started. */
+  private final Handler<RuntimeException> onFailure;
+  /** The partitions whose owner runs; shared with the commits and the pauses. */
+  final Map<TopicPartition, AssignedPartition<K, V>> owners = new HashMap<>();
+  /** The partitions assigned whose window is not ready yet. */
+  private final Map<TopicPartition, Starting<K, V>> starting = new HashMap<>();
+  /** Per partition, the hand-back of the window this consumer held last; never fails. A new owner waits for it. */
+  private final Map<TopicPartition, Future<?>> handedBack = new HashMap<>();
+  private final Pauses<K, V> pauses;
+  private volatile Set<TopicPartition> assignment = Set.of();
+  /** Closing or stopping: no partition is taken any more, none paused or resumed. */
+  private boolean closing;
+
+  /** A partition assigned whose window is not ready yet, and the records kept for it meanwhile. */
+  private static final class Starting<K, V> {
+    final KafkaMetrics metrics;
+    /** The window, once the store hands it over. */
+    final Future<PartitionWindows.Lease> lease;
+    final List<KafkaConsumerRecord<K, V>> kept = new ArrayList<>();
+    /** Seeking to the offset the store recorded: what arrives meanwhile is dropped. */
+    boolean seeking;
+
+    Starting(KafkaMetrics metrics, Future<PartitionWindows.Lease> lease) {
+      this.metrics = metrics;
+      this.lease = lease;
+    }
+  }
+
+  /**
+   * @param vertx the Vert.x instance (timers)
+   * @param context the wrapped consumer's context
+   * @param consumer the application's Vert.x consumer
+   * @param windows where the partitions' windows live
+   * @param ownerConfig what every partition owner shares
+   * @param registry where the partitions' meters are registered
+   * @param groupId the consumer group
+   * @param instanceId this consumer's instance id
+   * @param options validated options ({@code revocationTimeoutMs}, {@code maxBufferedPerPartition})
+   * @param onFailure stops the consumer; called on the context with an {@link IllegalStateException} naming the
+   *     partition
+   */
+  WrappedAssignment(Vertx vertx, WrappedContext context, KafkaConsumer<K, V> consumer, PartitionWindows windows,
+      OwnerConfig<K, V> ownerConfig, MeterRegistry registry, String groupId, String instanceId,
+      DedupKafkaOptions options, Handler<RuntimeException> onFailure) {
+    this.vertx = vertx;
+    this.context = context;
+    this.consumer = consumer;
+    this.windows = windows;
+    this.ownerConfig = ownerConfig;
+    this.registry = registry;
+    this.groupId = groupId;
+    this.instanceId = instanceId;
+    this.revocationTimeoutMs = options.getRevocationTimeoutMs();
+    this.onFailure = onFailure;
+    this.pauses = new Pauses<>(
+        tps -> consumer.pause(WrappedContext.vertx(tps)).onFailure(e -> LOG.debug("pausing {} failed: {}", tps,
+            e.toString())),
+        tps -> consumer.resume(WrappedContext.vertx(tps)).onFailure(e -> LOG.debug("resuming {} failed: {}", tps,
+            e.toString())),
+        owners, options.getMaxBufferedPerPartition());
+  }
+
+  /** @return the partitions whose owner runs now; any thread */
+  Set<TopicPartition> assignment() {
+    return assignment;
+  }
+
+  /** The Vert.x consumer's assigned handler: pauses the new partitions and takes their windows. */
+  void assigned(List<TopicPartition> tps) {
+    if (closing) {
+      return;
+    }
+    List<TopicPartition> fresh = new ArrayList<>();
+    for (TopicPartition tp : tps) {
+      if (!owners.containsKey(tp) && !starting.containsKey(tp)) {
+        fresh.add(tp);
+      }
+    }
+    if (fresh.isEmpty()) {
+      return;
+    }
+    consumer.pause(WrappedContext.vertx(fresh)).onFailure(e -> LOG.debug("pausing {} failed: {}", fresh,
+        e.toString()));
+    for (TopicPartition tp : fresh) {
+      // This consumer's previous owner of the partition (revoked by an earlier rebalance) may still be draining.
+      Future<?> previous = handedBack.getOrDefault(tp, Future.succeededFuture());
+      Starting<K, V> s = new Starting<>(new KafkaMetrics(registry, groupId, tp.topic(), tp.partition()),
+          previous.transform(v -> windows.acquire(groupId, tp, instanceId)));
+      starting.put(tp, s);
+      context.here(s.lease).onComplete(ar -> windowReady(tp, s, ar));
+    }
+  }
+
+  /** The window of an assigned partition is ready (or failed): reads Kafka's committed offset. */
+  private void windowReady(TopicPartition tp, Starting<K, V> s, AsyncResult<PartitionWindows.Lease> ar) {
+    if (starting.get(tp) != s) {
+      return; // revoked meanwhile: the revocation hands the window back
+    }
+    if (ar.failed()) {
+      failed(tp, s, null, "failed to start the window of " + tp, ar.cause());
+      return;
+    }
+    PartitionWindows.Lease lease = ar.result();
+    context.here(consumer.committed(WrappedContext.vertx(tp))).onComplete(c -> {
+      if (starting.get(tp) != s) {
+        return;
+      }
+      if (c.failed()) {
+        failed(tp, s, lease, "failed to read the committed offset of " + tp, c.cause());
+        return;
+      }
+      OffsetAndMetadata committed = c.result();
+      if (committed != null || lease.resumeOffset() < 0) {
+        // The Vert.x consumer reads from Kafka's committed offset (or by auto.offset.reset): what it kept is next.
+        start(tp, s, lease, committed == null ? -1 : committed.getOffset());
+        return;
+      }
+      s.seeking = true;
+      s.kept.clear();
+      context.here(consumer.seek(WrappedContext.vertx(tp), lease.resumeOffset())).onComplete(sought -> {
+        if (starting.get(tp) != s) {
+          return;
+        }
+        if (sought.failed()) {
+          failed(tp, s, lease, "failed to seek " + tp + " to the offset its window recorded", sought.cause());
+        } else {
+          start(tp, s, lease, -1);
+        }
+      });
+    });
+  }
+
+  /** Starts the partition's owner, hands it the records kept, and resumes the partition. */
+  private void start(TopicPartition tp, Starting<K, V> s, PartitionWindows.Lease lease, long committed) {
+    starting.remove(tp);
+    s.metrics.orphanedClaims.increment(lease.releasedClaims());
+    // The owner runs on its window's event loop and calls the window in-process (docs/kafka.md).
+    PartitionOwner<K, V> owner = new PartitionOwner<>(ownerConfig, tp, lease.partition().context(),
+        lease.partition(), s.metrics);
+    AssignedPartition<K, V> o = new AssignedPartition<>(owner, lease);
+    o.committed = committed;
+    owners.put(tp, o);
+    assignment = Set.copyOf(owners.keySet());
+    if (!s.kept.isEmpty()) {
+      owner.offer(s.kept);
+    }
+    pauses.held(tp);
+    applyPauses();
+    LOG.info("{}: assigned to {} of group {}, window ready{}", tp, instanceId, groupId,
+        committed >= 0 ? ", reading from offset " + committed
+            : lease.resumeOffset() >= 0 ? ", reading from offset " + lease.resumeOffset() + " (recorded by its window)"
+            : "");
+  }
+
+  /** Gives up a partition whose window could not be started, and stops the consumer. */
+  private void failed(TopicPartition tp, Starting<K, V> s, PartitionWindows.Lease lease, String what,
+      Throwable cause) {
+    starting.remove(tp);
+    if (lease != null) {
+      handedBack.put(tp, windows.release(lease).otherwiseEmpty());
+    }
+    s.metrics.windowOpenFailures.increment();
+    onFailure.handle(new IllegalStateException(what + ": " + cause.getMessage(), cause));
+  }
+
+  /** The Vert.x consumer's batch handler: each partition's records go to its owner, or wait for its window. */
+  void records(ConsumerRecords<K, V> records) {
+    for (TopicPartition tp : records.partitions()) {
+      // Each record wrapped once, as the poll thread does: every call about one delivery gets the same instance.
+      List<KafkaConsumerRecord<K, V>> rs = PollLoop.wrap(records.records(tp));
+      AssignedPartition<K, V> o = owners.get(tp);
+      if (o != null) {
+        o.owner.offer(rs);
+        continue;
+      }
+      Starting<K, V> s = starting.get(tp);
+      if (s != null && !s.seeking) {
+        s.kept.addAll(rs);
+      }
+      // Otherwise not this consumer's (revoked, or its window failed): its owner reads them from the committed offset.
+    }
+    applyPauses();
+  }
+
+  /** Pauses the partitions whose owner holds too much (or waits), and resumes those that caught up. */
+  void applyPauses() {
+    if (!closing) {
+      pauses.apply();
+    }
+  }
+
+  /** The Vert.x consumer's revoked handler (and lost: the client treats both alike): see the type's javadoc. */
+  void revoked(List<TopicPartition> tps) {
+    for (TopicPartition tp : tps) {
+      Starting<K, V> s = starting.remove(tp);
+      if (s != null) {
+        handedBack.put(tp, s.lease.transform(ar -> ar.succeeded() ? windows.release(ar.result())
+            : Future.succeededFuture()).otherwiseEmpty());
+      }
+      AssignedPartition<K, V> o = owners.remove(tp);
+      if (o != null) {
+        pauses.forget(tp);
+        if (!closing) { // closing retires every owner itself
+          LOG.info("{}: revoked from {} of group {}; its owner finishes what it decided and hands the window back,"
+              + " committing no more offsets", tp, instanceId, groupId);
+          handedBack.put(tp, drained(tp, o).eventually(() -> handBack(o)));
+        }
+      }
+    }
+    assignment = Set.copyOf(owners.keySet());
+  }
+
+  /**
+   * Closing, or stopping on a failure: drains every owner (bounded by {@code revocationTimeoutMs}), commits the
+   * committable offsets of the partitions still assigned, stops the owners and hands every window back.
+   *
+   * @param commits the offset commits
+   * @return completes (never fails) once every window is handed back, on the context
+   */
+  Future<Void> retireAll(WrappedCommits<K, V> commits) {
+    closing = true;
+    starting.forEach((tp, s) -> handedBack.put(tp, s.lease.transform(ar -> ar.succeeded()
+        ? windows.release(ar.result()) : Future.succeededFuture()).otherwiseEmpty()));
+    starting.clear();
+    Map<TopicPartition, AssignedPartition<K, V>> mine = new HashMap<>(owners);
+    List<Future<Void>> drains = new ArrayList<>();
+    mine.forEach((tp, o) -> drains.add(drained(tp, o)));
+    return context.here(Future.join(drains))
+        .transform(v -> commits.commitAll()) // only the partitions not revoked meanwhile: still in owners
+        .transform(v -> {
+          List<Future<?>> done = new ArrayList<>(handedBack.values());
+          mine.forEach((tp, o) -> {
+            owners.remove(tp, o);
+            done.add(handBack(o));
+          });
+          assignment = Set.of();
+          return context.here(Future.join(done)).<Void>mapEmpty().otherwiseEmpty();
+        });
+  }
+
+  /** Fences the owner; completes (never fails) when it drained, or after {@code revocationTimeoutMs}. */
+  private Future<Void> drained(TopicPartition tp, AssignedPartition<K, V> o) {
+    Promise<Void> p = Promise.promise();
+    long timer = vertx.setTimer(revocationTimeoutMs, id -> {
+      if (p.tryComplete()) {
+        LOG.warn("{}: did not drain within revocationTimeoutMs={} ms; what is unfinished is left to the next owner",
+            tp, revocationTimeoutMs);
+      }
+    });
+    o.owner.fence().onComplete(ar -> {
+      vertx.cancelTimer(timer);
+      p.tryComplete();
+    });
+    return p.future();
+  }
+
+  /** Stops the owner and gives its window back; never fails. */
+  private Future<Void> handBack(AssignedPartition<K, V> o) {
+    return o.owner.stop().eventually(() -> windows.release(o.lease))
+        .onFailure(e -> LOG.warn("handing a window back failed: {}", e.toString())).otherwiseEmpty();
+  }
+}

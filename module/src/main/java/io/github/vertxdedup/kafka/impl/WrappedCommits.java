@@ -1,0 +1,106 @@
+package io.github.vertxdedup.kafka.impl;
+
+import io.vertx.core.Future;
+import io.vertx.kafka.client.consumer.KafkaConsumer;
+import io.vertx.kafka.client.consumer.OffsetAndMetadata;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The offset commits of a {@link WrappedConsumer}, through the application's Vert.x consumer
+ * ({@link KafkaConsumer#commit(Map)}, a {@code commitSync} on the client's own thread). Each assigned partition commits
+ * the offset after the last record of its owner's committable prefix ({@link PartitionOwner#committableNext}), never
+ * past a record that is not done with, at most once per {@code commitIntervalMs} ({@link #commitMoved}), one commit in
+ * flight at a time; a failed commit is sent again with the next one. Every offset Kafka accepted is handed to the
+ * window store ({@link PartitionWindows#offsetsCommitted}), which journals it beside the accepted ids.
+ *
+ * <p>Only the partitions the consumer holds now are committed: {@link WrappedAssignment} removes a revoked partition
+ * from {@code owners} when the revocation reaches it, so nothing of it is sent after that, and the answer to a commit
+ * sent before it is not journaled. A commit the Vert.x client runs after the rebalance it was sent before (its thread
+ * runs tasks in order, and the rebalance happens inside a {@code poll}) names only records the old owner was done
+ * with: it can move the group's offset back over what the next owner committed since (those records come back as
+ * duplicates after a later restart), never forward past a record not done with.
+ *
+ * <p>The wrapped consumer's context only.
+ *
+ * @param <K> the record key type
+ * @param <V> the record value type
+ */
+final class WrappedCommits<K, V> {
+
+  private static final Logger LOG = LoggerFactory.getLogger(WrappedConsumer.class);
+
+  private final KafkaConsumer<K, V> consumer;
+  /** The assigned partitions whose window is ready, shared with {@link WrappedAssignment}. */
+  private final Map<TopicPartition, AssignedPartition<K, V>> owners;
+  private final PartitionWindows windows;
+  private final WrappedContext context;
+  /** The latest commit sent; completes (never fails) once answered. */
+  private Future<Void> inFlight = Future.succeededFuture();
+
+  /**
+   * @param consumer the application's Vert.x consumer
+   * @param owners the assigned partitions whose window is ready
+   * @param windows the window store, told of every offset committed
+   * @param context the wrapped consumer's context
+   */
+  WrappedCommits(KafkaConsumer<K, V> consumer, Map<TopicPartition, AssignedPartition<K, V>> owners,
+      PartitionWindows windows, WrappedContext context) {
+    this.consumer = consumer;
+    this.owners = owners;
+    this.windows = windows;
+    this.context = context;
+  }
+
+  /** Commits the offsets that became committable since the last commit, unless a commit is still unanswered. */
+  void commitMoved() {
+    if (inFlight.isComplete()) {
+      inFlight = commit();
+    }
+  }
+
+  /**
+   * Commits the offsets that became committable since the last commit, after the commit in flight is answered
+   * (closing: the owners are drained).
+   *
+   * @return completes (never fails) once answered
+   */
+  Future<Void> commitAll() {
+    inFlight = inFlight.compose(v -> commit());
+    return inFlight;
+  }
+
+  private Future<Void> commit() {
+    Map<io.vertx.kafka.client.common.TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+    Map<TopicPartition, AssignedPartition<K, V>> sentTo = new HashMap<>();
+    for (Map.Entry<TopicPartition, AssignedPartition<K, V>> e : owners.entrySet()) {
+      AssignedPartition<K, V> o = e.getValue();
+      long next = o.owner.committableNext();
+      if (next > o.committed) {
+        offsets.put(WrappedContext.vertx(e.getKey()), new OffsetAndMetadata(next, null));
+        sentTo.put(e.getKey(), o);
+      }
+    }
+    if (offsets.isEmpty()) {
+      return Future.succeededFuture();
+    }
+    return context.here(consumer.commit(offsets)).transform(ar -> {
+      if (ar.failed()) {
+        // A rebalance in progress, or the broker out of reach: the next commit sends the offsets again.
+        LOG.debug("offset commit failed for {}: {}", sentTo.keySet(), ar.cause().toString());
+        return Future.succeededFuture();
+      }
+      sentTo.forEach((tp, o) -> {
+        long offset = offsets.get(WrappedContext.vertx(tp)).getOffset();
+        if (owners.get(tp) == o && offset > o.committed) {
+          o.committed = offset;
+          windows.offsetsCommitted(o.lease, offset);
+        }
+      });
+      return Future.succeededFuture();
+    });
+  }
+}

@@ -1,0 +1,311 @@
+package io.github.vertxdedup.kafka.impl;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.github.vertxdedup.DedupEvent;
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.DedupVerdict;
+import io.github.vertxdedup.UncoveredPolicy;
+import io.github.vertxdedup.kafka.AtomicityMode;
+import io.github.vertxdedup.kafka.DedupKafkaConsumer;
+import io.github.vertxdedup.kafka.DedupKafkaOptions;
+import io.github.vertxdedup.kafka.IdentityExtractor;
+import io.github.vertxdedup.kafka.RecordHandler;
+import io.github.vertxdedup.time.ManualClock;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.kafka.client.consumer.KafkaConsumer;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.MockConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The fence of a wrapped Vert.x consumer ({@link WrappedConsumer}, {@link WrappedAssignment}), step by step: the
+ * Vert.x consumer runs over Kafka's {@link MockConsumer}, whose rebalances the test triggers inside a {@code poll}, as
+ * the group coordinator would, and the window of the partition is held or probed through the same in-memory window
+ * store, under other instance ids.
+ */
+class WrappedAssignmentTest {
+
+  private static final String TOPIC = "orders";
+  private static final String GROUP = "billing";
+  private static final TopicPartition TP = new TopicPartition(TOPIC, 0);
+
+  private Vertx vertx;
+  private Context context;
+  private RecordingConsumer mock;
+  private DedupKafkaConsumer<String, String> wrapped;
+  private final ManualClock clock = new ManualClock(1_700_000_000_000L);
+  private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+  private final Map<String, AtomicInteger> handled = new ConcurrentHashMap<>();
+
+  @BeforeEach
+  void setUp() {
+    vertx = Vertx.vertx();
+    context = vertx.getOrCreateContext();
+    mock = new RecordingConsumer();
+    mock.updateBeginningOffsets(Map.of(TP, 0L));
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    if (wrapped != null) {
+      get(wrapped.close());
+    }
+    get(vertx.close());
+  }
+
+  private static DedupOptions dedup() {
+    return new DedupOptions().setAddress("test.wrapped").setWindow(Duration.ofMinutes(10))
+        .setUncoveredPolicy(UncoveredPolicy.ACCEPT);
+  }
+
+  private static DedupKafkaOptions options(AtomicityMode mode) {
+    return new DedupKafkaOptions().setDedup(dedup()).setMode(mode).setBackoffInitialMs(1).setBackoffMaxMs(20)
+        .setPollTimeoutMs(20).setCommitIntervalMs(20);
+  }
+
+  private static Map<String, String> config(String autoCommit) {
+    Map<String, String> c = new HashMap<>();
+    c.put("group.id", GROUP);
+    if (autoCommit != null) {
+      c.put("enable.auto.commit", autoCommit);
+    }
+    return c;
+  }
+
+  /** The window store of the partition's other owners: same Vert.x instance, so the same windows; no waiting. */
+  private PartitionWindows otherOwners() {
+    return PartitionWindows.create(vertx, dedup(), clock, null, 0);
+  }
+
+  /** Wraps a Vert.x consumer over {@link #mock} (created on {@link #context}) and subscribes it. */
+  private DedupKafkaConsumer<String, String> wrap(AtomicityMode mode, RecordHandler<String, String> handler)
+      throws Exception {
+    wrapped = on(() -> {
+      KafkaConsumer<String, String> kafka = KafkaConsumer.create(vertx, mock);
+      DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>wrap(vertx, kafka, config("false"),
+              options(mode), clock)
+          .identity(IdentityExtractor.recordKey())
+          .handler(handler)
+          .meterRegistry(registry);
+      return c.subscribe(TOPIC).map(c);
+    });
+    return wrapped;
+  }
+
+  private Future<Void> credit(String id) {
+    handled.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet();
+    return Future.succeededFuture();
+  }
+
+  private static ConsumerRecord<String, String> record(long offset, String id) {
+    return new ConsumerRecord<>(TOPIC, 0, offset, id, "v");
+  }
+
+  /** A {@link MockConsumer} that keeps every offset commit it was asked for (its {@code committed} answers 0 for a
+   * partition not assigned). */
+  private static final class RecordingConsumer extends MockConsumer<String, String> {
+    final List<Map<TopicPartition, OffsetAndMetadata>> commits = new CopyOnWriteArrayList<>();
+
+    RecordingConsumer() {
+      super(OffsetResetStrategy.EARLIEST);
+    }
+
+    @Override
+    public synchronized void commitSync(Map<TopicPartition, OffsetAndMetadata> offsets) {
+      commits.add(Map.copyOf(offsets));
+      super.commitSync(offsets);
+    }
+  }
+
+  /** @return the highest offset committed for {@link #TP}, or -1 if none */
+  private long committed() {
+    return mock.commits.stream().filter(c -> c.containsKey(TP)).mapToLong(c -> c.get(TP).offset()).max().orElse(-1);
+  }
+
+  private double duplicates() {
+    return registry.find("dedup.kafka.duplicates").counters().stream().mapToDouble(c -> c.count()).sum();
+  }
+
+  /** Runs {@code work} on {@link #context} and waits for its future; also a barrier behind what is queued there. */
+  private <T> T on(Supplier<Future<T>> work) throws Exception {
+    CompletableFuture<T> f = new CompletableFuture<>();
+    context.runOnContext(v -> work.get().onComplete(ar -> {
+      if (ar.succeeded()) {
+        f.complete(ar.result());
+      } else {
+        f.completeExceptionally(ar.cause());
+      }
+    }));
+    return f.get(30, TimeUnit.SECONDS);
+  }
+
+  private static <T> T get(Future<T> f) throws Exception {
+    return f.toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void shouldRefuseAConsumerThatCommitsOffsetsByItself() {
+    KafkaConsumer<String, String> kafka = KafkaConsumer.create(vertx, mock);
+    assertThatThrownBy(() -> DedupKafkaConsumer.wrap(vertx, kafka, config("true"), options(AtomicityMode.EFFECT_FIRST)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("enable.auto.commit must be \"false\"").hasMessageContaining("was true");
+    // Kafka's default is true: a config without the key is refused too.
+    assertThatThrownBy(() -> DedupKafkaConsumer.wrap(vertx, kafka, config(null), options(AtomicityMode.EFFECT_FIRST)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("enable.auto.commit must be \"false\"").hasMessageContaining("is absent");
+    assertThat(DedupKafkaConsumer.wrap(vertx, kafka, config("FALSE"), options(AtomicityMode.EFFECT_FIRST)))
+        .isNotNull();
+  }
+
+  @Test
+  void shouldRefuseAVertxConsumerThatIsAlreadySubscribed() throws Exception {
+    KafkaConsumer<String, String> kafka = on(() -> {
+      KafkaConsumer<String, String> k = KafkaConsumer.create(vertx, mock);
+      return k.subscribe(TOPIC).map(k);
+    });
+    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>wrap(vertx, kafka, config("false"),
+            options(AtomicityMode.EFFECT_FIRST))
+        .identity(IdentityExtractor.recordKey()).handler(r -> credit(r.key()));
+    wrapped = c;
+    assertThatThrownBy(() -> get(c.subscribe(TOPIC))).isInstanceOf(ExecutionException.class)
+        .hasCauseInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("already subscribed to [orders]: wrap it before it subscribes");
+  }
+
+  /**
+   * The rebalance handlers run after the rebalance: the partition is assigned, and its first records delivered,
+   * while another owner still holds its window. They wait, kept and paused, with no owner started, until the window
+   * is handed over; then each id is handled once, in offset order, and the partition is resumed.
+   */
+  @ParameterizedTest
+  @EnumSource(AtomicityMode.class)
+  void shouldKeepAPartitionsRecordsPausedUntilItsWindowIsHandedOver(AtomicityMode mode) throws Exception {
+    PartitionWindows others = otherOwners();
+    PartitionWindows.Lease held = get(others.acquire(GROUP, TP, "previous-owner"));
+    DedupKafkaConsumer<String, String> c = wrap(mode, r -> credit(r.key()));
+    mock.schedulePollTask(() -> {
+      mock.rebalance(List.of(TP));
+      mock.addRecord(record(0, "a"));
+      mock.addRecord(record(1, "b"));
+      mock.addRecord(record(2, "a"));
+    });
+    await().atMost(Duration.ofSeconds(30)).until(() -> mock.paused().contains(TP));
+    // The poll that assigned the partition returned its first records before the pause took effect.
+    assertThat(mock.position(TP)).isEqualTo(3);
+    mock.addRecord(record(3, "c"));
+    mock.addRecord(record(4, "b"));
+    on(() -> Future.succeededFuture()); // behind the delivery of that poll, queued before the pause was asked for
+    assertThat(handled).as("nothing handled while another owner holds the window").isEmpty();
+    assertThat(c.assignment()).isEmpty();
+    assertThat(mock.position(TP)).as("nothing read while paused").isEqualTo(3);
+
+    get(others.release(held));
+    await().atMost(Duration.ofSeconds(30)).until(() -> committed() == 5);
+    assertThat(handled).containsOnlyKeys("a", "b", "c").allSatisfy((id, n) -> assertThat(n.get()).isOne());
+    assertThat(duplicates()).isEqualTo(2);
+    assertThat(c.assignment()).containsExactly(TP);
+    assertThat(mock.paused()).isEmpty();
+  }
+
+  /**
+   * A partition revoked while its owner's handler runs: no offset of it is committed once the revocation reached the
+   * consumer, and its window is not handed over before the owner finished what it decided. The next owner finds the
+   * in-flight record recorded; in effect-first mode the claim of the record behind it, whose handler had not
+   * started, was given back for the next owner to take, while record-first finished it (its id was already
+   * recorded).
+   */
+  @ParameterizedTest
+  @EnumSource(AtomicityMode.class)
+  void shouldCommitNothingOfARevokedPartitionAndHandItsWindowOverOnceItsOwnerFinished(AtomicityMode mode)
+      throws Exception {
+    Promise<Void> slow = Promise.promise();
+    AtomicInteger slowCalls = new AtomicInteger();
+    DedupKafkaConsumer<String, String> c = wrap(mode, r -> {
+      if (r.key().equals("slow")) {
+        slowCalls.incrementAndGet();
+        return slow.future();
+      }
+      return credit(r.key());
+    });
+    mock.schedulePollTask(() -> {
+      mock.rebalance(List.of(TP));
+      mock.addRecord(record(0, "x"));
+      mock.addRecord(record(1, "slow"));
+      mock.addRecord(record(2, "y"));
+    });
+    await().atMost(Duration.ofSeconds(30)).until(() -> slowCalls.get() == 1 && committed() == 1);
+
+    mock.schedulePollTask(() -> mock.rebalance(List.of()));
+    await().atMost(Duration.ofSeconds(30)).until(() -> c.assignment().isEmpty());
+    PartitionWindows others = otherOwners();
+    assertThatThrownBy(() -> get(others.acquire(GROUP, TP, "next-owner")))
+        .as("the window stays with the revoked owner while its handler runs")
+        .hasMessageContaining("still held by " + c.instanceId());
+
+    credit("slow");
+    context.runOnContext(v -> slow.complete());
+    PartitionWindows.Lease next = await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
+        .until(() -> get(others.acquire(GROUP, TP, "next-owner")), lease -> lease != null);
+    assertThat(committed()).as("nothing committed after the revocation: the highest commit is x's").isEqualTo(1);
+    assertThat(get(next.partition().check(new DedupEvent("slow"))).verdict()).isEqualTo(DedupVerdict.DUPLICATE);
+    if (mode == AtomicityMode.EFFECT_FIRST) {
+      assertThat(handled).containsOnlyKeys("x", "slow");
+      assertThat(get(next.partition().check(new DedupEvent("y"))).verdict()).isEqualTo(DedupVerdict.ACCEPTED);
+    } else {
+      assertThat(handled).containsOnlyKeys("x", "slow", "y");
+      assertThat(get(next.partition().check(new DedupEvent("y"))).verdict()).isEqualTo(DedupVerdict.DUPLICATE);
+    }
+    assertThat(slowCalls).hasValue(1);
+    get(others.release(next));
+  }
+
+  /**
+   * Kafka has no offset of the group, the window store recorded one (a deleted group, expired offsets): the consumer
+   * seeks there, and drops the records it read before the seek, which come again from the seek position.
+   */
+  @Test
+  void shouldSeekToTheOffsetTheWindowRecordedWhenKafkaHasNone() throws Exception {
+    PartitionWindows others = otherOwners();
+    PartitionWindows.Lease earlier = get(others.acquire(GROUP, TP, "earlier-owner"));
+    others.offsetsCommitted(earlier, 2);
+    get(others.release(earlier));
+    wrap(AtomicityMode.RECORD_FIRST, r -> credit(r.key()));
+    mock.schedulePollTask(() -> {
+      mock.rebalance(List.of(TP));
+      for (int i = 0; i < 4; i++) {
+        mock.addRecord(record(i, "id-" + i));
+      }
+    });
+    await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> mock.position(TP) == 2);
+    mock.addRecord(record(2, "id-2"));
+    mock.addRecord(record(3, "id-3"));
+    await().atMost(Duration.ofSeconds(30)).until(() -> committed() == 4);
+    assertThat(handled).containsOnlyKeys("id-2", "id-3").allSatisfy((id, n) -> assertThat(n.get()).isOne());
+    assertThat(duplicates()).isZero();
+  }
+}

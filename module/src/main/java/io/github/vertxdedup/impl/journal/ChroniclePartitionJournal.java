@@ -24,7 +24,7 @@ import java.util.function.Consumer;
  * The durable {@link PartitionJournal}: one Chronicle Queue {@link Journal} per partition, in
  * {@code <journalDir>/<address>/<partition>}, so that a restart rebuilds the partition's window instead of
  * forgetting it. This class is its lifecycle (open, recover, close); the writes are {@link JournalAppends}' (with
- * {@link GroupCommit} under {@link SyncPolicy#SYNC}), the deletion of expired cycle files {@link JournalRetention}'s.
+ * {@link GroupCommit} under {@link SyncPolicy#SYNC}), the deletion of expired cycle files {@link RetentionSchedule}'s.
  *
  * <h2>Threads</h2>
  * Every method is called on the partition's event loop and none blocks it: {@link Journal#open},
@@ -48,7 +48,7 @@ import java.util.function.Consumer;
  * <h2>Roll snapshots and retention</h2>
  * {@link CarriedState} keeps a copy of the open claims and committed offsets (see {@link JournalAppends}), which the
  * first append of each roll cycle writes again into the new cycle, so that old cycles can go once their accepts have
- * expired. {@link #retain} deletes them ({@link JournalRetention}) at most once per roll cycle: on the first append
+ * expired. {@link #retain} deletes them ({@link RetentionSchedule}) at most once per roll cycle: on the first append
  * in it, or on the partition's periodic timer when nothing is appended (an idle partition's expired files go too).
  *
  * <p>Not thread-safe: confined to the partition's event loop, like the partition.
@@ -66,7 +66,7 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
   private final Duration rollCycle;
   private final CarriedState carried;
   private final JournalAppends appends;
-  private final JournalRetention retention;
+  private final RetentionSchedule retention;
 
   private Context context;
   private Journal journal;
@@ -99,7 +99,7 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
     this.rollCycle = JournalOptions.rollCycleFor(Duration.ofMillis(windowMs));
     this.carried = new CarriedState(clock);
     this.appends = new JournalAppends(dir, policy, carried, () -> closing ? null : journal, this::retain);
-    this.retention = new JournalRetention(dir, clock, rollCycle.toMillis());
+    this.retention = new RetentionSchedule(dir, clock, rollCycle.toMillis());
   }
 
   /** @return the journal directory of this partition */
@@ -271,7 +271,7 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
   /**
    * The retention pass, the one path for both callers: the first append of each roll cycle ({@link JournalAppends})
    * and the partition's periodic timer, which trims an idle journal too. Runs at most once per roll cycle
-   * ({@link JournalRetention}). Nothing runs while the journal is not open, is opening, replaying or closing, or while
+   * ({@link RetentionSchedule}). Nothing runs while the journal is not open, is opening, replaying or closing, or while
    * a pass is in flight: a replay reads what a pass would delete, and {@code close} waits for the pass in flight.
    */
   @Override

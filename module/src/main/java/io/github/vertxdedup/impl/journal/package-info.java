@@ -3,7 +3,7 @@
  * changes to, {@code ChroniclePartitionJournal} (its lifecycle: opens and replays on a worker, and hands recovered
  * entries back on the partition's context through {@code RecoveryHandOff}; appends on the event loop in
  * {@code JournalAppends}, syncs grouped in {@code GroupCommit}; expired files deleted on a worker by
- * {@code JournalRetention}) and {@code NoJournal} for a memory-only partition. What a record means lives in the
+ * {@code RetentionSchedule}) and {@code NoJournal} for a memory-only partition. What a record means lives in the
  * persistence {@code journal} package, not here. Internal: not an API.
  *
  * <p>May use: the persistence {@code journal}, {@code window} (the clock, and the window a recovery restores),

@@ -1,13 +1,13 @@
 package io.github.vertxdedup.impl.journal;
 
-import io.github.vertxdedup.journal.CarriedState;
 import io.github.vertxdedup.journal.Journal;
-import io.github.vertxdedup.journal.JournalLayout;
 import io.github.vertxdedup.journal.JournalOptions;
-import io.github.vertxdedup.journal.Recovery;
 import io.github.vertxdedup.journal.ReplayResult;
 import io.github.vertxdedup.journal.RetentionResult;
 import io.github.vertxdedup.journal.SyncPolicy;
+import io.github.vertxdedup.journal.internal.CarriedState;
+import io.github.vertxdedup.journal.internal.JournalLayout;
+import io.github.vertxdedup.journal.internal.Recovery;
 import io.github.vertxdedup.time.DedupClock;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -41,7 +41,7 @@ import java.util.function.Consumer;
  *
  * <p>Journals written before format version 2 (0.1.0-SNAPSHOT) have {@code CLAIM} records without the columns of
  * {@link io.github.vertxdedup.journal.ClaimEntry}: the service then stored the claim time, payload hash and
- * remember-until as text in the record's claimer column ({@link io.github.vertxdedup.journal.ClaimerTextV1}).
+ * remember-until as text in the record's claimer column ({@link io.github.vertxdedup.journal.internal.ClaimerTextV1}).
  * Replay still reads them; such a claim has no claimer, so it is left to its lease. A roll snapshot writes it again
  * in the new layout.
  *

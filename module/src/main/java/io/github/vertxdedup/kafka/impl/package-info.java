@@ -14,7 +14,7 @@
  *   between instances).</li>
  * </ul>
  *
- * <p>May use: {@code kafka}, the service's API, {@code window}, the persistence {@code journal}, and the partition
+ * <p>May use: {@code kafka}, the service's API, {@code window}, {@code time}, the persistence {@code journal}, and the partition
  * service only through its narrow interface {@code impl.service.LocalPartition} (deployed in memory or on a journal
  * by its factories; its decisions, state, offsets and claims) and {@code impl.service.PartitionState}. Must not use
  * the concrete partition ({@code PartitionVerticle}), {@code impl.journal}, {@code impl.protocol} or

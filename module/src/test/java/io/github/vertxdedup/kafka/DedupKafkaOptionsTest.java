@@ -163,7 +163,7 @@ class DedupKafkaOptionsTest {
     // Every key of the JSON form, each with a value other than its default: toJson writes them all back.
     JsonObject full = fullJson();
     assertThat(new DedupKafkaOptions(full).toJson()).isEqualTo(full);
-    assertThat(full.fieldNames()).hasSize(14);
+    assertThat(full.fieldNames()).hasSize(15);
     for (String key : full.fieldNames()) {
       assertThat(new DedupKafkaOptions().toJson().getValue(key)).as(key).isNotEqualTo(full.getValue(key));
     }

@@ -170,7 +170,8 @@ public interface DedupKafkaConsumer<K, V> {
   DedupKafkaConsumer<K, V> handler(RecordHandler<K, V> handler);
 
   /**
-   * Sets the dead-letter handler. Without one, dead letters are logged at WARNING and counted, then skipped.
+   * Sets the dead-letter handler. Without one, dead letters are logged at WARN (naming the partition, the offset and
+   * the reason) and counted, then skipped. {@link DeadLetterHandler#toTopic} is one that sends them to a Kafka topic.
    *
    * @param deadLetterHandler the handler
    * @return this

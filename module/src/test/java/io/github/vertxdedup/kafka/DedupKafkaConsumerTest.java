@@ -4,7 +4,9 @@ import static io.github.vertxdedup.kafka.KafkaTestSupport.count;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Level;
 import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.testing.LogCapture;
 import io.github.vertxdedup.time.DedupClock;
 import io.github.vertxdedup.time.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -12,19 +14,32 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
 import io.vertx.kafka.client.producer.KafkaHeader;
+import io.vertx.kafka.client.producer.KafkaProducer;
+import io.vertx.kafka.client.producer.KafkaProducerRecord;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.Utils;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -514,5 +529,145 @@ class DedupKafkaConsumerTest {
   /** The partition the producer's default partitioner gives a record keyed {@code key}: murmur2 of its bytes. */
   private static int partitionOf(String key, int partitions) {
     return Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8))) % partitions;
+  }
+
+  /**
+   * Dead letters to Kafka, on the broker: a record whose handler keeps failing goes to the dead-letter topic through
+   * a Vert.x producer, with its key, value and headers and the dead letter's reason, detail, attempts and source.
+   * The dead letter is acknowledged before its offset is committed: once the source offsets are committed, the
+   * dead-letter topic's end offset already counts it.
+   */
+  @Test
+  void shouldSendADeadLetterToATopicAndCommitItsOffsetOnlyOnceTheBrokerHasIt() throws Exception {
+    Fixture f = fixture("to-dlq", 1);
+    String dlq = f.topic() + ".dead";
+    broker.createTopic(dlq, 1);
+    KafkaProducer<String, String> producer = KafkaProducer.create(vertx, Map.of(
+        "bootstrap.servers", broker.bootstrapServers(),
+        "key.serializer", StringSerializer.class.getName(),
+        "value.serializer", StringSerializer.class.getName(),
+        "acks", "all"));
+    subscribe(f, consumer(f, options(AtomicityMode.EFFECT_FIRST), DedupClock.system())
+        .handler(r -> r.key().equals("poison") ? Future.failedFuture("cannot apply " + r.value())
+            : f.ledger().credit(r.key()))
+        .deadLetterHandler(DeadLetterHandler.toTopic(producer, dlq)));
+    for (String id : List.of("a", "poison", "b")) {
+      get(producer.send(KafkaProducerRecord.create(f.topic(), id, "value-of-" + id)
+          .addHeader(KafkaTestSupport.MESSAGE_ID, id).addHeader("trace", "t-" + id)));
+    }
+
+    broker.awaitCommitted(f.group(), f.topic(), 3);
+
+    assertThat(f.ledger().credits).containsOnlyKeys("a", "b");
+    try (KafkaConsumer<String, String> reader = new KafkaConsumer<>(
+        new HashMap<String, Object>(broker.consumerConfig(name("dlq-reader"))), new StringDeserializer(),
+        new StringDeserializer())) {
+      TopicPartition tp = new TopicPartition(dlq, 0);
+      assertThat(reader.endOffsets(List.of(tp))).as("acknowledged before the source offset was committed")
+          .containsEntry(tp, 1L);
+      reader.assign(List.of(tp));
+      reader.seekToBeginning(List.of(tp));
+      List<ConsumerRecord<String, String>> read = new ArrayList<>();
+      await().atMost(Duration.ofSeconds(30)).until(() -> {
+        reader.poll(Duration.ofMillis(100)).forEach(read::add);
+        return !read.isEmpty();
+      });
+      ConsumerRecord<String, String> dead = read.get(0);
+      assertThat(dead.key()).isEqualTo("poison");
+      assertThat(dead.value()).isEqualTo("value-of-poison");
+      Map<String, String> headers = new LinkedHashMap<>();
+      dead.headers().forEach(h -> headers.put(h.key(), new String(h.value(), StandardCharsets.UTF_8)));
+      assertThat(headers.keySet()).containsExactly(KafkaTestSupport.MESSAGE_ID, "trace",
+          DeadLetterHandler.REASON_HEADER, DeadLetterHandler.DETAIL_HEADER, DeadLetterHandler.ATTEMPTS_HEADER,
+          DeadLetterHandler.SOURCE_TOPIC_HEADER, DeadLetterHandler.SOURCE_PARTITION_HEADER,
+          DeadLetterHandler.SOURCE_OFFSET_HEADER);
+      assertThat(headers).containsEntry(KafkaTestSupport.MESSAGE_ID, "poison")
+          .containsEntry("trace", "t-poison")
+          .containsEntry(DeadLetterHandler.REASON_HEADER, "HANDLER_FAILED")
+          .containsEntry(DeadLetterHandler.ATTEMPTS_HEADER, "3")
+          .containsEntry(DeadLetterHandler.SOURCE_TOPIC_HEADER, f.topic())
+          .containsEntry(DeadLetterHandler.SOURCE_PARTITION_HEADER, "0")
+          .containsEntry(DeadLetterHandler.SOURCE_OFFSET_HEADER, "1");
+      assertThat(headers.get(DeadLetterHandler.DETAIL_HEADER)).startsWith("the handler failed 3 times; last: ")
+          .endsWith("cannot apply value-of-poison");
+    }
+    get(producer.close());
+  }
+
+  /**
+   * What a production user reads at INFO: for each partition one line per lifecycle event (assigned, window ready,
+   * then revoked, lost or released), here through a rebalance (a second consumer joins) and the close of both
+   * consumers, and nothing per record although hundreds of records, duplicates and a dead letter went through. A
+   * dead letter with no dead-letter handler is a WARN line naming the partition, the offset and the reason.
+   */
+  @Test
+  void shouldLogEachPartitionLifecycleEventOnceAtInfoAndNothingPerRecord() throws Exception {
+    Fixture f = fixture("lifecycle", 2);
+    List<LogCapture.Line> lines;
+    try (LogCapture capture = LogCapture.of("io.github.vertxdedup", Level.INFO)) {
+      DedupKafkaConsumer<String, String> a = subscribe(f, withoutDeadLetterHandler(f));
+      await().atMost(Duration.ofSeconds(60)).until(() -> a.assignment().size() == 2);
+      for (int i = 0; i < 200; i++) {
+        broker.send(f.topic(), "id-" + i, "v");
+        if (i % 10 == 9) {
+          broker.send(f.topic(), "id-" + i, "v");
+        }
+      }
+      broker.sendWithoutId(f.topic(), "anonymous", "v");
+      broker.flush();
+      broker.awaitCommitted(f.group(), f.topic(), 221);
+      DedupKafkaConsumer<String, String> b = subscribe(f, withoutDeadLetterHandler(f));
+      await().atMost(Duration.ofSeconds(60)).until(() -> a.assignment().size() == 1 && b.assignment().size() == 1);
+      for (int i = 200; i < 300; i++) {
+        broker.send(f.topic(), "id-" + i, "v");
+      }
+      broker.flush();
+      broker.awaitCommitted(f.group(), f.topic(), 321);
+      get(a.close());
+      await().atMost(Duration.ofSeconds(60)).until(() -> b.assignment().size() == 2);
+      get(b.close());
+      lines = capture.lines();
+    }
+
+    assertThat(f.ledger().size()).isEqualTo(300);
+    List<LogCapture.Line> info = lines.stream().filter(l -> l.level() == Level.INFO).toList();
+    Pattern event = Pattern.compile("(" + Pattern.quote(f.topic()) + "-[01]): (assigned to dedup consumer"
+        + "|window ready \\(in memory\\) in \\d+ ms, \\d+ entries held; reading from"
+        + "|revoked; |lost |released \\(the consumer is stopping\\); ).*");
+    assertThat(info).as("every INFO line is a partition's lifecycle event")
+        .allSatisfy(l -> assertThat(l.message()).matches(event));
+    Map<String, StringBuilder> perPartition = new TreeMap<>();
+    for (LogCapture.Line l : info) {
+      Matcher m = event.matcher(l.message());
+      assertThat(m.matches()).isTrue();
+      char kind = m.group(2).startsWith("assigned") ? 'A' : m.group(2).startsWith("window") ? 'R' : 'E';
+      perPartition.computeIfAbsent(m.group(1), p -> new StringBuilder()).append(kind);
+    }
+    assertThat(perPartition).as("per partition: assigned, ready, revoked/lost/released; again for each assignment")
+        .hasSize(2).allSatisfy((tp, kinds) -> assertThat(kinds.toString()).matches("(ARE)+"));
+    assertThat(info).as("the second consumer's join revoked a partition of the first")
+        .anySatisfy(l -> assertThat(l.message()).contains(": revoked; "));
+    assertThat(info).filteredOn(l -> l.message().contains(": released (the consumer is stopping)"))
+        .as("released by the first consumer (one partition), then by the second (both)").hasSize(3);
+    String anonymous = f.topic() + "-" + partitionOf("anonymous", 2);
+    assertThat(lines).filteredOn(l -> l.level() == Level.WARN)
+        .singleElement().extracting(LogCapture.Line::message, InstanceOfAssertFactories.STRING)
+        .startsWith(anonymous + ": dead letter at offset ")
+        .contains("(NO_IDENTITY), and no dead-letter handler: the identity extractor found no id in the record");
+  }
+
+  /** A consumer of the fixture crediting its ledger, with no dead-letter handler: dead letters are logged. */
+  private DedupKafkaConsumer<String, String> withoutDeadLetterHandler(Fixture f) {
+    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx,
+            broker.consumerConfig(f.group()), options(AtomicityMode.EFFECT_FIRST))
+        .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
+        .handler(r -> f.ledger().credit(r.key()))
+        .meterRegistry(registry);
+    consumers.add(c);
+    return c;
+  }
+
+  private static <T> T get(Future<T> f) throws Exception {
+    return f.toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
   }
 }

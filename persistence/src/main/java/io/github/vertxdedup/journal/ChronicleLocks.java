@@ -9,6 +9,8 @@ import net.openhft.chronicle.queue.impl.single.TableStoreWriteLock;
 import net.openhft.chronicle.queue.impl.table.Metadata;
 import net.openhft.chronicle.queue.impl.table.SingleTableBuilder;
 import net.openhft.chronicle.threads.BusyTimedPauser;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /*
  * Chronicle keeps its write lock (and its append lock) as a word holding the writer's pid in the queue's
@@ -23,7 +25,7 @@ import net.openhft.chronicle.threads.BusyTimedPauser;
  */
 final class ChronicleLocks {
 
-  private static final System.Logger LOG = System.getLogger("io.github.vertxdedup.journal");
+  private static final Logger LOG = LoggerFactory.getLogger("io.github.vertxdedup.journal");
 
   static {
     // The metadata file names its classes by alias; a fresh JVM knows them only once the queue builder registered
@@ -53,7 +55,7 @@ final class ChronicleLocks {
       if (lock.locked()) {
         long holder = lock.lockedBy();
         lock.forceUnlock();
-        LOG.log(System.Logger.Level.INFO, "journal {0}: cleared Chronicle''s {1} left by pid {2} (the directory "
+        LOG.info("journal {}: cleared Chronicle's {} left by pid {} (the directory "
             + "lock proves that writer is gone)", dir, name, String.valueOf((int) holder));
       }
     } finally {

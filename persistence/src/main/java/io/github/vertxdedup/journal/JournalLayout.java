@@ -7,6 +7,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The two small files a service keeps beside its partitions' journals: the routing layout the journals of one
@@ -27,7 +29,7 @@ public final class JournalLayout {
    */
   public static final String MEMORY_FILE = "memory-begins-ms";
 
-  private static final System.Logger LOG = System.getLogger("io.github.vertxdedup.journal");
+  private static final Logger LOG = LoggerFactory.getLogger("io.github.vertxdedup.journal");
 
   private JournalLayout() {
   }
@@ -121,7 +123,7 @@ public final class JournalLayout {
         try {
           return Long.parseLong(text);
         } catch (NumberFormatException e) {
-          LOG.log(System.Logger.Level.WARNING, "journal {0}: {1} holds ''{2}'', not an instant; the partition "
+          LOG.warn("journal {}: {} holds '{}', not an instant; the partition "
               + "covers only from its earliest record", dir, MEMORY_FILE, text);
           return Recovery.NO_MEMORY;
         }

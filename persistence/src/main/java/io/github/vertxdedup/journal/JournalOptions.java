@@ -5,6 +5,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * How a {@link Journal} is opened. Fluent setters validate at once and return this object; {@link Journal#open}
@@ -41,9 +43,11 @@ public final class JournalOptions {
   public static final DedupClock DEFAULT_CLOCK = DedupClock.system();
 
   /**
-   * Default progress listener: one {@code INFO} line per report on the {@code io.github.vertxdedup.journal} logger,
-   * e.g. {@code journal /data/p-0: replay read 1,048,576 entries from 16,384 records, 41.2% of the records,
-   * 2,301,220 entries/s, 455 ms}, and {@code replay done, ...} for the final report.
+   * Default progress listener, on the {@code io.github.vertxdedup.journal} logger (SLF4J): one {@code INFO} line per
+   * report while the replay runs (only a replay longer than the progress interval has one), e.g.
+   * {@code journal /data/p-0: replay read 1,048,576 entries from 16,384 records, 41.2% of the records,
+   * 2,301,220 entries/s, 455 ms}, and {@code replay done, ...} at {@code DEBUG} for the final report: the journal's
+   * owner logs the readiness of its window at {@code INFO}, with what it holds.
    */
   public static final ReplayProgressListener DEFAULT_PROGRESS_LISTENER = JournalOptions::logProgress;
 
@@ -56,7 +60,7 @@ public final class JournalOptions {
   /** Longest Chronicle timeout accepted: 60 s. */
   public static final Duration MAX_CHRONICLE_TIMEOUT = Duration.ofSeconds(60);
 
-  private static final System.Logger LOG = System.getLogger("io.github.vertxdedup.journal");
+  private static final Logger LOG = LoggerFactory.getLogger("io.github.vertxdedup.journal");
 
   private Duration rollCycle = DEFAULT_ROLL_CYCLE;
   private SyncPolicy syncPolicy = DEFAULT_SYNC_POLICY;
@@ -313,10 +317,10 @@ public final class JournalOptions {
    * restored them.
    */
   private static void logProgress(Path journal, ReplayProgress p, boolean done) {
-    LOG.log(System.Logger.Level.INFO, () -> String.format(
+    (done ? LOG.atDebug() : LOG.atInfo()).setMessage(() -> String.format(
         "journal %s: replay %s %,d entries from %,d records, %.1f%% of the records, %,.0f entries/s, %d ms",
         journal, done ? "done," : "read", p.entriesRead(), p.recordsRead(), p.percent(), p.entriesPerSecond(),
-        p.elapsed().toMillis()));
+        p.elapsed().toMillis())).log();
   }
 
   @Override

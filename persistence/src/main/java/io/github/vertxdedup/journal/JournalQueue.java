@@ -9,6 +9,8 @@ import net.openhft.chronicle.queue.impl.RollingResourcesCache;
 import net.openhft.chronicle.queue.impl.StoreFileListener;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueBuilder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What the parts of one open {@link Journal} share: the directory, the options, the Chronicle queue and its roll
@@ -23,7 +25,7 @@ final class JournalQueue {
   /** The journal's life cycle: opened, replayed (appends allowed), closed. */
   enum State { OPENED, READY, CLOSED }
 
-  static final System.Logger LOG = System.getLogger("io.github.vertxdedup.journal");
+  static final Logger LOG = LoggerFactory.getLogger("io.github.vertxdedup.journal");
 
   final Path dir;
   final JournalOptions options;

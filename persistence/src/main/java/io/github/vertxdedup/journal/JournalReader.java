@@ -76,7 +76,7 @@ final class JournalReader {
       }
       try {
         Files.delete(file);
-        LOG.log(System.Logger.Level.WARNING, "journal {0}: deleted {1}, a cycle file whose creation never finished "
+        LOG.warn("journal {}: deleted {}, a cycle file whose creation never finished "
             + "(its writer died creating it; it holds no record)", dir, file.getFileName());
       } catch (IOException e) {
         throw new UncheckedIOException("cannot delete the unfinished journal cycle file " + file, e);
@@ -111,7 +111,7 @@ final class JournalReader {
       progress.total = estimateRecords(start);
       try (ExcerptTailer tailer = q.queue.createTailer()) {
         if (!tailer.moveToCycle(start)) {
-          LOG.log(System.Logger.Level.WARNING, "journal {0}: cannot move to cycle {1} ({2}) to replay it; was the "
+          LOG.warn("journal {}: cannot move to cycle {} ({}) to replay it; was the "
               + "file removed while the journal was open?", q.dir, String.valueOf(start), q.fileOf(start));
         } else {
           int current = CycleCatalog.NONE;
@@ -177,7 +177,7 @@ final class JournalReader {
   }
 
   private void warnTorn(long index, String reason) {
-    LOG.log(System.Logger.Level.WARNING, "journal {0}: skipped a torn or damaged record at index {1} in {2}: {3}; "
+    LOG.warn("journal {}: skipped a torn or damaged record at index {} in {}: {}; "
         + "the records around it are kept", q.dir, Long.toHexString(index), q.fileOf(q.rollCycle.toCycle(index)),
         reason);
   }
@@ -277,7 +277,7 @@ final class JournalReader {
         if (header == 0) {
           bytes.writeInt(position + 4, 0);
           if (bytes.compareAndSwapInt(position, 0, Wires.META_DATA | 4)) {
-            LOG.log(System.Logger.Level.WARNING, "journal {0}: the last record of {1} at byte {2} is missing (a "
+            LOG.warn("journal {}: the last record of {} at byte {} is missing (a "
                 + "power loss or a truncated file); marked its slot empty so later records stay readable", q.dir,
                 q.fileOf(cycle), String.valueOf(position));
           }
@@ -286,7 +286,7 @@ final class JournalReader {
         for (int steps = 0; steps < 4096 && header != 0 && header != Wires.END_OF_DATA; steps++) {
           if ((header & Wires.NOT_COMPLETE) != 0) {
             if (bytes.compareAndSwapInt(position, header, 0)) {
-              LOG.log(System.Logger.Level.INFO, "journal {0}: discarded an unfinished record at byte {1} of {2} "
+              LOG.info("journal {}: discarded an unfinished record at byte {} of {} "
                   + "(its writer died while appending it; it was never acknowledged)", q.dir,
                   String.valueOf(position), q.fileOf(cycle));
             }

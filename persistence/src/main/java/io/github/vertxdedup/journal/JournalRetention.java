@@ -41,7 +41,7 @@ final class JournalRetention {
         try {
           Files.deleteIfExists(f.toPath());
         } catch (IOException e) {
-          LOG.log(System.Logger.Level.WARNING, "journal " + q.dir + ": cannot delete expired cycle file " + f, e);
+          LOG.warn("journal " + q.dir + ": cannot delete expired cycle file " + f, e);
           break;
         }
         catalog.removed(c);

@@ -80,7 +80,7 @@ final class JournalSync {
     try {
       sync();
     } catch (JournalWriteException e) {
-      LOG.log(System.Logger.Level.ERROR, "journal " + q.dir + ": background sync failed; appends fail until the "
+      LOG.error("journal " + q.dir + ": background sync failed; appends fail until the "
           + "journal is reopened", e);
     } catch (IllegalStateException closed) {
       // closed meanwhile
@@ -109,7 +109,7 @@ final class JournalSync {
       try {
         syncer.sync();
       } catch (IOException | RuntimeException e) {
-        LOG.log(System.Logger.Level.WARNING, "journal " + q.dir + ": final sync failed", e);
+        LOG.warn("journal " + q.dir + ": final sync failed", e);
       }
     }
   }

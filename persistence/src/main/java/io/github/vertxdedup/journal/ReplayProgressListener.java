@@ -2,7 +2,8 @@ package io.github.vertxdedup.journal;
 
 /**
  * Receives replay progress. Called on the replaying thread; must be quick. The default listener
- * ({@link JournalOptions#DEFAULT_PROGRESS_LISTENER}) logs to {@link System.Logger} at {@code INFO}.
+ * ({@link JournalOptions#DEFAULT_PROGRESS_LISTENER}) logs through SLF4J: the reports while the replay runs at
+ * {@code INFO}, the final one at {@code DEBUG}.
  */
 @FunctionalInterface
 public interface ReplayProgressListener {

@@ -1,8 +1,10 @@
 package io.github.vertxdedup.journal;
 
-import io.github.vertxdedup.time.ManualClock;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import io.github.vertxdedup.testing.LogCapture;
+import io.github.vertxdedup.time.ManualClock;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -10,9 +12,6 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -115,33 +114,52 @@ class SyncAndProgressTest {
         j.appendCommit(i, i, t + 60_000);
       }
     }
-    List<String> lines = new ArrayList<>();
-    Handler capture = new Handler() {
-      @Override
-      public void publish(LogRecord record) {
-        lines.add(record.getMessage());
-      }
-
-      @Override
-      public void flush() {
-      }
-
-      @Override
-      public void close() {
-      }
-    };
-    Logger logger = Logger.getLogger("io.github.vertxdedup.journal");
-    logger.addHandler(capture);
-    try (Journal j = Journal.open(dir, new JournalOptions().setClock(clock).setSyncPolicy(SyncPolicy.NONE)
-        .setProgressInterval(Duration.ofHours(1)))) {
+    List<LogCapture.Line> lines;
+    try (LogCapture capture = LogCapture.of("io.github.vertxdedup.journal", Level.DEBUG);
+        Journal j = Journal.open(dir, new JournalOptions().setClock(clock).setSyncPolicy(SyncPolicy.NONE)
+            .setProgressInterval(Duration.ofHours(1)))) {
       ReplayResult r = j.replay(new RecordingVisitor());
       assertThat(r.liveIds()).as("no accepts in this journal").isZero();
-    } finally {
-      logger.removeHandler(capture);
+      lines = capture.lines();
     }
-    assertThat(lines).filteredOn(l -> l.contains("replay done"))
-        .singleElement(InstanceOfAssertFactories.STRING)
+    assertThat(lines).filteredOn(l -> l.message().contains("replay "))
+        .as("a replay shorter than the progress interval: its final report alone, at DEBUG (the window's owner logs "
+            + "its readiness at INFO)")
+        .singleElement()
+        .satisfies(l -> assertThat(l.level()).isEqualTo(Level.DEBUG))
+        .extracting(LogCapture.Line::message, InstanceOfAssertFactories.STRING)
         .matches("journal .+: replay done, 6 entries from \\d+ records, .+% of the records, .+ entries/s, \\d+ ms")
         .doesNotContain("live");
+  }
+
+  /**
+   * The default listener logs the reports of a replay longer than the progress interval at INFO, so a long rebuild
+   * shows that it moves, and its final report at DEBUG: the journal's owner logs the window's readiness at INFO.
+   */
+  @Test
+  void shouldLogProgressReportsAtInfoAndTheFinalReportAtDebug() {
+    try (Journal j = Journal.open(dir, new JournalOptions().setClock(clock).setSyncPolicy(SyncPolicy.NONE))) {
+      j.replay(new RecordingVisitor());
+      for (int i = 1; i <= 1000; i++) {
+        j.appendAccept(i, 0, 0, t, t + 60_000);
+      }
+    }
+    List<LogCapture.Line> lines;
+    try (LogCapture capture = LogCapture.of("io.github.vertxdedup.journal", Level.DEBUG);
+        Journal j = Journal.open(dir, new JournalOptions().setClock(clock).setSyncPolicy(SyncPolicy.NONE)
+            .setProgressInterval(Duration.ZERO))) {
+      j.replay(new RecordingVisitor());
+      lines = capture.lines();
+    }
+    List<LogCapture.Line> reports = lines.stream().filter(l -> l.message().contains(": replay ")).toList();
+    assertThat(reports).hasSizeGreaterThanOrEqualTo(2);
+    assertThat(reports.subList(0, reports.size() - 1)).allSatisfy(l -> {
+      assertThat(l.level()).isEqualTo(Level.INFO);
+      assertThat(l.message()).contains(": replay read ");
+    });
+    assertThat(reports.get(reports.size() - 1)).satisfies(l -> {
+      assertThat(l.level()).isEqualTo(Level.DEBUG);
+      assertThat(l.message()).containsPattern(": replay done, 1.000 entries");
+    });
   }
 }

@@ -19,6 +19,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The durable {@link PartitionJournal}: one Chronicle Queue {@link Journal} per partition, in
@@ -55,7 +57,7 @@ import java.util.function.Consumer;
  */
 public final class ChroniclePartitionJournal implements PartitionJournal {
 
-  private static final System.Logger LOG = System.getLogger(ChroniclePartitionJournal.class.getName());
+  private static final Logger LOG = LoggerFactory.getLogger(ChroniclePartitionJournal.class);
   private static final Future<Void> DONE = Future.succeededFuture();
 
   private final Vertx vertx;
@@ -172,9 +174,10 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
         return;
       }
       ReplayResult r = ar.result();
-      LOG.log(System.Logger.Level.INFO, "journal {0}: recovered {1} live entries, {2} open claims and {3} offsets "
-          + "from {4} records ({5} torn) in {6} ms", dir, replayer.restored, replayer.claimsRestored,
-          carried.offsetCount(), r.recordsRead(), r.tornRecords(), r.elapsed().toMillis());
+      // DEBUG: the partition logs its readiness (at INFO, or its owner does) with the entries it holds.
+      LOG.debug("journal {}: recovered {} live entries, {} open claims and {} offsets from {} records ({} torn) "
+          + "in {} ms", dir, replayer.restored, replayer.claimsRestored, carried.offsetCount(), r.recordsRead(),
+          r.tornRecords(), r.elapsed().toMillis());
       done.complete();
     });
     return done.future();

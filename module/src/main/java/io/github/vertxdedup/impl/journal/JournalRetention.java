@@ -7,6 +7,8 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import java.nio.file.Path;
 import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The retention of a {@link ChroniclePartitionJournal}: runs {@link Journal#deleteExpiredCycles} on a worker at most
@@ -19,7 +21,7 @@ import java.util.function.Consumer;
  */
 final class JournalRetention {
 
-  private static final System.Logger LOG = System.getLogger(ChroniclePartitionJournal.class.getName());
+  private static final Logger LOG = LoggerFactory.getLogger(ChroniclePartitionJournal.class);
 
   private final Path dir;
   private final DedupClock clock;
@@ -71,12 +73,12 @@ final class JournalRetention {
     f.onComplete(ar -> {
       inFlight = null;
       if (ar.failed()) {
-        LOG.log(System.Logger.Level.WARNING, "journal " + dir + ": deleting expired cycle files failed; retried "
+        LOG.warn("journal " + dir + ": deleting expired cycle files failed; retried "
             + "next cycle", ar.cause());
         return;
       }
       if (ar.result().deletedCycles() > 0) {
-        LOG.log(System.Logger.Level.DEBUG, "journal {0}: {1}", dir, ar.result());
+        LOG.debug("journal {}: {}", dir, ar.result());
       }
       Consumer<RetentionResult> l = listener;
       if (l != null) {

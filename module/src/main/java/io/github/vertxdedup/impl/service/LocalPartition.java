@@ -49,7 +49,8 @@ public interface LocalPartition {
 
   /**
    * Deploys partition 0 of the service {@code options} describe, listening on {@code <address>.0}, on a journal.
-   * This is how every partition outside {@link io.github.vertxdedup.DedupVerticle} is deployed.
+   * This is how every partition outside {@link io.github.vertxdedup.DedupVerticle} is deployed. Its owner logs its
+   * readiness: the partition's own line is at DEBUG.
    *
    * @param vertx the Vert.x instance to deploy on
    * @param options validated options
@@ -62,7 +63,8 @@ public interface LocalPartition {
    */
   static Future<LocalPartition> deploy(Vertx vertx, DedupOptions options, DedupClock clock, PartitionJournal journal,
       MeterRegistry registry) {
-    return PartitionRequests.deploy(vertx, new PartitionVerticle(options, 0, clock, journal, registry));
+    return PartitionRequests.deploy(vertx,
+        new PartitionVerticle(options, 0, clock, journal, registry).ownerLogsReadiness());
   }
 
   /**
@@ -187,6 +189,12 @@ public interface LocalPartition {
    *     or committed since), or -1 if none was recorded
    */
   Future<Long> committedOffset(String topic, int topicPartition);
+
+  /**
+   * @return the entries (ids and business keys) the window holds now, for its owner's log line; fails with
+   *     {@link IllegalStateException} while the partition is not ready
+   */
+  Future<Long> heldEntries();
 
   /**
    * Releases every live claim held by {@code claimer}, journaled: a consumer that takes a partition over calls it

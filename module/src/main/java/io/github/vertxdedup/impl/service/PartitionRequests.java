@@ -20,6 +20,8 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Where every request of one partition enters, whichever way it came: in-process through {@link LocalPartition}
@@ -38,7 +40,7 @@ import java.util.Objects;
  */
 final class PartitionRequests implements LocalPartition {
 
-  private static final System.Logger LOG = System.getLogger(PartitionVerticle.class.getName());
+  private static final Logger LOG = LoggerFactory.getLogger(PartitionVerticle.class);
 
   /** What {@link #decide} returns for a request it refused (its sink has the failure). */
   private static final Object REFUSED = new Object();
@@ -156,7 +158,7 @@ final class PartitionRequests implements LocalPartition {
       sink.fail(DedupFailure.BAD_REQUEST, e.getMessage());
     } catch (RuntimeException e) {
       counters.internalErrors++;
-      LOG.log(System.Logger.Level.ERROR, "partition " + partition + ": internal error", e);
+      LOG.error("partition " + partition + ": internal error", e);
       sink.fail(DedupFailure.INTERNAL_ERROR, "partition " + partition + " internal error: " + e);
     }
     return REFUSED;
@@ -294,6 +296,17 @@ final class PartitionRequests implements LocalPartition {
   public Future<Long> committedOffset(String topic, int topicPartition) {
     Promise<Long> p = Promise.promise();
     lifecycle.context().runOnContext(v -> p.complete(lifecycle.offsets().get(topic, topicPartition)));
+    return p.future();
+  }
+
+  @Override
+  public Future<Long> heldEntries() {
+    Promise<Long> p = Promise.promise();
+    lifecycle.context().runOnContext(v -> {
+      if (ready(p)) {
+        p.complete(lifecycle.core().windowStats().held());
+      }
+    });
     return p.future();
   }
 

@@ -14,6 +14,8 @@ import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonObject;
 import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The lifecycle of one partition of the dedup service: owns one window (in a {@link PartitionCore}) and one journal,
@@ -65,7 +67,7 @@ public final class PartitionVerticle extends VerticleBase {
   /** Period of the lease sweep, the journal retention check and metrics publication, in milliseconds. */
   static final long TICK_MS = 1000;
 
-  private static final System.Logger LOG = System.getLogger(PartitionVerticle.class.getName());
+  private static final Logger LOG = LoggerFactory.getLogger(PartitionVerticle.class);
 
   private final DedupOptions options;
   private final int partition;
@@ -89,6 +91,8 @@ public final class PartitionVerticle extends VerticleBase {
   private PartitionMetrics metrics;
   private MessageConsumer<Object> consumer;
   private long timerId = -1;
+  /** Its owner logs the partition's readiness at INFO (the Kafka consumer does), so its own line goes to DEBUG. */
+  private boolean ownerLogsReadiness;
 
   /**
    * @param options validated options
@@ -120,6 +124,18 @@ public final class PartitionVerticle extends VerticleBase {
     this.registry = registry;
     this.address = options.getAddress() + "." + partition;
     this.requests = new PartitionRequests(this, this.options, partition, this.clock, counters);
+  }
+
+  /**
+   * Logs the partition's readiness at DEBUG instead of INFO: for a partition whose owner logs it itself, with what
+   * it knows besides (the Kafka consumer's window of a topic-partition, deployed through {@link LocalPartition}), so
+   * that one event is one INFO line. Before deployment.
+   *
+   * @return this verticle
+   */
+  PartitionVerticle ownerLogsReadiness() {
+    this.ownerLogsReadiness = true;
+    return this;
   }
 
   /** @return the state now; readable from any thread */
@@ -223,7 +239,7 @@ public final class PartitionVerticle extends VerticleBase {
     Promise<Void> drained = Promise.promise();
     journal.close().onComplete(ar -> context.runOnContext(v -> {
       if (ar.failed()) {
-        LOG.log(System.Logger.Level.WARNING, "partition " + partition + ": journal close failed", ar.cause());
+        LOG.warn("partition " + partition + ": journal close failed", ar.cause());
       }
       drainPending();
       // Writes that did not complete even after the flush: their outcome is unknown to us, never leave them hanging.
@@ -302,11 +318,11 @@ public final class PartitionVerticle extends VerticleBase {
     state = PartitionState.RECOVERING;
     counters.journalReopens++;
     failure = "journal write failed: " + cause.getMessage() + "; reopening the journal";
-    LOG.log(System.Logger.Level.ERROR, "partition " + address + ": " + failure, cause);
+    LOG.error("partition " + address + ": " + failure, cause);
     publish();
     journal.close().onComplete(ar -> context.runOnContext(v -> {
       if (ar.failed()) {
-        LOG.log(System.Logger.Level.WARNING, "partition " + address + ": closing the failed journal failed",
+        LOG.warn("partition " + address + ": closing the failed journal failed",
             ar.cause());
       }
       drainPending();
@@ -346,9 +362,9 @@ public final class PartitionVerticle extends VerticleBase {
       if (timerId == -1) {
         timerId = timer.periodic(TICK_MS, PartitionVerticle.this::tick);
       }
-      LOG.log(System.Logger.Level.INFO, journal instanceof NoJournal
-              ? "partition {0}: ready in {1} ms, memory only (no journal), {2} entries held"
-              : "partition {0}: ready {1} ms after its journal began to open, {2} entries held",
+      (ownerLogsReadiness ? LOG.atDebug() : LOG.atInfo()).log(journal instanceof NoJournal
+              ? "partition {}: ready in {} ms, memory only (no journal), {} entries held"
+              : "partition {}: ready {} ms after its journal began to open, {} entries held",
           address, (System.nanoTime() - startNanos) / 1_000_000, fresh.windowStats().held());
       publish();
       started.tryComplete();
@@ -365,8 +381,13 @@ public final class PartitionVerticle extends VerticleBase {
     @Override
     public void retrying(String why, boolean locked, Throwable cause, long delayMs) {
       failure = why;
-      LOG.log(locked ? System.Logger.Level.INFO : System.Logger.Level.WARNING, "partition " + address + ": "
-          + failure + " in " + delayMs + " ms", locked ? null : cause);
+      if (locked) {
+        // Another owner holds the journal: the wait is part of its readiness, which an owner that logs it times.
+        (ownerLogsReadiness ? LOG.atDebug() : LOG.atInfo()).log("partition {}: {} in {} ms", address, failure,
+            delayMs);
+      } else {
+        LOG.warn("partition {}: {} in {} ms", address, failure, delayMs, cause);
+      }
       publish();
       // The deployment completes while another owner holds the journal: this partition answers 503 until it can
       // take the journal over.

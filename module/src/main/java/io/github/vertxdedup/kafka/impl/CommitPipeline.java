@@ -11,6 +11,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The way out of a partition's records: the claims' commits of effect-first mode, and the committable offset the
@@ -48,7 +50,7 @@ import org.apache.kafka.common.TopicPartition;
 final class CommitPipeline<K, V> {
 
   /** Logged under the owner's name: one logger for a partition's records. */
-  private static final System.Logger LOG = System.getLogger(PartitionOwner.class.getName());
+  private static final Logger LOG = LoggerFactory.getLogger(PartitionOwner.class);
 
   private final OwnerConfig<K, V> config;
   private final OwnerLoop loop;
@@ -203,7 +205,7 @@ final class CommitPipeline<K, V> {
    * (id, key, payload hash), which records the id (journaled as an accepted id, kept across a restart) if no other
    * delivery claimed or committed it since the lease ended; counted in {@code dedup.kafka.lapsed.claims.recorded}.
    * Otherwise the other delivery decides: a DUPLICATE was committed by it, an IN_FLIGHT is held by it, and either may
-   * have applied the effect a second time. Logged at WARNING with the id either way. The record is committable when
+   * have applied the effect a second time. Logged at WARN with the id either way. The record is committable when
    * the check is answered; a 503 or a lost reply is retried after a backoff.
    *
    * @param refusal the commit's 409 message
@@ -219,13 +221,13 @@ final class CommitPipeline<K, V> {
           + " lapsed before its commit (" + refusal + "; a handler call must take less than half of leaseMs="
           + config.leaseMs + "): its effect is applied; ";
       if (ar.failed()) {
-        LOG.log(System.Logger.Level.WARNING, lapsed + "the id could not be recorded: " + ar.cause());
+        LOG.warn(lapsed + "the id could not be recorded: " + ar.cause());
       } else if (ar.result().verdict() == DedupVerdict.ACCEPTED) {
         metrics.lapsedClaimsRecorded.increment();
-        LOG.log(System.Logger.Level.WARNING, lapsed + "no other delivery had claimed it, and it is now remembered");
+        LOG.warn(lapsed + "no other delivery had claimed it, and it is now remembered");
       } else {
-        LOG.log(System.Logger.Level.WARNING, lapsed + "another delivery of it is " + ar.result().verdict()
-            + " (held or committed since the lease ended), so the effect may be applied twice");
+        LOG.warn(lapsed + "another delivery of it is " + ar.result().verdict() + " (held or committed since the lease"
+            + " ended), so the effect may be applied twice");
       }
       pending.commitAnswered = true;
       publishAnswered();

@@ -14,6 +14,8 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The {@link DedupKafkaConsumer} of {@link DedupKafkaConsumer#create}: a native Kafka consumer driven by a thread of
@@ -40,7 +42,7 @@ import org.apache.kafka.common.TopicPartition;
  */
 public final class DedupKafkaConsumerImpl<K, V> extends ConsumerSetup<K, V> {
 
-  private static final System.Logger LOG = System.getLogger(DedupKafkaConsumerImpl.class.getName());
+  private static final Logger LOG = LoggerFactory.getLogger(DedupKafkaConsumerImpl.class);
 
   /** The poll thread's loop, once subscribed. */
   private volatile PollLoop<K, V> poll;
@@ -124,8 +126,8 @@ public final class DedupKafkaConsumerImpl<K, V> extends ConsumerSetup<K, V> {
       failure = loop.run();
     } finally {
       if (failure != null) {
-        LOG.log(System.Logger.Level.ERROR, "dedup consumer " + instanceId + " of group " + groupId
-            + " stopped on an error and left the group", failure);
+        LOG.error("dedup consumer {} of group {} stopped on an error and left the group", instanceId, groupId,
+            failure);
         report(caller, failure);
       }
       finish(failure);

@@ -7,6 +7,8 @@ import io.vertx.core.Future;
 import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
 import java.util.function.Supplier;
 import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What a {@link PartitionOwner} does when something fails for a record: how long it backs off before a retry, how
@@ -20,7 +22,7 @@ import org.apache.kafka.common.TopicPartition;
  */
 final class FailurePolicy<K, V> {
 
-  private static final System.Logger LOG = System.getLogger(PartitionOwner.class.getName());
+  private static final Logger LOG = LoggerFactory.getLogger(PartitionOwner.class);
 
   private final OwnerConfig<K, V> config;
   private final OwnerLoop loop;
@@ -70,7 +72,7 @@ final class FailurePolicy<K, V> {
   }
 
   /**
-   * Hands a record to the dead-letter handler (or logs it at WARNING without one), counting it once in
+   * Hands a record to the dead-letter handler (or logs it at WARN without one), counting it once in
    * {@code dedup.kafka.dead.letters{reason}}; a failed delivery is retried after a backoff until it succeeds. Then
    * runs {@code delivered} on the owner's context, unless the owner stopped meanwhile.
    */
@@ -82,8 +84,8 @@ final class FailurePolicy<K, V> {
     pending.deadLetterTries++;
     Future<Void> f;
     if (config.deadLetters == null) {
-      LOG.log(System.Logger.Level.WARNING, tp + ": dead letter at offset " + pending.offset() + " (" + reason
-          + "): " + detail);
+      LOG.warn("{}: dead letter at offset {} ({}), and no dead-letter handler: {}", tp, pending.offset(), reason,
+          detail);
       f = Future.succeededFuture();
     } else {
       f = call(() -> config.deadLetters.handle(
@@ -92,8 +94,8 @@ final class FailurePolicy<K, V> {
     }
     loop.whenComplete(f, ar -> {
       if (ar.failed()) {
-        LOG.log(System.Logger.Level.WARNING, tp + ": the dead-letter handler failed at offset "
-            + pending.offset() + ", retrying: " + ar.cause());
+        LOG.warn("{}: the dead-letter handler failed at offset {}, retrying: {}", tp, pending.offset(),
+            String.valueOf(ar.cause()));
         loop.afterDelay(backoffMs(pending.deadLetterTries),
             () -> deadLetter(pending, reason, detail, cause, delivered));
         return;

@@ -13,6 +13,8 @@ import java.nio.file.Path;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The journaled window store, used when {@code dedup.journalDir} is set: the window of a (group, topic-partition) is
@@ -39,7 +41,7 @@ import org.apache.kafka.common.TopicPartition;
  */
 final class JournaledPartitionWindows implements PartitionWindows {
 
-  private static final System.Logger LOG = System.getLogger(JournaledPartitionWindows.class.getName());
+  private static final Logger LOG = LoggerFactory.getLogger(JournaledPartitionWindows.class);
   private static final AtomicLong GENERATION = new AtomicLong();
   /** Local map of the window addresses held in this Vert.x instance, to the token of their holder. */
   private static final String SLOTS = "io.github.vertxdedup.kafka.journaled-windows";
@@ -116,11 +118,11 @@ final class JournaledPartitionWindows implements PartitionWindows {
             .compose(v -> partition.releaseClaimsOf(ownerId))
             .compose(released -> partition.committedOffset(tp.topic(), tp.partition()).map(offset -> {
               if (released > 0) {
-                LOG.log(System.Logger.Level.INFO, "window {0} of {1}: released {2} claims that {3} left open when "
-                    + "its previous run stopped", dir, tp, released, ownerId);
+                // DEBUG: the consumer's window-ready line (INFO) says it too.
+                LOG.debug("window {} of {}: released {} claims that {} left open when its previous run stopped",
+                    dir, tp, released, ownerId);
               }
-              LOG.log(System.Logger.Level.DEBUG, "window {0} of {1} acquired by {2}, journal offset {3}", dir, tp,
-                  ownerId, offset);
+              LOG.debug("window {} of {} acquired by {}, journal offset {}", dir, tp, ownerId, offset);
               return new Lease(partition, offset, released, new Handle(partition, tp, address, token));
             }))
             .recover(e -> partition.undeploy().transform(u -> Future.<Lease>failedFuture(e)));
@@ -176,8 +178,7 @@ final class JournaledPartitionWindows implements PartitionWindows {
     Handle h = (Handle) lease.handle();
     h.partition.commitOffset(h.tp.topic(), h.tp.partition(), nextOffset).onFailure(e ->
         // Kafka has the offset; the journal's copy only matters where Kafka has none, and the next commit repeats it.
-        LOG.log(System.Logger.Level.WARNING, "offset " + nextOffset + " of " + h.tp + " was committed to Kafka but"
-            + " not journaled: " + e));
+        LOG.warn("{}: offset {} was committed to Kafka but not journaled: {}", h.tp, nextOffset, e.toString()));
   }
 
   @Override

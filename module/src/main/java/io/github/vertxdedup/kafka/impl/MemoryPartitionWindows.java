@@ -11,6 +11,8 @@ import io.vertx.core.shareddata.LocalMap;
 import io.vertx.core.shareddata.Shareable;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The memory-only window store: the window of a (group, topic-partition) is a partition verticle that stays
@@ -24,7 +26,7 @@ import org.apache.kafka.common.TopicPartition;
  */
 final class MemoryPartitionWindows implements PartitionWindows {
 
-  private static final System.Logger LOG = System.getLogger(MemoryPartitionWindows.class.getName());
+  private static final Logger LOG = LoggerFactory.getLogger(MemoryPartitionWindows.class);
   private static final String MAP = "io.github.vertxdedup.kafka.windows";
   private static final AtomicLong GENERATION = new AtomicLong();
   /** How often a taker looks again at a window that another owner still holds, in milliseconds. */
@@ -63,8 +65,8 @@ final class MemoryPartitionWindows implements PartitionWindows {
     synchronized (slot) {
       if (slot.owner == null || slot.owner.equals(ownerId)) {
         if (slot.owner != null) {
-          LOG.log(System.Logger.Level.INFO, "window " + slot.address + " taken over by its restarted owner "
-              + ownerId);
+          // DEBUG: the consumer logs the assignment and the window's readiness at INFO.
+          LOG.debug("window {} taken over by its restarted owner {}", slot.address, ownerId);
         }
         slot.owner = ownerId;
         committed.complete(slot.committed);

@@ -8,6 +8,8 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The offset commits to Kafka of the assigned partitions: each commits the offset after the last record of its
@@ -24,7 +26,7 @@ import org.apache.kafka.common.errors.WakeupException;
  */
 final class OffsetCommits<K, V> {
 
-  private static final System.Logger LOG = System.getLogger(DedupKafkaConsumerImpl.class.getName());
+  private static final Logger LOG = LoggerFactory.getLogger(DedupKafkaConsumerImpl.class);
 
   private final KafkaConsumer<K, V> consumer;
   /** The assigned partitions, shared with the rest of the poll loop. */
@@ -95,7 +97,8 @@ final class OffsetCommits<K, V> {
         }
       }
       if (failure != null) {
-        LOG.log(System.Logger.Level.DEBUG, "async offset commit failed for " + offsets.keySet() + ": " + failure);
+        LOG.debug("{}: async offset commit failed, sent again with the next one: {}", offsets.keySet(),
+            failure.toString());
       }
     });
   }
@@ -121,7 +124,8 @@ final class OffsetCommits<K, V> {
     } catch (RuntimeException e) {
       // A rebalance in progress or a lost generation: the records committable since are duplicates for the next
       // owner.
-      LOG.log(System.Logger.Level.WARNING, "offset commit failed for " + offsets.keySet() + ": " + e);
+      LOG.warn("{}: offset commit failed; the next owner reads the records since the last commit again: {}",
+          offsets.keySet(), e.toString());
       return;
     }
     for (Map.Entry<TopicPartition, OffsetAndMetadata> e : offsets.entrySet()) {

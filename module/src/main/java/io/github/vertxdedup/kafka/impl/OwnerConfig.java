@@ -55,7 +55,7 @@ final class OwnerConfig<K, V> {
   final String claimer;
   final IdentityExtractor<K, V> identity;
   final RecordHandler<K, V> handler;
-  /** The dead-letter handler, or null to log dead letters at WARNING. */
+  /** The dead-letter handler, or null to log dead letters at WARN. */
   final DeadLetterHandler<K, V> deadLetters;
   /** The clock of the windows; lease ends are computed on it. */
   final DedupClock clock;

@@ -16,6 +16,8 @@ import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The rebalance callbacks: which partitions this consumer owns, and the hand-over of their windows. They run inside
@@ -43,6 +45,13 @@ import org.apache.kafka.common.TopicPartition;
  * committable, leaves the group and reports it. Throwing from {@code onPartitionsAssigned} instead would leave it to
  * the Kafka client whether and where the error surfaces.
  *
+ * <h2>Log lines</h2>
+ * One INFO line per partition and lifecycle event, on the {@code DedupKafkaConsumerImpl} logger: assigned; window
+ * ready (its time, the entries it holds, the orphaned claims released, the offset reading resumes from and whose it
+ * is); revoked, lost or released (the drain's time and the offset committed). What the window store and the window
+ * log about the same events is at DEBUG. A window that fails to open is an ERROR line, a drain that runs out of
+ * {@code revocationTimeoutMs} a WARN line.
+ *
  * <p>Poll thread only, except {@link #assignment}, which any thread may call.
  *
  * @param <K> the record key type
@@ -50,7 +59,7 @@ import org.apache.kafka.common.TopicPartition;
  */
 final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
 
-  private static final System.Logger LOG = System.getLogger(DedupKafkaConsumerImpl.class.getName());
+  private static final Logger LOG = LoggerFactory.getLogger(DedupKafkaConsumerImpl.class);
 
   private final KafkaConsumer<K, V> consumer;
   /** The assigned partitions, shared with the rest of the poll loop. */
@@ -109,13 +118,13 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
 
   @Override
   public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-    revoke(partitions, true);
+    revoke(partitions, true, "revoked");
   }
 
   @Override
   public void onPartitionsLost(Collection<TopicPartition> partitions) {
     // Another member may own them already: an offset commit would be refused, so only fence and stop.
-    revoke(partitions, false);
+    revoke(partitions, false, "lost (another member may own it already)");
   }
 
   /** @return the partitions this consumer owns now; any thread */
@@ -145,7 +154,7 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
    * @param commit whether the committable offsets are committed first
    */
   void revokeAll(boolean commit) {
-    revoke(new ArrayList<>(owners.keySet()), commit);
+    revoke(new ArrayList<>(owners.keySet()), commit, "released (the consumer is stopping)");
   }
 
   private void assign(Collection<TopicPartition> tps) {
@@ -160,7 +169,9 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
     }
     Map<TopicPartition, Future<AssignedPartition<K, V>>> starting = new HashMap<>();
     Map<TopicPartition, KafkaMetrics> meters = new HashMap<>();
+    long startNanos = System.nanoTime();
     for (TopicPartition tp : fresh) {
+      LOG.info("{}: assigned to dedup consumer {} of group {}; opening its window", tp, instanceId, groupId);
       KafkaMetrics metrics = new KafkaMetrics(registry, groupId, tp.topic(), tp.partition());
       meters.put(tp, metrics);
       starting.put(tp, windows.acquire(groupId, tp, instanceId).compose(lease -> {
@@ -182,8 +193,8 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
         // A window that opens after the wait gave up is handed back as soon as it does: nobody else would.
         starting.get(tp).onSuccess(late -> late.owner.stop().eventually(() -> windows.release(late.lease)));
         meters.get(tp).windowOpenFailures.increment();
-        LOG.log(System.Logger.Level.ERROR, "dedup consumer " + instanceId + ": " + e.getMessage()
-            + "; the consumer stops and leaves the group", e.getCause());
+        LOG.error("dedup consumer {}: {}; the consumer stops and leaves the group", instanceId, e.getMessage(),
+            e.getCause());
         if (windowFailure == null) {
           windowFailure = e;
         }
@@ -191,12 +202,18 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
       }
       owners.put(tp, o);
       OffsetAndMetadata c = committed.get(tp);
+      String from;
       if (c != null) {
         o.committed = c.offset();
         consumer.seek(tp, c.offset());
+        from = "offset " + c.offset() + " (committed in Kafka)";
       } else if (o.lease.resumeOffset() >= 0) {
         consumer.seek(tp, o.lease.resumeOffset());
+        from = "offset " + o.lease.resumeOffset() + " (recorded by the window; Kafka has no committed offset)";
+      } else {
+        from = "where auto.offset.reset says (no committed offset)";
       }
+      logReady(tp, o, (System.nanoTime() - startNanos) / 1_000_000, from);
       // What the store does not cover of the records before Kafka's committed offset is read from the topic while
       // the partition stays paused; the poll loop goes on (docs/kafka.md, "What happens on assignment").
       rebuilds.startIfNeeded(tp, o, c == null ? -1 : c.offset(), meters.get(tp));
@@ -204,7 +221,25 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
     assignment = Set.copyOf(owners.keySet());
   }
 
-  private void revoke(Collection<TopicPartition> tps, boolean commit) {
+  /**
+   * Logs the window-ready line of a partition once its window has said how many entries it holds (asked on the
+   * window's context, ahead of the partition's first records).
+   */
+  private void logReady(TopicPartition tp, AssignedPartition<K, V> o, long elapsedMs, String from) {
+    int released = o.lease.releasedClaims();
+    String claims = released == 0 ? "" : ", released " + released + " claims that " + instanceId
+        + " left open when its previous run stopped";
+    String window = windows instanceof JournaledPartitionWindows ? "window rebuilt from its journal"
+        : "window ready (in memory)";
+    o.lease.partition().heldEntries().onComplete(held -> LOG.info("{}: {} in {} ms, {} entries held{}; reading from {}",
+        tp, window, elapsedMs, held.succeeded() ? held.result() : "?", claims, from));
+  }
+
+  /**
+   * Fences, drains and stops the owners of {@code tps} this consumer has, commits their offsets if {@code commit},
+   * and hands their windows back; logs one line per partition saying {@code what} happened to it.
+   */
+  private void revoke(Collection<TopicPartition> tps, boolean commit, String what) {
     List<TopicPartition> mine = new ArrayList<>();
     for (TopicPartition tp : tps) {
       if (owners.containsKey(tp)) {
@@ -214,23 +249,31 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
     if (mine.isEmpty()) {
       return;
     }
+    long startNanos = System.nanoTime();
     rebuilds.cancel(mine, revocationTimeoutMs);
     List<Future<Void>> fences = new ArrayList<>();
     for (TopicPartition tp : mine) {
       fences.add(owners.get(tp).owner.fence());
     }
+    boolean drained = true;
     try {
       await(Future.all(fences).mapEmpty(), revocationTimeoutMs, "drain " + mine);
     } catch (RuntimeException e) {
-      LOG.log(System.Logger.Level.WARNING, "revoked partitions " + mine + " did not drain within "
-          + revocationTimeoutMs + " ms; what is unfinished is left to the next owner");
+      drained = false;
+      LOG.warn("{} {}: did not drain within revocationTimeoutMs={} ms; what is unfinished is left to the next owner",
+          mine, what, revocationTimeoutMs);
     }
+    long drainMs = (System.nanoTime() - startNanos) / 1_000_000;
     if (commit) {
       commits.commitSync(mine);
     }
     List<Future<?>> stopping = new ArrayList<>();
     for (TopicPartition tp : mine) {
       AssignedPartition<K, V> o = owners.remove(tp);
+      LOG.info("{}: {}; {} in {} ms, {}; window handed back", tp, what,
+          drained || fences.get(mine.indexOf(tp)).succeeded() ? "drained" : "not drained", drainMs,
+          !commit ? "no offset committed" : o.committed >= 0 ? "offset " + o.committed + " committed"
+              : "no offset committed yet");
       pauses.forget(tp);
       stopping.add(o.owner.stop().eventually(() -> windows.release(o.lease)));
     }
@@ -238,7 +281,7 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
     try {
       await(Future.all(stopping).mapEmpty(), revocationTimeoutMs, "stop the owners of " + mine);
     } catch (RuntimeException e) {
-      LOG.log(System.Logger.Level.WARNING, "stopping the owners of " + mine + " failed", e);
+      LOG.warn("{} {}: stopping their owners failed: {}", mine, what, e.getMessage(), e);
     }
   }
 

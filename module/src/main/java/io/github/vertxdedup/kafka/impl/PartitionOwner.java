@@ -17,6 +17,8 @@ import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The record pipeline of one assigned topic-partition: takes its records from the poll thread, asks its window for a
@@ -54,7 +56,7 @@ import org.apache.kafka.common.TopicPartition;
  */
 final class PartitionOwner<K, V> {
 
-  private static final System.Logger LOG = System.getLogger(PartitionOwner.class.getName());
+  private static final Logger LOG = LoggerFactory.getLogger(PartitionOwner.class);
 
   private final OwnerConfig<K, V> config;
   private final TopicPartition tp;
@@ -223,8 +225,8 @@ final class PartitionOwner<K, V> {
               commits.flush();
             }
             if (leases.mustClaimAgain(pending, now)) {
-              LOG.log(System.Logger.Level.DEBUG, tp + ": less than half the lease left at offset "
-                  + pending.offset() + "; claiming the unstarted records again");
+              LOG.debug("{}: less than half the lease left at offset {}; claiming the unstarted records again", tp,
+                  pending.offset());
               releaseUnstartedClaims(null);
               continue;
             }
@@ -250,8 +252,8 @@ final class PartitionOwner<K, V> {
           // The consumer's windows answer uncovered records ACCEPTED (uncovered), never UNKNOWN; COMMITTED and
           // RELEASED answer other actions. A fault of the window or its configuration: fail closed, never let the
           // record become committable unseen.
-          LOG.log(System.Logger.Level.ERROR, tp + ": unexpected verdict " + pending.decision + " at offset "
-              + pending.offset() + "; the record goes to the dead-letter path");
+          LOG.error("{}: unexpected verdict {} at offset {}; the record goes to the dead-letter path", tp,
+              pending.decision, pending.offset());
           deadLetter(pending, DeadLetter.Reason.UNEXPECTED_VERDICT,
               FailurePolicy.unexpectedVerdictDetail(pending, config.effectFirst), null);
         }
@@ -339,7 +341,7 @@ final class PartitionOwner<K, V> {
     }
     metrics.unavailable.increment();
     head.pauseWanted();
-    LOG.log(System.Logger.Level.DEBUG, tp + ": decision refused, retrying: " + cause);
+    LOG.debug("{}: decision refused, retrying: {}", tp, cause.toString());
     backOff(failures.backoffMs(++pending.requestRetries), State.BACKING_OFF_TO_DECIDE);
   }
 
@@ -352,8 +354,8 @@ final class PartitionOwner<K, V> {
 
   /** Gives the record's claim back and forgets its decision; a failed release is logged, and the claim lapses. */
   private Future<?> releaseClaim(PendingRecord<K, V> pending) {
-    Future<?> f = client.release(RecordEvents.claim(pending)).onFailure(e -> LOG.log(System.Logger.Level.DEBUG, tp
-        + ": release failed, the claim will lapse: " + e));
+    Future<?> f = client.release(RecordEvents.claim(pending)).onFailure(e ->
+        LOG.debug("{}: release failed, the claim will lapse: {}", tp, e.toString()));
     pending.decision = null;
     return f;
   }
@@ -396,8 +398,8 @@ final class PartitionOwner<K, V> {
       pump();
       return;
     }
-    LOG.log(System.Logger.Level.DEBUG, tp + ": handler failed at offset " + pending.offset() + " (attempt "
-        + pending.attempts + " of " + config.maxAttempts + "), retrying: " + cause);
+    LOG.debug("{}: handler failed at offset {} (attempt {} of {}), retrying: {}", tp, pending.offset(),
+        pending.attempts, config.maxAttempts, String.valueOf(cause));
     if (!config.effectFirst) {
       // Record-first: the id stays recorded; the handler is called again in place.
       backOff(failures.backoffMs(pending.attempts), State.BACKING_OFF_TO_HANDLE);

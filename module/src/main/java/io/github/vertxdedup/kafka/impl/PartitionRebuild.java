@@ -58,7 +58,7 @@ import org.slf4j.LoggerFactory;
  */
 final class PartitionRebuild<K, V> {
 
-  private static final Logger LOG = LoggerFactory.getLogger(PartitionRebuild.class);
+  private static final Logger LOG = LoggerFactory.getLogger(DedupKafkaConsumerImpl.class);
   /** Check batches in flight at a time. */
   static final int IN_FLIGHT = 4;
   /** How long one poll of the reading consumer blocks, in milliseconds. */
@@ -208,10 +208,9 @@ final class PartitionRebuild<K, V> {
       metrics.rebuildDuration.record(durationMs, TimeUnit.MILLISECONDS);
       Outcome o = new Outcome(start, committedOffset, recordsRead, idsRestored.get(),
           noIdentity.get(), durationMs, cancelled);
-      LOG.info("window of {} {} from the source topic: offsets {}..{} read in {} ms, {} records, {} ids restored,"
-              + " {} skipped without identity", tp, cancelled ? "rebuild cancelled" : "rebuilt",
-          start < 0 ? committedOffset : start, committedOffset, durationMs, recordsRead, o.idsRestored(),
-          o.noIdentity());
+      LOG.info("{}: window {} from the source topic in {} ms, offsets {}..{}: {} records read, {} ids restored, {}"
+              + " skipped without identity", tp, cancelled ? "rebuild cancelled" : "rebuilt", durationMs,
+          start < 0 ? committedOffset : start, committedOffset, recordsRead, o.idsRestored(), o.noIdentity());
       done.complete(o);
     } catch (Throwable e) {
       metrics.rebuildFailures.increment();

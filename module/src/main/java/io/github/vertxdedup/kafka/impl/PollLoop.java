@@ -17,6 +17,8 @@ import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The consumer's poll thread: the native {@link KafkaConsumer}, and the loop that feeds the partition owners. Every
@@ -46,7 +48,7 @@ import org.apache.kafka.common.errors.WakeupException;
  */
 final class PollLoop<K, V> {
 
-  private static final System.Logger LOG = System.getLogger(DedupKafkaConsumerImpl.class.getName());
+  private static final Logger LOG = LoggerFactory.getLogger(DedupKafkaConsumerImpl.class);
   /** Longest {@code poll} while some partitions are paused and others not, in milliseconds. */
   static final long PAUSED_POLL_MS = 5;
 
@@ -150,7 +152,7 @@ final class PollLoop<K, V> {
       try {
         consumer.close(Duration.ofSeconds(5));
       } catch (RuntimeException e) {
-        LOG.log(System.Logger.Level.WARNING, "closing the Kafka consumer failed", e);
+        LOG.warn("closing the Kafka consumer failed", e);
       }
     }
     return failure;

@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
  */
 final class Rebuilds<K, V> {
 
-  private static final Logger LOG = LoggerFactory.getLogger(Rebuilds.class);
+  private static final Logger LOG = LoggerFactory.getLogger(DedupKafkaConsumerImpl.class);
 
   private final Map<String, Object> kafkaConfig;
   private final OwnerConfig<K, V> ownerConfig;

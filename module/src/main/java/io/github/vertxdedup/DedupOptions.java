@@ -2,6 +2,7 @@ package io.github.vertxdedup;
 
 import io.github.vertxdedup.impl.options.OptionSchema;
 import io.github.vertxdedup.journal.SyncPolicy;
+import io.github.vertxdedup.time.Durations;
 import io.github.vertxdedup.window.CapacityPolicy;
 import io.github.vertxdedup.window.DedupWindow;
 import io.vertx.codegen.annotations.DataObject;
@@ -659,14 +660,8 @@ public class DedupOptions {
     if (d == null) {
       throw new IllegalArgumentException(name + " must be a duration but was null");
     }
-    if (d.isNegative() || d.isZero()) {
-      throw new IllegalArgumentException(name + " must be > 0 but was " + d);
-    }
-    if (d.getNano() % 1_000_000 != 0) {
-      throw new IllegalArgumentException(name + " must be a whole number of milliseconds but was " + d);
-    }
     try {
-      return d.toMillis();
+      return Durations.positiveMillis(name, d);
     } catch (ArithmeticException e) {
       throw new IllegalArgumentException(name + " is too long: " + d);
     }

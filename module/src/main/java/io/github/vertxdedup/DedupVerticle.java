@@ -8,7 +8,7 @@ import io.github.vertxdedup.impl.protocol.Codecs;
 import io.github.vertxdedup.impl.service.AddressRouter;
 import io.github.vertxdedup.impl.service.PartitionState;
 import io.github.vertxdedup.impl.service.PartitionVerticle;
-import io.github.vertxdedup.journal.JournalLayout;
+import io.github.vertxdedup.journal.internal.JournalLayout;
 import io.github.vertxdedup.time.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;

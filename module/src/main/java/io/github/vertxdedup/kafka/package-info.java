@@ -8,10 +8,11 @@
  * ({@link io.github.vertxdedup.kafka.DedupKafkaVerticleOptions}) that sends each record to an event-bus address, with
  * the JSON messages it sends beside it ({@code RecordMessages}, package-private).
  *
- * <p>May use: the service's API ({@code io.github.vertxdedup}), {@code window}, Vert.x, the Vert.x Kafka client (its
- * {@code KafkaConsumerRecord} is the record every handler receives), the Kafka client, and {@code impl.options} (the
- * options' JSON schema, shared with {@code DedupOptions}). Its factories ({@code DedupKafkaConsumer.create} and
- * {@code wrap}, {@code DeadLetterHandler.toTopic}) reach {@code kafka.impl}, and only they. Must not use the service's
- * implementation ({@code impl.service}, {@code impl.protocol}, {@code impl.client}, {@code impl.journal}) directly.
+ * <p>May use: the service's API ({@code io.github.vertxdedup}), {@code window}, {@code time}, Vert.x, the Vert.x
+ * Kafka client (its {@code KafkaConsumerRecord} is the record every handler receives), the Kafka client, and
+ * {@code impl.options} (the options' JSON schema, shared with {@code DedupOptions}). Its factories
+ * ({@code DedupKafkaConsumer.create} and {@code wrap}, {@code DeadLetterHandler.toTopic}) reach {@code kafka.impl},
+ * and only they. Must not use the service's implementation ({@code impl.service}, {@code impl.protocol},
+ * {@code impl.client}, {@code impl.journal}) directly.
  */
 package io.github.vertxdedup.kafka;

@@ -5,9 +5,9 @@ import static io.github.vertxdedup.tools.JournalInspector.optHex;
 import static io.github.vertxdedup.tools.JournalInspector.time;
 
 import io.github.vertxdedup.journal.ClaimEntry;
-import io.github.vertxdedup.journal.ClaimerTextV1;
 import io.github.vertxdedup.journal.JournalVisitor;
 import io.github.vertxdedup.journal.ReplayResult;
+import io.github.vertxdedup.journal.internal.ClaimerTextV1;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;

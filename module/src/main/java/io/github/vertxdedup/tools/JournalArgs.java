@@ -3,7 +3,7 @@ package io.github.vertxdedup.tools;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.journal.JournalContents;
 import io.github.vertxdedup.journal.JournalVisitor;
-import io.github.vertxdedup.journal.Recovery;
+import io.github.vertxdedup.journal.LiveEntrySink;
 import java.nio.file.Path;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
@@ -58,7 +58,7 @@ final class JournalArgs {
    * @return what the journal holds
    * @throws CommandLine.ParameterException if an option is out of range or DIR holds no journal
    */
-  JournalContents read(CommandSpec spec, Recovery.LiveEntrySink live, JournalVisitor records) {
+  JournalContents read(CommandSpec spec, LiveEntrySink live, JournalVisitor records) {
     validate(spec);
     if (!JournalContents.isJournalDirectory(dir)) {
       throw new CommandLine.ParameterException(spec.commandLine(),

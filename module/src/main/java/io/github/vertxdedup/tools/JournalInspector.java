@@ -16,7 +16,7 @@ import picocli.CommandLine.Spec;
  * takes the journal's lock (so inspect a stopped partition, or a copy of its directory: a running owner holds the
  * lock), repairs what a killed writer left, and replays from the oldest cycle that may still hold a live entry (older
  * cycles are deletable and not read). It writes no record. Liveness is judged at {@code --now-ms} (default: the
- * current time), by the journal's own recovery ({@link io.github.vertxdedup.journal.Recovery}).
+ * current time), by the journal's own recovery ({@link io.github.vertxdedup.journal.internal.Recovery}).
  */
 @Command(name = "journal-inspector", mixinStandardHelpOptions = true, version = "journal-inspector 1",
     description = "Inspects the journal of one dedup partition.",

@@ -3,6 +3,7 @@ package io.github.vertxdedup.window;
 import io.github.vertxdedup.time.ManualClock;
 
 import io.github.vertxdedup.time.DedupClock;
+import io.github.vertxdedup.time.Durations;
 
 import java.time.Duration;
 import java.util.Arrays;
@@ -823,14 +824,8 @@ public final class DedupWindow {
 
     private static Duration requirePositiveMillis(String name, Duration d) {
       Objects.requireNonNull(d, name);
-      if (d.isNegative() || d.isZero()) {
-        throw new IllegalArgumentException(name + " must be > 0 but was " + d);
-      }
-      if (d.getNano() % 1_000_000 != 0) {
-        throw new IllegalArgumentException(name + " must be a whole number of milliseconds but was " + d);
-      }
       try {
-        d.toMillis();
+        Durations.positiveMillis(name, d);
       } catch (ArithmeticException e) {
         throw new IllegalArgumentException(name + " must be <= " + Long.MAX_VALUE + " ms but was " + d, e);
       }

@@ -1,5 +1,6 @@
 package io.github.vertxdedup.journal;
 
+import io.github.vertxdedup.journal.internal.Recovery;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -14,10 +15,13 @@ import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
 /**
  * What a journal directory holds at one instant, as a restart of its owner at that instant would rebuild it: the live
  * entries (ids and keys), the claims still open and the committed offsets. {@link #read} opens the journal, replays it
- * into a {@link Recovery} (the one place that says what the records mean) and closes it again; it appends nothing.
+ * through the recovery a partition runs at a restart (the one place that says what the records mean: an accept or a
+ * commit whose expiry has passed is not live, a commit makes its claim's id and key live, a claim neither committed
+ * nor released stays open until its lease ends, the highest offset per topic-partition counts) and closes it again; it
+ * appends nothing.
  *
  * <p>For tools that look into a journal without owning it (the journal inspector, tests). A partition recovers through
- * its own {@link Journal#replay} into a {@link Recovery}, streaming the live entries into its window.
+ * its own {@link Journal#replay} with that recovery, streaming the live entries into its window.
  *
  * <p>Like a restart, {@link #read} takes the directory's lock (so read a stopped owner's journal, or a copy of its
  * directory) and repairs what a killed writer left at the tail. The result is immutable, so thread-safe.
@@ -42,7 +46,7 @@ public final class JournalContents {
   /**
    * Reads the journal in {@code dir} as its owner would recover it at {@code nowMs}: every record from the oldest
    * cycle that may hold a live entry at {@code nowMs} goes to {@code records} as it is read, and every entry a restart
-   * at {@code nowMs} would remember to {@code live} (see {@link Recovery}). Blocking, O(records read); the progress of
+   * at {@code nowMs} would remember to {@code live} (see the type comment). Blocking, O(records read); the progress of
    * the replay is not reported.
    *
    * @param dir a journal directory, holding its cycle files
@@ -63,7 +67,7 @@ public final class JournalContents {
    * @throws NullPointerException if an argument is null
    * @throws RuntimeException whatever {@code live} or {@code records} throws, unchanged
    */
-  public static JournalContents read(Path dir, long windowMs, long nowMs, Recovery.LiveEntrySink live,
+  public static JournalContents read(Path dir, long windowMs, long nowMs, LiveEntrySink live,
       JournalVisitor records) {
     Objects.requireNonNull(dir, "dir");
     Objects.requireNonNull(live, "live");
@@ -141,7 +145,8 @@ public final class JournalContents {
 
   /**
    * Returns the claims open at {@link #nowMs()}: neither committed nor released, lease not ended. Each is in the
-   * layout of the current format ({@link Recovery#forEachOpenClaim}).
+   * layout of the current format: claim time, payload hash and remember-until in their columns, a claim of format
+   * version 1 included.
    *
    * @return an unmodifiable list, in no particular order
    */

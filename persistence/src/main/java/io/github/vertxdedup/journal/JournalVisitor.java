@@ -11,8 +11,7 @@ package io.github.vertxdedup.journal;
  *
  * <p>Claims and offsets that were open at a roll are written again at the start of the next cycle (see
  * {@link RollSnapshotSource}), so a claim or offset may be delivered more than once; both are idempotent for a
- * visitor that keeps the latest claim per fingerprint and the highest offset per topic-partition
- * ({@link CommittedOffsets}).
+ * visitor that keeps the latest claim per fingerprint and the highest offset per topic-partition.
  */
 public interface JournalVisitor {
 
@@ -71,7 +70,7 @@ public interface JournalVisitor {
 
   /**
    * A consumer offset was committed. Offsets of one topic-partition may arrive lower than one delivered earlier
-   * (see the type comment); keep the highest ({@link CommittedOffsets#record}).
+   * (see the type comment); keep the highest.
    *
    * @param topic the topic
    * @param partition the partition, {@code >= 0}

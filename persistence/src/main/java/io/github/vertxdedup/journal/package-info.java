@@ -8,14 +8,17 @@
  * its appender from its tailers, the package-private {@code JournalWriter} appends on the owner's thread (with
  * {@code RecordAppender} writing each record and {@code RollSnapshotAppender} starting each cycle),
  * {@code JournalSync} makes appends durable, {@code JournalReader} repairs the tail and replays, and
- * {@code JournalRetention} deletes expired cycle files. What a record means on replay (claims matched to their
- * commits, expiry, the roll snapshot, the layout files) is decided here too
- * ({@link io.github.vertxdedup.journal.Recovery}, {@link io.github.vertxdedup.journal.CarriedState},
- * {@link io.github.vertxdedup.journal.JournalLayout}); see {@code docs/journal.md} for the record format, durability
- * policies and retention.
+ * {@code JournalRetention} deletes expired cycle files. {@link io.github.vertxdedup.journal.JournalContents} reads
+ * what a journal directory holds at an instant, its live entries handed to a
+ * {@link io.github.vertxdedup.journal.LiveEntrySink}. What a record means to the service that owns the journal (claims
+ * matched to their commits, expiry, the state each cycle carries, the layout files) is decided in
+ * {@code io.github.vertxdedup.journal.internal}, which is not an API; see {@code docs/journal.md} for the record
+ * format, durability policies and retention.
  *
- * <p>May use: Chronicle Queue (and its Chronicle dependencies), Agrona, the JDK. Must not use Vert.x, the window
- * ({@code io.github.vertxdedup.window}) or any package of the {@code module} artifact: fingerprints and instants
- * arrive as {@code long}s, and the service decides what to do with what a replay returns.
+ * <p>May use: Chronicle Queue (and its Chronicle dependencies), Agrona, {@code io.github.vertxdedup.time} (the clock
+ * a journal is given), the JDK, and {@code journal.internal} only from {@code JournalContents} (its
+ * {@code Recovery}). Must not use Vert.x, the window ({@code io.github.vertxdedup.window}) or any package of the
+ * {@code module} artifact: fingerprints and instants arrive as {@code long}s, and the service decides what to do with
+ * what a replay returns.
  */
 package io.github.vertxdedup.journal;

@@ -1,5 +1,6 @@
 package io.github.vertxdedup.journal;
 
+import io.github.vertxdedup.journal.internal.CommittedOffsets;
 import java.io.BufferedWriter;
 import java.io.OutputStreamWriter;
 import java.io.IOException;

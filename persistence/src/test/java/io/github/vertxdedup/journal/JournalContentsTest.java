@@ -13,8 +13,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Reading a journal directory at an instant, as a restart then would rebuild it: the live entries, the open claims
- * and the offsets come from {@link Recovery}; every record also reaches the caller's visitor; nothing is appended, and
- * a directory without a journal is refused without being created.
+ * and the offsets come from the owner's recovery ({@code journal.internal.Recovery}); every record also reaches the
+ * caller's visitor; nothing is appended, and a directory without a journal is refused without being created.
  */
 class JournalContentsTest {
 

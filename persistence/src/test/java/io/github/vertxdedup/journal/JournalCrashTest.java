@@ -3,6 +3,7 @@ package io.github.vertxdedup.journal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.vertxdedup.journal.internal.CommittedOffsets;
 import io.github.vertxdedup.testing.ChildJvm;
 import java.io.BufferedReader;
 import java.io.IOException;

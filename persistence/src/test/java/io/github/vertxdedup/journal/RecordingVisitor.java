@@ -1,5 +1,6 @@
 package io.github.vertxdedup.journal;
 
+import io.github.vertxdedup.journal.internal.CommittedOffsets;
 import java.util.ArrayList;
 import java.util.List;
 

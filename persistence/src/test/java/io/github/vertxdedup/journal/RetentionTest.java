@@ -1,5 +1,6 @@
 package io.github.vertxdedup.journal;
 
+import io.github.vertxdedup.journal.internal.CommittedOffsets;
 import io.github.vertxdedup.time.ManualClock;
 import static org.assertj.core.api.Assertions.assertThat;
 

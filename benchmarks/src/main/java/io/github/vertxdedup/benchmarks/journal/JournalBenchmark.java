@@ -1,5 +1,6 @@
 package io.github.vertxdedup.benchmarks.journal;
 
+import io.github.vertxdedup.examples.tools.Processes;
 import io.github.vertxdedup.journal.AcceptBatch;
 import io.github.vertxdedup.journal.Journal;
 import io.github.vertxdedup.journal.JournalOptions;
@@ -223,11 +224,7 @@ public final class JournalBenchmark {
 
   private static String diskUsage(Path dir) {
     try {
-      Process p = new ProcessBuilder("du", "-sk", dir.toString()).redirectErrorStream(true).start();
-      String out = new String(p.getInputStream().readAllBytes()).trim();
-      p.waitFor();
-      long kb = Long.parseLong(out.split("\\s+")[0]);
-      return String.format("%,d KiB (du)", kb);
+      return String.format("%,d KiB (du)", Processes.duKib(dir));
     } catch (IOException | InterruptedException | NumberFormatException e) {
       return "unknown";
     }

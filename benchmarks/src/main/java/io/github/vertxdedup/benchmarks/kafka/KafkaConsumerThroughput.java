@@ -1,6 +1,7 @@
 package io.github.vertxdedup.benchmarks.kafka;
 
 import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.examples.tools.Processes;
 import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.kafka.AtomicityMode;
 import io.github.vertxdedup.kafka.DedupKafkaConsumer;
@@ -492,21 +493,18 @@ public final class KafkaConsumerThroughput {
             + "target/classes and target/classpath.txt: build it with mvn -pl benchmarks/kafka-streams-baseline "
             + "package, or set -Dbench.streamsModule");
       }
-      List<String> cmd = new ArrayList<>();
-      cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-      cmd.addAll(jvmFlags());
+      List<String> jvm = new ArrayList<>(Processes.jvmFlags());
       String extra = System.getProperty("bench.streamsJvmArgs", "").trim();
       if (!extra.isEmpty()) {
-        cmd.addAll(List.of(extra.split("\\s+")));
+        jvm.addAll(List.of(extra.split("\\s+")));
       }
-      cmd.addAll(List.of("-Xmx2g", "-Djava.io.tmpdir=" + tmp.toAbsolutePath(),
+      jvm.addAll(List.of("-Xmx2g", "-Djava.io.tmpdir=" + tmp.toAbsolutePath(),
           "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
           "-Dbench.bootstrap=" + bootstrap, "-Dbench.topic=" + topic, "-Dbench.records=" + records,
           "-Dbench.windowMs=" + windowMs, "-Dbench.store=" + store, "-Dbench.streamThreads=" + threads,
-          "-Dbench.handlerDigests=" + HANDLER_DIGESTS,
-          "-cp", classes.toAbsolutePath() + File.pathSeparator
-              + Files.readString(classpathFile, StandardCharsets.UTF_8).trim(),
-          MAIN));
+          "-Dbench.handlerDigests=" + HANDLER_DIGESTS));
+      List<String> cmd = Processes.javaCommand(jvm, classes.toAbsolutePath() + File.pathSeparator
+          + Files.readString(classpathFile, StandardCharsets.UTF_8).trim(), MAIN, List.of());
       Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
       return new StreamsChild(p);
     }
@@ -554,17 +552,6 @@ public final class KafkaConsumerThroughput {
         process.destroyForcibly();
         throw new IllegalStateException("Kafka Streams child did not exit within 60 s of quit");
       }
-    }
-  }
-
-  /** The project's JVM flags ({@code dedup.jvm.flags}), from the resource the build filters them into. */
-  private static List<String> jvmFlags() throws IOException {
-    try (var s = KafkaConsumerThroughput.class.getResourceAsStream(
-        "/io/github/vertxdedup/benchmarks/window/jvm.flags")) {
-      if (s == null) {
-        throw new IllegalStateException("resource io/github/vertxdedup/benchmarks/window/jvm.flags is missing");
-      }
-      return List.of(new String(s.readAllBytes(), StandardCharsets.UTF_8).trim().split("\\s+"));
     }
   }
 }

@@ -3,6 +3,7 @@ package io.github.vertxdedup.benchmarks.service;
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupVerticle;
+import io.github.vertxdedup.examples.tools.Processes;
 import io.github.vertxdedup.journal.AcceptBatch;
 import io.github.vertxdedup.journal.Journal;
 import io.github.vertxdedup.journal.JournalOptions;
@@ -20,7 +21,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
@@ -164,15 +164,10 @@ public final class RestartBenchmark {
   }
 
   private static void killRestart(Path journalDir, int times) throws Exception {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     // The flags this JVM was started with (Chronicle's add-opens among them), then the same classpath.
-    cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add(RestartBenchmark.class.getName());
-    cmd.add("serve");
-    cmd.add(journalDir.toString());
+    List<String> cmd = Processes.javaCommand(ManagementFactory.getRuntimeMXBean().getInputArguments(),
+        System.getProperty("java.class.path"), RestartBenchmark.class.getName(), List.of("serve",
+            journalDir.toString()));
     Process child = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
     String first = firstLine(child);
     System.out.println("first start: " + first);

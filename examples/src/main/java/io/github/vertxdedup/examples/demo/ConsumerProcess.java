@@ -1,5 +1,6 @@
 package io.github.vertxdedup.examples.demo;
 
+import io.github.vertxdedup.examples.tools.Processes;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -9,15 +10,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
  * One run of the {@link BillingConsumer} in a JVM of its own, as the driver sees it: started with the driver's
- * classpath and the project's JVM flags ({@code dedup.jvm.flags} of the parent pom, which the build copies into the
- * resource {@code jvm.flags} beside this class), killed with SIGKILL ({@link Process#destroyForcibly()} on Linux) or
- * stopped with a {@code stop} line on its standard input. A thread reads its standard output (the protocol in
+ * classpath and the project's JVM flags ({@link Processes#jvmFlags()}), killed with SIGKILL
+ * ({@link Process#destroyForcibly()} on Linux) or stopped with a {@code stop} line on its standard input. A thread reads its standard output (the protocol in
  * {@link BillingConsumer}'s javadoc) into the volatile fields below; its standard error goes to
  * {@code consumer-<run>.err} in the work directory.
  *
@@ -60,14 +59,10 @@ final class ConsumerProcess {
    * @throws IOException if the JVM cannot be started or the JVM flags resource is missing
    */
   static ConsumerProcess start(int run, Path workDir, List<String> consumerArgs) throws IOException {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.addAll(jvmFlags());
-    cmd.add("-Xmx256m");
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add(BillingConsumer.class.getName());
-    cmd.addAll(consumerArgs);
+    List<String> jvm = new ArrayList<>(Processes.jvmFlags());
+    jvm.add("-Xmx256m");
+    List<String> cmd = Processes.javaCommand(jvm, System.getProperty("java.class.path"),
+        BillingConsumer.class.getName(), consumerArgs);
     Path err = workDir.resolve("consumer-" + run + ".err");
     long launchedAt = System.currentTimeMillis();
     Process p = new ProcessBuilder(cmd).redirectError(err.toFile()).start();
@@ -76,26 +71,6 @@ final class ConsumerProcess {
     reader.setDaemon(true);
     reader.start();
     return c;
-  }
-
-  /**
-   * The JVM flags the consumer needs (Chronicle Queue on Java 17+), read from the {@code jvm.flags} resource.
-   *
-   * @return the flags, split on whitespace
-   * @throws IOException if the resource is missing or was not filtered by the build
-   */
-  static List<String> jvmFlags() throws IOException {
-    try (InputStream in = ConsumerProcess.class.getResourceAsStream("jvm.flags")) {
-      if (in == null) {
-        throw new IOException("resource jvm.flags is missing beside " + ConsumerProcess.class.getName()
-            + "; build with mvn -pl examples -am package");
-      }
-      String text = new String(in.readAllBytes(), StandardCharsets.UTF_8).trim();
-      if (text.contains("${")) {
-        throw new IOException("resource jvm.flags was not filtered by Maven (it reads '" + text + "')");
-      }
-      return text.isEmpty() ? List.of() : Arrays.asList(text.split("\\s+"));
-    }
   }
 
   /** @return the process id */

@@ -11,7 +11,6 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -140,7 +139,7 @@ public final class JournalDiskBudget {
     vertx.undeploy(deployment).await();
     double seconds = (System.nanoTime() - start) / 1e9;
     int ids = scenario.equals("checkBatch") ? operations * BATCH : operations;
-    long bytes = duKib(dir.resolve(address).resolve("0")) * 1024;
+    long bytes = Processes.duKib(dir.resolve(address).resolve("0")) * 1024;
     System.out.printf("%-15s %,10d KiB on disk  %6.1f bytes/id  %6.1f MB per million ids  (%.1f s)%n",
         scenario, bytes / 1024, (double) bytes / ids, bytes / 1e6 * 1_000_000 / ids, seconds);
   }
@@ -176,14 +175,5 @@ public final class JournalDiskBudget {
   private static Future<DedupResult> expect(Future<DedupResult> result, DedupVerdict verdict) {
     return result.compose(r -> r.verdict() == verdict ? Future.succeededFuture(r)
         : Future.failedFuture("expected " + verdict + " but got " + r.verdict()));
-  }
-
-  private static long duKib(Path dir) throws IOException, InterruptedException {
-    Process du = new ProcessBuilder("du", "-sk", dir.toString()).redirectErrorStream(true).start();
-    String out = new String(du.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-    if (du.waitFor() != 0) {
-      throw new IOException("du -sk " + dir + " failed: " + out);
-    }
-    return Long.parseLong(out.split("\\s+")[0]);
   }
 }

@@ -92,39 +92,22 @@ public final class DedupClientImpl implements DedupClient {
   }
 
   /**
-   * The partition of every event of a batch, or -1 if they span partitions. An event the service refuses before
-   * routing it ({@link PartitionRouting#NOT_ADMITTED}) goes along with the others, whose partition answers it with a
-   * 400 naming {@code events[i].key} (or {@code .id}) and refuses the batch; a batch of only such events goes to 0. So
-   * does a null list or a null event, which the partition refuses with its 400.
+   * The partition of every event of a batch, in one pass. An event the service refuses before routing it
+   * ({@link PartitionRouting#NOT_ADMITTED}) goes along with the others, whose partition answers it with a 400 naming
+   * {@code events[i].key} (or {@code .id}) and refuses the batch; a batch of only such events goes to 0. So does a
+   * null list or a null event, which the partition refuses with its 400.
+   *
+   * @throws IllegalArgumentException naming the first event whose partition differs from the first routable one's
    */
   private int batchPartition(List<DedupEvent> events) {
     if (events == null) {
       return 0;
     }
-    int p = PartitionRouting.NOT_ADMITTED;
-    for (int i = 0; i < events.size(); i++) {
-      int q = partitionOrNotAdmitted(events.get(i));
-      if (q == PartitionRouting.NOT_ADMITTED) {
-        continue;
-      }
-      if (p != PartitionRouting.NOT_ADMITTED && q != p) {
-        return -1;
-      }
-      p = q;
-    }
-    return p == PartitionRouting.NOT_ADMITTED ? 0 : p;
-  }
-
-  private int partitionOrNotAdmitted(DedupEvent e) {
-    return e == null ? PartitionRouting.NOT_ADMITTED : routing.partitionOf(e.getId(), e.getKey());
-  }
-
-  /** Names the first event of a batch whose partition differs from the first routable one's. */
-  private String spanMessage(List<DedupEvent> events) {
     int first = -1;
     int p = PartitionRouting.NOT_ADMITTED;
     for (int i = 0; i < events.size(); i++) {
-      int q = partitionOrNotAdmitted(events.get(i));
+      DedupEvent e = events.get(i);
+      int q = e == null ? PartitionRouting.NOT_ADMITTED : routing.partitionOf(e.getId(), e.getKey());
       if (q == PartitionRouting.NOT_ADMITTED) {
         continue;
       }
@@ -132,11 +115,11 @@ public final class DedupClientImpl implements DedupClient {
         first = i;
         p = q;
       } else if (q != p) {
-        return "events[" + i + "] belongs to partition " + q + " but events[" + first + "] to partition " + p
-            + ": a batch goes to one partition (group by partitionOf)";
+        throw new IllegalArgumentException("events[" + i + "] belongs to partition " + q + " but events[" + first
+            + "] to partition " + p + ": a batch goes to one partition (group by partitionOf)");
       }
     }
-    return "events span partitions";
+    return p == PartitionRouting.NOT_ADMITTED ? 0 : p;
   }
 
   @Override
@@ -161,20 +144,17 @@ public final class DedupClientImpl implements DedupClient {
 
   @Override
   public Future<List<DedupCommitResult>> commitBatch(List<DedupEvent> events) {
-    int p = batchPartition(events);
-    if (p < 0) {
-      return Future.failedFuture(new IllegalArgumentException(spanMessage(events)));
+    int p;
+    try {
+      p = batchPartition(events);
+    } catch (IllegalArgumentException e) {
+      return Future.failedFuture(e);
     }
     if (local) {
       return bus.<CommitBatchReply>request(addresses[p], LocalRequest.batch(DedupAction.COMMIT_BATCH, events))
           .map(m -> m.body().results());
     }
-    JsonArray array = new JsonArray(new ArrayList<>(events.size()));
-    for (DedupEvent e : events) {
-      array.add(e.toJson());
-    }
-    return bus.<JsonObject>request(addresses[p], new JsonObject().put("events", array),
-            headers.get(DedupAction.COMMIT_BATCH))
+    return bus.<JsonObject>request(addresses[p], batchBody(events), headers.get(DedupAction.COMMIT_BATCH))
         .map(m -> {
           JsonArray results = m.body().getJsonArray("results");
           List<DedupCommitResult> out = new ArrayList<>(results.size());
@@ -196,19 +176,17 @@ public final class DedupClientImpl implements DedupClient {
 
   /** Sends a {@code checkBatch} or {@code claimBatch} to the partition of its events. */
   private Future<List<DedupBatchResult>> batch(DedupAction action, List<DedupEvent> events) {
-    int p = batchPartition(events);
-    if (p < 0) {
-      return Future.failedFuture(new IllegalArgumentException(spanMessage(events)));
+    int p;
+    try {
+      p = batchPartition(events);
+    } catch (IllegalArgumentException e) {
+      return Future.failedFuture(e);
     }
     if (local) {
       return bus.<BatchReply>request(addresses[p], LocalRequest.batch(action, events))
           .map(m -> m.body().results());
     }
-    JsonArray array = new JsonArray(new ArrayList<>(events.size()));
-    for (DedupEvent e : events) {
-      array.add(e.toJson());
-    }
-    return bus.<JsonObject>request(addresses[p], new JsonObject().put("events", array), headers.get(action))
+    return bus.<JsonObject>request(addresses[p], batchBody(events), headers.get(action))
         .map(m -> {
           JsonArray verdicts = m.body().getJsonArray("verdicts");
           List<DedupBatchResult> out = new ArrayList<>(verdicts.size());
@@ -217,5 +195,14 @@ public final class DedupClientImpl implements DedupClient {
           }
           return out;
         });
+  }
+
+  /** The JSON body of a batch request: {@code {"events": [...]}}. */
+  private static JsonObject batchBody(List<DedupEvent> events) {
+    JsonArray array = new JsonArray(new ArrayList<>(events.size()));
+    for (DedupEvent e : events) {
+      array.add(e.toJson());
+    }
+    return new JsonObject().put("events", array);
   }
 }

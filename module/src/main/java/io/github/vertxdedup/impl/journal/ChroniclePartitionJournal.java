@@ -1,13 +1,13 @@
 package io.github.vertxdedup.impl.journal;
 
-import io.github.vertxdedup.journal.CarriedState;
 import io.github.vertxdedup.journal.Journal;
-import io.github.vertxdedup.journal.JournalLayout;
 import io.github.vertxdedup.journal.JournalOptions;
-import io.github.vertxdedup.journal.Recovery;
 import io.github.vertxdedup.journal.ReplayResult;
 import io.github.vertxdedup.journal.RetentionResult;
 import io.github.vertxdedup.journal.SyncPolicy;
+import io.github.vertxdedup.journal.internal.CarriedState;
+import io.github.vertxdedup.journal.internal.JournalLayout;
+import io.github.vertxdedup.journal.internal.Recovery;
 import io.github.vertxdedup.time.DedupClock;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * The durable {@link PartitionJournal}: one Chronicle Queue {@link Journal} per partition, in
  * {@code <journalDir>/<address>/<partition>}, so that a restart rebuilds the partition's window instead of
  * forgetting it. This class is its lifecycle (open, recover, close); the writes are {@link JournalAppends}' (with
- * {@link GroupCommit} under {@link SyncPolicy#SYNC}), the deletion of expired cycle files {@link JournalRetention}'s.
+ * {@link GroupCommit} under {@link SyncPolicy#SYNC}), the deletion of expired cycle files {@link RetentionSchedule}'s.
  *
  * <h2>Threads</h2>
  * Every method is called on the partition's event loop and none blocks it: {@link Journal#open},
@@ -43,14 +43,14 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Journals written before format version 2 (0.1.0-SNAPSHOT) have {@code CLAIM} records without the columns of
  * {@link io.github.vertxdedup.journal.ClaimEntry}: the service then stored the claim time, payload hash and
- * remember-until as text in the record's claimer column ({@link io.github.vertxdedup.journal.ClaimerTextV1}).
+ * remember-until as text in the record's claimer column ({@link io.github.vertxdedup.journal.internal.ClaimerTextV1}).
  * Replay still reads them; such a claim has no claimer, so it is left to its lease. A roll snapshot writes it again
  * in the new layout.
  *
  * <h2>Roll snapshots and retention</h2>
  * {@link CarriedState} keeps a copy of the open claims and committed offsets (see {@link JournalAppends}), which the
  * first append of each roll cycle writes again into the new cycle, so that old cycles can go once their accepts have
- * expired. {@link #retain} deletes them ({@link JournalRetention}) at most once per roll cycle: on the first append
+ * expired. {@link #retain} deletes them ({@link RetentionSchedule}) at most once per roll cycle: on the first append
  * in it, or on the partition's periodic timer when nothing is appended (an idle partition's expired files go too).
  *
  * <p>Not thread-safe: confined to the partition's event loop, like the partition.
@@ -68,7 +68,7 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
   private final Duration rollCycle;
   private final CarriedState carried;
   private final JournalAppends appends;
-  private final JournalRetention retention;
+  private final RetentionSchedule retention;
 
   private Context context;
   private Journal journal;
@@ -101,7 +101,7 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
     this.rollCycle = JournalOptions.rollCycleFor(Duration.ofMillis(windowMs));
     this.carried = new CarriedState(clock);
     this.appends = new JournalAppends(dir, policy, carried, () -> closing ? null : journal, this::retain);
-    this.retention = new JournalRetention(dir, clock, rollCycle.toMillis());
+    this.retention = new RetentionSchedule(dir, clock, rollCycle.toMillis());
   }
 
   /** @return the journal directory of this partition */
@@ -274,7 +274,7 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
   /**
    * The retention pass, the one path for both callers: the first append of each roll cycle ({@link JournalAppends})
    * and the partition's periodic timer, which trims an idle journal too. Runs at most once per roll cycle
-   * ({@link JournalRetention}). Nothing runs while the journal is not open, is opening, replaying or closing, or while
+   * ({@link RetentionSchedule}). Nothing runs while the journal is not open, is opening, replaying or closing, or while
    * a pass is in flight: a replay reads what a pass would delete, and {@code close} waits for the pass in flight.
    */
   @Override

@@ -1,12 +1,12 @@
 package io.github.vertxdedup.impl.journal;
 
 import io.github.vertxdedup.journal.AcceptBatch;
-import io.github.vertxdedup.journal.CarriedState;
 import io.github.vertxdedup.journal.ClaimEntry;
 import io.github.vertxdedup.journal.Journal;
 import io.github.vertxdedup.journal.OffsetCommit;
-import io.github.vertxdedup.journal.Recovery;
 import io.github.vertxdedup.journal.SyncPolicy;
+import io.github.vertxdedup.journal.internal.CarriedState;
+import io.github.vertxdedup.journal.internal.Recovery;
 import io.github.vertxdedup.window.DedupWindow;
 import io.vertx.core.Context;
 import io.vertx.core.Future;

@@ -115,7 +115,7 @@ public interface PartitionJournal {
    * A consumer offset was committed for {@code topic}/{@code partition}: the Kafka integration journals the offsets
    * it commits beside the ids, so that a restart resumes from the highest one recorded. Recovery hands the highest
    * offset per topic-partition back through {@link RecoveryTarget#restoreOffset}; a lower offset journaled later never
-   * wins ({@link io.github.vertxdedup.journal.CommittedOffsets}).
+   * wins ({@link io.github.vertxdedup.journal.internal.CommittedOffsets}).
    *
    * @param topic the topic; not empty, at most 255 bytes in UTF-8
    * @param partition the topic's partition, {@code >= 0}

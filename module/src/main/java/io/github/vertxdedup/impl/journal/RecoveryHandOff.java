@@ -1,12 +1,13 @@
 package io.github.vertxdedup.impl.journal;
 
 import io.github.vertxdedup.impl.journal.PartitionJournal.RecoveryTarget;
-import io.github.vertxdedup.journal.CarriedState;
 import io.github.vertxdedup.journal.ClaimEntry;
 import io.github.vertxdedup.journal.Journal;
+import io.github.vertxdedup.journal.LiveEntrySink;
 import io.github.vertxdedup.journal.OffsetCommit;
-import io.github.vertxdedup.journal.Recovery;
 import io.github.vertxdedup.journal.ReplayResult;
+import io.github.vertxdedup.journal.internal.CarriedState;
+import io.github.vertxdedup.journal.internal.Recovery;
 import io.github.vertxdedup.window.DedupWindow;
 import io.vertx.core.Context;
 import java.nio.file.Path;
@@ -23,7 +24,7 @@ import java.util.function.BooleanSupplier;
  *
  * <p>Threads: {@link #run} on a worker, once; the chunks and {@link #finish} on the partition's context.
  */
-final class RecoveryHandOff implements Recovery.LiveEntrySink {
+final class RecoveryHandOff implements LiveEntrySink {
 
   /** Entries handed to the partition's context per recovery task. */
   static final int CHUNK = 16_384;

@@ -108,7 +108,7 @@ public final class RequestDecoder {
   }
 
   /**
-   * Decodes one event of a single request.
+   * Decodes one event of a single request: each field in the body's order, as {@link #read} checks it.
    *
    * @param body the JSON body
    * @param action a single action (not stats, not a batch)
@@ -121,63 +121,21 @@ public final class RequestDecoder {
     ParsedEvent e = new ParsedEvent();
     boolean hasId = false;
     for (Map.Entry<String, Object> f : body.getMap().entrySet()) {
-      String name = f.getKey();
-      Object v = f.getValue();
-      switch (name) {
-        case "id" -> {
-          hasId = true;
-          e.idFp = ids.fingerprint(idBytes(string(v, index, "id"), index, "id"));
-        }
-        case "key" -> {
-          if (v != null) {
-            e.keyFp = keys.fingerprint(idBytes(string(v, index, "key"), index, "key"));
-          }
-        }
-        case "payloadHash" -> {
-          allowed(action, name, index);
-          if (v != null) {
-            e.payloadHash = payloadHash(string(v, index, name), index);
-          }
-        }
-        case "eventTimeMs" -> {
-          allowed(action, name, index);
-          if (v != null) {
-            e.eventTimeMs = eventTime(integer(v, index, name), nowMs, index);
-          }
-        }
-        case "rememberUntilMs" -> {
-          allowed(action, name, index);
-          if (v != null) {
-            e.rememberUntilMs = rememberUntil(integer(v, index, name), nowMs, index);
-          }
-        }
-        case "leaseMs" -> {
-          allowed(action, name, index);
-          if (v != null) {
-            e.leaseMs = lease(integer(v, index, name), index);
-          }
-        }
-        case "claimToken" -> {
-          allowed(action, name, index);
-          if (v != null) {
-            e.claimToken = claimToken(string(v, index, name), index);
-          }
-        }
-        case "claimer" -> {
-          allowed(action, name, index);
-          if (v != null) {
-            e.claimer = claimer(string(v, index, name), index);
-          }
-        }
-        default -> throw RequestFailure.badRequest("unknown field '" + field(index, abbreviate(name))
-            + "' (fields of " + action.wireName() + ": " + fieldsOf(action) + ")");
+      EventField field = EventField.named(f.getKey());
+      if (field == null) {
+        throw RequestFailure.badRequest("unknown field '" + field(index, abbreviate(f.getKey()))
+            + "' (fields of " + action.wireName() + ": " + EventField.namesFor(action) + ")");
       }
+      hasId |= field == EventField.ID;
+      read(e, field, f.getValue(), action, nowMs, index);
     }
     return finish(e, hasId, action, index);
   }
 
   /**
-   * Decodes one event given as a {@link DedupEvent} (local codec): the same rules as JSON.
+   * Decodes one event given as a {@link DedupEvent} (local codec): its set fields in {@link EventField} order, as
+   * {@link #read} checks them, so the rules and messages are those of JSON. Allocates nothing beyond what JSON's
+   * decode does for the same fields: the event's own values are read, not copied.
    *
    * @param event the event
    * @param action a single action (not stats, not a batch)
@@ -191,38 +149,13 @@ public final class RequestDecoder {
       throw RequestFailure.badRequest((index < 0 ? "body" : "events[" + index + "]") + " must be an event but was null");
     }
     ParsedEvent e = new ParsedEvent();
-    String id = event.getId();
-    if (id != null) {
-      e.idFp = ids.fingerprint(idBytes(id, index, "id"));
+    for (EventField field : EventField.ALL) {
+      Object v = field.of(event);
+      if (v != null) {
+        read(e, field, v, action, nowMs, index);
+      }
     }
-    if (event.getKey() != null) {
-      e.keyFp = keys.fingerprint(idBytes(event.getKey(), index, "key"));
-    }
-    if (event.getPayloadHash() != null) {
-      allowed(action, "payloadHash", index);
-      e.payloadHash = payloadHash(event.getPayloadHash(), index);
-    }
-    if (event.getEventTimeMs() != null) {
-      allowed(action, "eventTimeMs", index);
-      e.eventTimeMs = eventTime(event.getEventTimeMs(), nowMs, index);
-    }
-    if (event.getRememberUntilMs() != null) {
-      allowed(action, "rememberUntilMs", index);
-      e.rememberUntilMs = rememberUntil(event.getRememberUntilMs(), nowMs, index);
-    }
-    if (event.getLeaseMs() != null) {
-      allowed(action, "leaseMs", index);
-      e.leaseMs = lease(event.getLeaseMs(), index);
-    }
-    if (event.getClaimToken() != null) {
-      allowed(action, "claimToken", index);
-      e.claimToken = claimToken(event.getClaimToken(), index);
-    }
-    if (event.getClaimer() != null) {
-      allowed(action, "claimer", index);
-      e.claimer = claimer(event.getClaimer(), index);
-    }
-    return finish(e, id != null, action, index);
+    return finish(e, event.getId() != null, action, index);
   }
 
   /**
@@ -299,6 +232,31 @@ public final class RequestDecoder {
   }
 
   // ---------------------------------------------------------------------------------------------------------------
+
+  /**
+   * Checks one field of an event and stores it in {@code e}: first whether {@code action} takes the field, then its
+   * value. A null value means absent, except for {@code id}, which must be a string.
+   */
+  private void read(ParsedEvent e, EventField field, Object v, DedupAction action, long nowMs, int index) {
+    String name = field.wireName;
+    if (!field.allowedWith(action)) {
+      throw RequestFailure.badRequest(field(index, name) + " is not allowed with action " + action.wireName()
+          + " (fields of " + action.wireName() + ": " + EventField.namesFor(action) + ")");
+    }
+    if (v == null && field != EventField.ID) {
+      return;
+    }
+    switch (field) {
+      case ID -> e.idFp = ids.fingerprint(idBytes(string(v, index, name), index, name));
+      case KEY -> e.keyFp = keys.fingerprint(idBytes(string(v, index, name), index, name));
+      case PAYLOAD_HASH -> e.payloadHash = payloadHash(string(v, index, name), index);
+      case EVENT_TIME_MS -> e.eventTimeMs = eventTime(integer(v, index, name), nowMs, index);
+      case REMEMBER_UNTIL_MS -> e.rememberUntilMs = rememberUntil(integer(v, index, name), nowMs, index);
+      case LEASE_MS -> e.leaseMs = lease(integer(v, index, name), index);
+      case CLAIM_TOKEN -> e.claimToken = claimToken(string(v, index, name), index);
+      case CLAIMER -> e.claimer = claimer(string(v, index, name), index);
+    }
+  }
 
   private void requireBatchSize(int size, DedupAction single) {
     if (size == 0 && single == DedupAction.COMMIT) {
@@ -414,30 +372,6 @@ public final class RequestDecoder {
     return s;
   }
 
-  private static void allowed(DedupAction action, String name, int index) {
-    boolean ok = switch (name) {
-      case "payloadHash", "eventTimeMs", "rememberUntilMs" -> action == DedupAction.CHECK
-          || action == DedupAction.CLAIM;
-      case "leaseMs", "claimer" -> action == DedupAction.CLAIM;
-      case "claimToken" -> action == DedupAction.COMMIT || action == DedupAction.RELEASE;
-      default -> true;
-    };
-    if (!ok) {
-      throw RequestFailure.badRequest(field(index, name) + " is not allowed with action " + action.wireName()
-          + " (fields of " + action.wireName() + ": " + fieldsOf(action) + ")");
-    }
-  }
-
-  private static String fieldsOf(DedupAction action) {
-    return switch (action) {
-      case CHECK -> "id, key, payloadHash, eventTimeMs, rememberUntilMs";
-      case CLAIM -> "id, key, payloadHash, eventTimeMs, rememberUntilMs, leaseMs, claimer";
-      case COMMIT, RELEASE -> "id, key, claimToken";
-      case LOOKUP -> "id, key";
-      default -> "see the action's documentation";
-    };
-  }
-
   private static String string(Object v, int index, String name) {
     if (v instanceof String s) {
       return s;
@@ -446,6 +380,9 @@ public final class RequestDecoder {
   }
 
   private static long integer(Object v, int index, String name) {
+    if (v instanceof Long l) {
+      return l; // the typed event's own value: unboxed, not boxed again by exactLong
+    }
     Long l = JsonNumbers.exactLong(v);
     if (l == null) {
       throw RequestFailure.badRequest(field(index, name) + " must be an integer (epoch ms or ms) but was "

@@ -1,6 +1,7 @@
 /**
  * The wire contract shared by the service and its clients: how a request is decoded and validated
- * ({@code RequestDecoder} into {@code ParsedEvent}s, with its limits), the local codec's requests and replies
+ * ({@code RequestDecoder} into {@code ParsedEvent}s, with its limits, over the fields of {@code EventField}, so
+ * that a JSON body and a {@code DedupEvent} are checked alike), the local codec's requests and replies
  * ({@code LocalRequest}, {@code BatchReply}, {@code CommitBatchReply}, {@code Codecs}), failure codes
  * ({@code RequestFailure}), exact JSON numbers, and which partition owns an event ({@code PartitionRouting}: the
  * router, the partitions and the client all ask it, so they cannot disagree). Internal: not an API; its types are

@@ -31,8 +31,9 @@ import java.util.Objects;
  *
  * <h2>Ids and keys</h2>
  * An event has an id and may have a business key; both are fingerprinted (separate scopes) and both are recorded in
- * the one window on accept, so an event is a duplicate if either was seen (seed 002: "dedup on both ... so a single
- * lookup can short-circuit either failure mode"). An event without a key costs one probe: {@link DedupWindow#check}.
+ * the one window on accept, so an event is a duplicate if either was seen: a redelivered event repeats its id, a
+ * business operation sent again under a new id repeats its key, and one lookup in the one window catches either. An
+ * event without a key costs one probe: {@link DedupWindow#check}.
  *
  * <h2>Claims</h2>
  * A claim holds an id (and key) outside the window until it is committed (then it enters the window), released

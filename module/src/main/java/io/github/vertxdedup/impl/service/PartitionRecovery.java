@@ -1,8 +1,8 @@
 package io.github.vertxdedup.impl.service;
 
 import io.github.vertxdedup.impl.journal.PartitionJournal;
-import io.github.vertxdedup.journal.CommittedOffsets;
 import io.github.vertxdedup.journal.JournalLockedException;
+import io.github.vertxdedup.journal.internal.CommittedOffsets;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;

@@ -4,7 +4,7 @@ import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.impl.journal.NoJournal;
 import io.github.vertxdedup.impl.journal.PartitionJournal;
-import io.github.vertxdedup.journal.CommittedOffsets;
+import io.github.vertxdedup.journal.internal.CommittedOffsets;
 import io.github.vertxdedup.time.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Context;

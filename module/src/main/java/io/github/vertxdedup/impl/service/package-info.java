@@ -13,7 +13,8 @@
  *
  * <p>May use: {@code window}, {@code impl.protocol}, {@code impl.journal} (only through the {@code PartitionJournal}
  * seam, except to pick the journal a partition is deployed on: {@code NoJournal} or {@code ChroniclePartitionJournal}),
- * the persistence journal's value types (committed offsets, the lock failure), the service's API types, Vert.x,
- * Micrometer. Must not use {@code impl.client} or {@code kafka}.
+ * the persistence journal's value types (an offset commit, the lock failure) and {@code journal.internal}'s committed
+ * offsets, {@code time} (the clock), the service's API types, Vert.x, Micrometer. Must not use {@code impl.client} or
+ * {@code kafka}.
  */
 package io.github.vertxdedup.impl.service;

@@ -23,10 +23,10 @@
  *   <li>dead letters sent to a Kafka topic with the application's Vert.x producer ({@code KafkaDeadLetterSender}).</li>
  * </ul>
  *
- * <p>May use: {@code kafka}, the service's API, {@code window}, the persistence {@code journal}, the native Kafka
- * client (the poll thread drives it) and the Vert.x Kafka client's record types (of its implementation only
- * {@code KafkaConsumerRecordImpl}, to wrap a polled record as the {@code KafkaConsumerRecord} the application sees; see
- * {@code PollLoop#wrap}), and the partition
+ * <p>May use: {@code kafka}, the service's API, {@code window}, {@code time}, the persistence {@code journal}, the
+ * native Kafka client (the poll thread drives it) and the Vert.x Kafka client's record types (of its implementation
+ * only {@code KafkaConsumerRecordImpl}, to wrap a polled record as the {@code KafkaConsumerRecord} the application
+ * sees; see {@code PollLoop#wrap}), and the partition
  * service only through its narrow interface {@code impl.service.LocalPartition} (deployed in memory or on a journal
  * by its factories; its decisions, state, offsets and claims) and {@code impl.service.PartitionState}. Must not use
  * the concrete partition ({@code PartitionVerticle}), {@code impl.journal}, {@code impl.protocol} or

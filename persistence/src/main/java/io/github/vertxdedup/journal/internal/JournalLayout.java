@@ -1,4 +1,4 @@
-package io.github.vertxdedup.journal;
+package io.github.vertxdedup.journal.internal;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,5 +1,10 @@
-package io.github.vertxdedup.journal;
+package io.github.vertxdedup.journal.internal;
 
+import io.github.vertxdedup.journal.JournalVisitor;
+import io.github.vertxdedup.journal.OffsetCommit;
+import io.github.vertxdedup.journal.RollSnapshotSource;
+import io.github.vertxdedup.journal.RollSnapshotWriter;
+import io.github.vertxdedup.journal.SourcePartition;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;

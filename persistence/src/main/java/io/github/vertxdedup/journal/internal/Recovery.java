@@ -1,5 +1,9 @@
-package io.github.vertxdedup.journal;
+package io.github.vertxdedup.journal.internal;
 
+import io.github.vertxdedup.journal.ClaimEntry;
+import io.github.vertxdedup.journal.Journal;
+import io.github.vertxdedup.journal.JournalVisitor;
+import io.github.vertxdedup.journal.LiveEntrySink;
 import java.util.function.Consumer;
 import org.agrona.collections.Long2ObjectHashMap;
 
@@ -30,23 +34,6 @@ public final class Recovery implements JournalVisitor {
 
   /** Returned by {@link #memoryBeginsMs} when nothing says since when the journal remembers. */
   public static final long NO_MEMORY = Long.MAX_VALUE;
-
-  /**
-   * Receives the live entries of a replay, on the replaying thread, in journal order. An id and its key arrive as
-   * two entries; an entry may arrive more than once (an id accepted again, a carried-over record).
-   */
-  @FunctionalInterface
-  public interface LiveEntrySink {
-    /**
-     * An entry to remember.
-     *
-     * @param fingerprint an id's or a key's fingerprint, never 0
-     * @param payloadHash the payload hash, or 0
-     * @param firstSeenMs when it was first seen, epoch milliseconds of the owner's clock
-     * @param expiresAtMs when it may be forgotten, epoch milliseconds, {@code > nowMs} of the recovery
-     */
-    void live(long fingerprint, long payloadHash, long firstSeenMs, long expiresAtMs);
-  }
 
   private final long nowMs;
   private final long windowMs;

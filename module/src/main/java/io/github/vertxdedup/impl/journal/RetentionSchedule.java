@@ -11,15 +11,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The retention of a {@link ChroniclePartitionJournal}: runs {@link Journal#deleteExpiredCycles} on a worker at most
- * once per roll cycle of the partition's clock (the first {@link #runIfDue} at or after the start of a cycle it has
- * not run in), so a cycle file goes at most one roll cycle after the last entry in it expired; the newest file always
- * stays. Its callers are the first append of each roll cycle and the partition's periodic timer, which trims an idle
- * journal too. At most one pass is in flight; a failed pass is logged and tried again in the next cycle.
+ * When a {@link ChroniclePartitionJournal} deletes expired cycle files: runs {@link Journal#deleteExpiredCycles} on a
+ * worker at most once per roll cycle of the partition's clock (the first {@link #runIfDue} at or after the start of a
+ * cycle it has not run in), so a cycle file goes at most one roll cycle after the last entry in it expired; the newest
+ * file always stays. Its callers are the first append of each roll cycle and the partition's periodic timer, which
+ * trims an idle journal too. At most one pass is in flight; a failed pass is logged and tried again in the next cycle.
  *
  * <p>Not thread-safe: confined to the partition's event loop; a pass completes on the partition's context.
  */
-final class JournalRetention {
+final class RetentionSchedule {
 
   private static final Logger LOG = LoggerFactory.getLogger(ChroniclePartitionJournal.class);
 
@@ -35,7 +35,7 @@ final class JournalRetention {
    * @param clock the partition's clock, whose roll cycles the journal follows
    * @param cycleMs the journal's roll cycle, ms, {@code > 0}
    */
-  JournalRetention(Path dir, DedupClock clock, long cycleMs) {
+  RetentionSchedule(Path dir, DedupClock clock, long cycleMs) {
     this.dir = dir;
     this.clock = clock;
     this.cycleMs = cycleMs;

@@ -1,4 +1,6 @@
-package io.github.vertxdedup.journal;
+package io.github.vertxdedup.journal.internal;
+
+import io.github.vertxdedup.journal.ClaimEntry;
 
 /**
  * The claimer text of a format-version-1 {@code CLAIM} record. Version 1 had no columns for a claim's time, payload

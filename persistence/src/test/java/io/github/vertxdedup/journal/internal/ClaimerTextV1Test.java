@@ -1,7 +1,8 @@
-package io.github.vertxdedup.journal;
+package io.github.vertxdedup.journal.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.vertxdedup.journal.ClaimEntry;
 import org.junit.jupiter.api.Test;
 
 /** The claimer text in which format-version-1 CLAIM records carried the claim time, payload hash and remember-until. */

@@ -1,5 +1,9 @@
-package io.github.vertxdedup.journal;
+package io.github.vertxdedup.journal.internal;
 
+import io.github.vertxdedup.journal.ClaimEntry;
+import io.github.vertxdedup.journal.OffsetCommit;
+import io.github.vertxdedup.journal.RollSnapshotSource;
+import io.github.vertxdedup.journal.RollSnapshotWriter;
 import io.github.vertxdedup.time.DedupClock;
 import java.util.Iterator;
 import java.util.Objects;

@@ -1,8 +1,15 @@
-package io.github.vertxdedup.journal;
+package io.github.vertxdedup.journal.internal;
 
-import io.github.vertxdedup.time.ManualClock;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.vertxdedup.journal.ClaimEntry;
+import io.github.vertxdedup.journal.Journal;
+import io.github.vertxdedup.journal.JournalOptions;
+import io.github.vertxdedup.journal.JournalVisitor;
+import io.github.vertxdedup.journal.OffsetCommit;
+import io.github.vertxdedup.journal.RollSnapshotSource;
+import io.github.vertxdedup.journal.SyncPolicy;
+import io.github.vertxdedup.time.ManualClock;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

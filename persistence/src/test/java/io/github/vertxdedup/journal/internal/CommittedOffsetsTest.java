@@ -1,8 +1,12 @@
-package io.github.vertxdedup.journal;
+package io.github.vertxdedup.journal.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.vertxdedup.journal.ClaimEntry;
+import io.github.vertxdedup.journal.OffsetCommit;
+import io.github.vertxdedup.journal.RollSnapshotWriter;
+import io.github.vertxdedup.journal.SourcePartition;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -18,7 +18,7 @@ import java.util.Objects;
  * <p>JSON form: {@code {"dedup": {...DedupOptions...}, "mode": "EFFECT_FIRST", "maxAttempts": 5,
  * "backoffInitialMs": 100, "backoffMaxMs": 10000, "pollTimeoutMs": 100, "commitIntervalMs": 200,
  * "maxBufferedPerPartition": 4000, "maxUnansweredCommits": 8, "revocationTimeoutMs": 10000, "assignmentTimeoutMs":
- * 60000, "instanceId": null, "eventTimeSource": "RECORD_TIMESTAMP", "uncoveredRecords": "ACCEPT"}}. It is read
+ * 60000, "lookBackMs": 0, "instanceId": null, "eventTimeSource": "RECORD_TIMESTAMP", "uncoveredRecords": "ACCEPT"}}. It is read
  * strictly, as {@link DedupOptions}' is: an unknown key, a value of the wrong JSON type (a string for a number, a
  * fraction for an integer, a name that is not one of an enum's) and a value out of range are errors that name the
  * key and what it must be; a key whose value is JSON {@code null} keeps its default.
@@ -65,6 +65,10 @@ public class DedupKafkaOptions {
   public static final long DEFAULT_REVOCATION_TIMEOUT_MS = 10_000;
   /** Default bound on starting (recovering) the windows of newly assigned partitions: 60 s. */
   public static final long DEFAULT_ASSIGNMENT_TIMEOUT_MS = 60_000;
+  /** Default {@code lookBackMs}: 0, a rebuild reads the records of the last {@code W} only. */
+  public static final long DEFAULT_LOOK_BACK_MS = 0;
+  /** Largest {@code lookBackMs}: 7 days. */
+  public static final long MAX_LOOK_BACK_MS = 7 * 24 * 3_600_000L;
   /** Default event time sent to the window: the record's Kafka timestamp. */
   public static final EventTimeSource DEFAULT_EVENT_TIME_SOURCE = EventTimeSource.RECORD_TIMESTAMP;
   /**
@@ -87,6 +91,7 @@ public class DedupKafkaOptions {
           .intValue("maxUnansweredCommits", DedupKafkaOptions::setMaxUnansweredCommits)
           .longValue("revocationTimeoutMs", DedupKafkaOptions::setRevocationTimeoutMs)
           .longValue("assignmentTimeoutMs", DedupKafkaOptions::setAssignmentTimeoutMs)
+          .longValue("lookBackMs", DedupKafkaOptions::setLookBackMs)
           .string("instanceId", DedupKafkaOptions::setInstanceId)
           .enumValue("eventTimeSource", EventTimeSource.class, DedupKafkaOptions::setEventTimeSource)
           .enumValue("uncoveredRecords", UncoveredRecordPolicy.class, DedupKafkaOptions::setUncoveredRecords);
@@ -102,6 +107,7 @@ public class DedupKafkaOptions {
   private int maxUnansweredCommits = DEFAULT_MAX_UNANSWERED_COMMITS;
   private long revocationTimeoutMs = DEFAULT_REVOCATION_TIMEOUT_MS;
   private long assignmentTimeoutMs = DEFAULT_ASSIGNMENT_TIMEOUT_MS;
+  private long lookBackMs = DEFAULT_LOOK_BACK_MS;
   private String instanceId;
   private EventTimeSource eventTimeSource = DEFAULT_EVENT_TIME_SOURCE;
   private UncoveredRecordPolicy uncoveredRecords = DEFAULT_UNCOVERED_RECORDS;
@@ -128,6 +134,7 @@ public class DedupKafkaOptions {
     this.maxUnansweredCommits = other.maxUnansweredCommits;
     this.revocationTimeoutMs = other.revocationTimeoutMs;
     this.assignmentTimeoutMs = other.assignmentTimeoutMs;
+    this.lookBackMs = other.lookBackMs;
     this.instanceId = other.instanceId;
     this.eventTimeSource = other.eventTimeSource;
     this.uncoveredRecords = other.uncoveredRecords;
@@ -168,6 +175,7 @@ public class DedupKafkaOptions {
         .put("maxUnansweredCommits", maxUnansweredCommits)
         .put("revocationTimeoutMs", revocationTimeoutMs)
         .put("assignmentTimeoutMs", assignmentTimeoutMs)
+        .put("lookBackMs", lookBackMs)
         .put("eventTimeSource", eventTimeSource.name())
         .put("uncoveredRecords", uncoveredRecords.name());
     if (instanceId != null) {
@@ -454,6 +462,36 @@ public class DedupKafkaOptions {
    */
   public DedupKafkaOptions setAssignmentTimeoutMs(long assignmentTimeoutMs) {
     this.assignmentTimeoutMs = delay("assignmentTimeoutMs", assignmentTimeoutMs);
+    return this;
+  }
+
+  /** @return how much further back than the window a rebuild from the source topic reads, in milliseconds */
+  public long getLookBackMs() {
+    return lookBackMs;
+  }
+
+  /**
+   * Sets how much further back than the window {@code W} a rebuild from the source topic reads, and how much longer
+   * than {@code W} after its record timestamp an id read there is remembered (at most {@code W} from now). When a
+   * partition is assigned, what its local window does not cover of the records before the group's committed offset
+   * is read from the topic, from the first record stamped at or after {@code now - W - lookBackMs}, and each id is
+   * remembered until {@code min(timestamp + lookBackMs + W, now + W)}: the record timestamp stands in for when the
+   * previous owner accepted it. A consumer that runs {@code L} behind its topic accepted a record up to {@code L}
+   * after its timestamp, so with {@code lookBackMs} 0 the rebuilt window forgets an id up to {@code L} earlier than
+   * the previous owner would have; set it to the lag the group may have (it costs reading that much more of the
+   * topic on every assignment, and may remember an id up to {@code lookBackMs - L} longer). Keep the topic's
+   * retention at least {@code W + lookBackMs}.
+   *
+   * @param lookBackMs 0..{@value #MAX_LOOK_BACK_MS} milliseconds
+   * @return this
+   * @throws IllegalArgumentException if out of range
+   */
+  public DedupKafkaOptions setLookBackMs(long lookBackMs) {
+    if (lookBackMs < 0 || lookBackMs > MAX_LOOK_BACK_MS) {
+      throw new IllegalArgumentException("lookBackMs must be in 0.." + MAX_LOOK_BACK_MS + " ms but was "
+          + lookBackMs);
+    }
+    this.lookBackMs = lookBackMs;
     return this;
   }
 

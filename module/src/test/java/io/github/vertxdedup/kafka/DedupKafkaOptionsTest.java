@@ -63,6 +63,8 @@ class DedupKafkaOptionsTest {
   void shouldNameTheFieldAndLimitOfABadValue() {
     assertThatThrownBy(() -> new DedupKafkaOptions().setMaxAttempts(1001))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("maxAttempts must be in 1..1000 but was 1001");
+    assertThatThrownBy(() -> new DedupKafkaOptions().setLookBackMs(-1))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("lookBackMs must be in 0..604800000 ms but was -1");
     assertThatThrownBy(() -> new DedupKafkaOptions().setCommitIntervalMs(0))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("commitIntervalMs must be in 1..");
     assertThatThrownBy(() -> new DedupKafkaOptions().setPollTimeoutMs(0))
@@ -161,7 +163,7 @@ class DedupKafkaOptionsTest {
     // Every key of the JSON form, each with a value other than its default: toJson writes them all back.
     JsonObject full = fullJson();
     assertThat(new DedupKafkaOptions(full).toJson()).isEqualTo(full);
-    assertThat(full.fieldNames()).hasSize(14);
+    assertThat(full.fieldNames()).hasSize(15);
     for (String key : full.fieldNames()) {
       assertThat(new DedupKafkaOptions().toJson().getValue(key)).as(key).isNotEqualTo(full.getValue(key));
     }
@@ -174,7 +176,7 @@ class DedupKafkaOptionsTest {
         .put("mode", "RECORD_FIRST").put("maxAttempts", 7).put("backoffInitialMs", 5L).put("backoffMaxMs", 500L)
         .put("pollTimeoutMs", 50L).put("commitIntervalMs", 25L).put("maxBufferedPerPartition", 64)
         .put("maxUnansweredCommits", 3).put("revocationTimeoutMs", 3_000L).put("assignmentTimeoutMs", 4_000L)
-        .put("instanceId", "node-1").put("eventTimeSource", "NONE").put("uncoveredRecords", "DEAD_LETTER");
+        .put("lookBackMs", 60_000L).put("instanceId", "node-1").put("eventTimeSource", "NONE").put("uncoveredRecords", "DEAD_LETTER");
   }
 
   @Test

@@ -2,8 +2,10 @@ package io.github.vertxdedup.kafka.impl;
 
 import io.github.vertxdedup.kafka.DeadLetter;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.LongTaskTimer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
 import java.util.EnumMap;
 import java.util.Map;
 
@@ -25,7 +27,11 @@ import java.util.Map;
  * {@code dedup.kafka.orphaned.claims}
  * (claims this consumer's instance id left open in a previous run, released when it took the partition over),
  * {@code dedup.kafka.window.open.failures} (assignments of the partition whose window could not be opened; each stops
- * the consumer, see {@code DedupKafkaConsumer#exceptionHandler}).
+ * the consumer, see {@code DedupKafkaConsumer#exceptionHandler}); of the rebuilds of the window from the source
+ * topic on assignment ({@link PartitionRebuild}): {@code dedup.kafka.rebuild.records} (records read),
+ * {@code dedup.kafka.rebuild.ids} (ids put into the window), {@code dedup.kafka.rebuild.no.identity} (records
+ * skipped), {@code dedup.kafka.rebuild.failures}, {@code dedup.kafka.rebuild.duration} (a timer) and
+ * {@code dedup.kafka.rebuild.in.progress} (a long task timer: rebuilds running now).
  *
  * <p>Micrometer counters are thread-safe; a new owner of the same partition increments the same counters (the
  * registry returns the meter already registered under the same name and tags).
@@ -43,6 +49,18 @@ final class KafkaMetrics {
   final Counter uncoveredAccepts;
   final Counter orphanedClaims;
   final Counter windowOpenFailures;
+  /** Records read by rebuilds of the partition's window from the source topic. */
+  final Counter rebuildRecords;
+  /** Ids those rebuilds put into the window (new to it). */
+  final Counter rebuildIds;
+  /** Records those rebuilds skipped: no identity, or one the window refused. */
+  final Counter rebuildNoIdentity;
+  /** Rebuilds that failed (each stops the consumer). */
+  final Counter rebuildFailures;
+  /** Duration of each finished or cancelled rebuild. */
+  final Timer rebuildDuration;
+  /** Rebuilds running now, and for how long. */
+  final LongTaskTimer rebuildsInProgress;
   private final Map<DeadLetter.Reason, Counter> deadLetters = new EnumMap<>(DeadLetter.Reason.class);
 
   KafkaMetrics(MeterRegistry registry, String groupId, String topic, int partition) {
@@ -76,6 +94,24 @@ final class KafkaMetrics {
         .tags(tags).register(registry);
     windowOpenFailures = Counter.builder("dedup.kafka.window.open.failures")
         .description("assignments whose window could not be opened; each stopped the consumer")
+        .tags(tags).register(registry);
+    rebuildRecords = Counter.builder("dedup.kafka.rebuild.records")
+        .description("records read from the source topic to rebuild the window on assignment")
+        .tags(tags).register(registry);
+    rebuildIds = Counter.builder("dedup.kafka.rebuild.ids")
+        .description("ids a rebuild from the source topic put into the window (new to it)")
+        .tags(tags).register(registry);
+    rebuildNoIdentity = Counter.builder("dedup.kafka.rebuild.no.identity")
+        .description("records a rebuild skipped: no identity, or one the window refused")
+        .tags(tags).register(registry);
+    rebuildFailures = Counter.builder("dedup.kafka.rebuild.failures")
+        .description("rebuilds from the source topic that failed; each stopped the consumer")
+        .tags(tags).register(registry);
+    rebuildDuration = Timer.builder("dedup.kafka.rebuild.duration")
+        .description("time from the start of a rebuild from the source topic to its end")
+        .tags(tags).register(registry);
+    rebuildsInProgress = LongTaskTimer.builder("dedup.kafka.rebuild.in.progress")
+        .description("rebuilds from the source topic running now (active tasks), and for how long")
         .tags(tags).register(registry);
     for (DeadLetter.Reason r : DeadLetter.Reason.values()) {
       deadLetters.put(r, Counter.builder("dedup.kafka.dead.letters").description("records sent to the dead-letter"

@@ -27,8 +27,10 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code onPartitionsAssigned}: for each new partition, takes its window from the {@link PartitionWindows} (in memory,
  *   or rebuilt from its journal before the call returns), starts its {@link PartitionOwner} on the window's event loop,
  *   and seeks to Kafka's committed offset, or, when Kafka has none, to the last committed offset the store recorded,
- *   else leaves {@code auto.offset.reset} to decide. Bounded by {@code assignmentTimeoutMs}.</li>
- *   <li>{@code onPartitionsRevoked}: fences the owners (nothing new is decided), waits up to
+ *   else leaves {@code auto.offset.reset} to decide. Bounded by {@code assignmentTimeoutMs}. Where Kafka's committed
+ *   offset lies past what the store covers, the partition is paused and the rest of its window rebuilt from the
+ *   source topic ({@link Rebuilds}), after the call returned.</li>
+ *   <li>{@code onPartitionsRevoked}: cancels the rebuilds of the revoked partitions, fences the owners (nothing new is decided), waits up to
  *   {@code revocationTimeoutMs} for what they decided, commits the committable offsets with {@code commitSync}, stops
  *   the owners and hands the windows back, all before the group moves the partitions. {@code onPartitionsLost}: the
  *   same without the commit (another member may own the partitions already).</li>
@@ -66,6 +68,7 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
   private final OwnerConfig<K, V> ownerConfig;
   private final OffsetCommits<K, V> commits;
   private final Pauses<K, V> pauses;
+  private final Rebuilds<K, V> rebuilds;
   private final MeterRegistry registry;
   private final String groupId;
   private final String instanceId;
@@ -83,6 +86,7 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
    * @param ownerConfig what every partition owner shares
    * @param commits the offset commits (revocation commits synchronously)
    * @param pauses the paused partitions (a revoked partition is forgotten)
+   * @param rebuilds the rebuilds from the source topic (started on assignment, cancelled on revocation)
    * @param registry where the partitions' meters are registered
    * @param groupId the consumer group
    * @param instanceId this consumer's instance id
@@ -91,7 +95,7 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
    */
   PartitionAssignment(KafkaConsumer<K, V> consumer, Map<TopicPartition, AssignedPartition<K, V>> owners,
       PartitionWindows windows, OwnerConfig<K, V> ownerConfig, OffsetCommits<K, V> commits, Pauses<K, V> pauses,
-      MeterRegistry registry, String groupId, String instanceId, long assignmentTimeoutMs,
+      Rebuilds<K, V> rebuilds, MeterRegistry registry, String groupId, String instanceId, long assignmentTimeoutMs,
       long revocationTimeoutMs) {
     this.consumer = consumer;
     this.owners = owners;
@@ -99,6 +103,7 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
     this.ownerConfig = ownerConfig;
     this.commits = commits;
     this.pauses = pauses;
+    this.rebuilds = rebuilds;
     this.registry = registry;
     this.groupId = groupId;
     this.instanceId = instanceId;
@@ -130,6 +135,17 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
   /** @return the first failure to open a window, or null: the poll loop ends on it */
   RuntimeException windowFailure() {
     return windowFailure;
+  }
+
+  /**
+   * Ends the rebuilds that finished ({@link Rebuilds#collect}); a rebuild that failed counts as a window that could
+   * not be opened: the poll loop ends on it.
+   */
+  void collectRebuilds() {
+    RuntimeException failure = rebuilds.collect();
+    if (failure != null && windowFailure == null) {
+      windowFailure = failure;
+    }
   }
 
   /**
@@ -198,6 +214,9 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
         from = "where auto.offset.reset says (no committed offset)";
       }
       logReady(tp, o, (System.nanoTime() - startNanos) / 1_000_000, from);
+      // What the store does not cover of the records before Kafka's committed offset is read from the topic while
+      // the partition stays paused; the poll loop goes on (docs/kafka.md, "What happens on assignment").
+      rebuilds.startIfNeeded(tp, o, c == null ? -1 : c.offset(), meters.get(tp));
     }
     assignment = Set.copyOf(owners.keySet());
   }
@@ -231,6 +250,7 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
       return;
     }
     long startNanos = System.nanoTime();
+    rebuilds.cancel(mine, revocationTimeoutMs);
     List<Future<Void>> fences = new ArrayList<>();
     for (TopicPartition tp : mine) {
       fences.add(owners.get(tp).owner.fence());

@@ -30,6 +30,8 @@ final class Pauses<K, V> {
   private final Map<TopicPartition, AssignedPartition<K, V>> owners;
   private final int maxBuffered;
   private final Set<TopicPartition> paused = new HashSet<>();
+  /** Partitions whose window is being rebuilt from the source topic: paused whatever their owner holds. */
+  private final Set<TopicPartition> rebuilding = new HashSet<>();
 
   /**
    * @param pause pauses partitions on the Kafka consumer
@@ -53,7 +55,7 @@ final class Pauses<K, V> {
       PartitionOwner<K, V> o = e.getValue().owner;
       int buffered = o.buffered();
       // Hysteresis: pause at max, resume at half of it, so a busy partition is not paused and resumed every poll.
-      boolean hold = o.wantsPause() || buffered >= maxBuffered
+      boolean hold = rebuilding.contains(e.getKey()) || o.wantsPause() || buffered >= maxBuffered
           || (paused.contains(e.getKey()) && buffered > OwnerConfig.resumeMark(maxBuffered));
       if (hold && paused.add(e.getKey())) {
         toPause.add(e.getKey());
@@ -77,9 +79,26 @@ final class Pauses<K, V> {
     paused.add(tp);
   }
 
+  /**
+   * Pauses a newly assigned partition at once, until {@link #rebuilt}: its window is being rebuilt from the source
+   * topic ({@link Rebuilds}). Inside {@code onPartitionsAssigned}, so that none of its records is returned before.
+   */
+  void rebuilding(TopicPartition tp) {
+    rebuilding.add(tp);
+    if (paused.add(tp)) {
+      pause.accept(List.of(tp));
+    }
+  }
+
+  /** The partition's window is whole: the next {@link #apply} resumes it unless its owner must wait. */
+  void rebuilt(TopicPartition tp) {
+    rebuilding.remove(tp);
+  }
+
   /** Forgets a partition that was revoked. */
   void forget(TopicPartition tp) {
     paused.remove(tp);
+    rebuilding.remove(tp);
   }
 
   /** @return true if no partition is paused */

@@ -30,7 +30,8 @@ import org.slf4j.LoggerFactory;
  * Apply pauses and resumes ({@link Pauses}); {@code poll}; hand each partition's records to its owner's event loop,
  * each wrapped once as the {@link KafkaConsumerRecord} the application sees ({@link #wrap});
  * commit the offsets that became committable since the last commit, at most once per {@code commitIntervalMs}
- * ({@link OffsetCommits}); repeat. It ends when the consumer is closed ({@link #stop}) or a window failed to open,
+ * ({@link OffsetCommits}); repeat. Before each poll it ends the rebuilds of newly assigned partitions that finished
+ * ({@link Rebuilds}), so their partitions are resumed. It ends when the consumer is closed ({@link #stop}) or a window failed to open,
  * revoking every partition (with a final commit, unless it ends on an error) and closing the Kafka consumer.
  *
  * <p>A paused partition must not wait out a poll timeout once its owner has caught up: with every partition paused, a
@@ -57,6 +58,7 @@ final class PollLoop<K, V> {
   private final int maxBufferedPerPartition;
   private final long assignmentTimeoutMs;
   private final long revocationTimeoutMs;
+  private final long lookBackMs;
   private final PartitionWindows windows;
   private final OwnerConfig<K, V> ownerConfig;
   private final MeterRegistry registry;
@@ -72,6 +74,7 @@ final class PollLoop<K, V> {
   private volatile PartitionAssignment<K, V> assignment;
   private OffsetCommits<K, V> commits;
   private Pauses<K, V> pauses;
+  private Rebuilds<K, V> rebuilds;
 
   /**
    * @param kafkaConfig the Kafka consumer config, {@code enable.auto.commit} off
@@ -91,6 +94,7 @@ final class PollLoop<K, V> {
     this.maxBufferedPerPartition = options.getMaxBufferedPerPartition();
     this.assignmentTimeoutMs = options.getAssignmentTimeoutMs();
     this.revocationTimeoutMs = options.getRevocationTimeoutMs();
+    this.lookBackMs = options.getLookBackMs();
     this.windows = windows;
     this.ownerConfig = ownerConfig;
     this.registry = registry;
@@ -110,8 +114,9 @@ final class PollLoop<K, V> {
       consumer = new KafkaConsumer<>(kafkaConfig);
       commits = new OffsetCommits<>(consumer, owners, windows, commitIntervalMs);
       pauses = new Pauses<>(consumer::pause, consumer::resume, owners, maxBufferedPerPartition);
-      assignment = new PartitionAssignment<>(consumer, owners, windows, ownerConfig, commits, pauses, registry,
-          groupId, instanceId, assignmentTimeoutMs, revocationTimeoutMs);
+      rebuilds = new Rebuilds<>(kafkaConfig, ownerConfig, lookBackMs, pauses);
+      assignment = new PartitionAssignment<>(consumer, owners, windows, ownerConfig, commits, pauses, rebuilds,
+          registry, groupId, instanceId, assignmentTimeoutMs, revocationTimeoutMs);
       consumer.subscribe(topics, assignment);
     } catch (RuntimeException e) {
       running = false;
@@ -154,6 +159,10 @@ final class PollLoop<K, V> {
   }
 
   private void pollOnce() throws InterruptedException {
+    assignment.collectRebuilds();
+    if (assignment.windowFailure() != null) {
+      return;
+    }
     pauses.apply();
     long timeoutMs = pollTimeoutMs;
     if (!pauses.none()) {
@@ -161,6 +170,7 @@ final class PollLoop<K, V> {
         // Nothing to fetch: wait for an owner to catch up, then poll only to serve the group.
         wake.tryAcquire(timeoutMs, TimeUnit.MILLISECONDS);
         wake.drainPermits();
+        assignment.collectRebuilds();
         pauses.apply();
         timeoutMs = 0;
       } else {
@@ -170,7 +180,10 @@ final class PollLoop<K, V> {
     ConsumerRecords<K, V> records = consumer.poll(Duration.ofMillis(timeoutMs));
     for (TopicPartition tp : records.partitions()) {
       AssignedPartition<K, V> o = owners.get(tp);
-      if (o != null) {
+      if (o != null && rebuilds.rebuilding(tp)) {
+        // Paused inside onPartitionsAssigned, so none should come; if one did, read it again once the window is whole.
+        consumer.seek(tp, records.records(tp).get(0).offset());
+      } else if (o != null) {
         o.owner.offer(wrap(records.records(tp)));
       }
     }

@@ -31,6 +31,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -135,6 +136,12 @@ class WrappedAssignmentTest {
       super(OffsetResetStrategy.EARLIEST);
     }
 
+    /** The group the consumer was created with (Kafka's mock answers a dummy one). */
+    @Override
+    public ConsumerGroupMetadata groupMetadata() {
+      return new ConsumerGroupMetadata(GROUP);
+    }
+
     @Override
     public synchronized void commitSync(Map<TopicPartition, OffsetAndMetadata> offsets) {
       commits.add(Map.copyOf(offsets));
@@ -195,6 +202,79 @@ class WrappedAssignmentTest {
     assertThatThrownBy(() -> get(c.subscribe(TOPIC))).isInstanceOf(ExecutionException.class)
         .hasCauseInstanceOf(IllegalStateException.class)
         .hasMessageContaining("already subscribed to [orders]: wrap it before it subscribes");
+  }
+
+  /** A closed wrapped consumer cannot be subscribed: the Vert.x consumer is not subscribed behind its back. */
+  @Test
+  void shouldRefuseToSubscribeAfterClose() throws Exception {
+    KafkaConsumer<String, String> kafka = KafkaConsumer.create(vertx, mock);
+    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>wrap(vertx, kafka, config("false"),
+            options(AtomicityMode.EFFECT_FIRST))
+        .identity(IdentityExtractor.recordKey()).handler(r -> credit(r.key()));
+    get(c.close());
+    assertThatThrownBy(() -> get(c.subscribe(TOPIC))).isInstanceOf(ExecutionException.class)
+        .hasCauseInstanceOf(IllegalStateException.class).hasMessageContaining("the consumer is closed");
+    assertThat(mock.subscription()).isEmpty();
+  }
+
+  /**
+   * {@code close} overtakes a {@code subscribe} still asking the Vert.x consumer for its subscription: the subscribe
+   * fails, and the closed Vert.x consumer is neither given handlers nor subscribed.
+   */
+  @Test
+  void shouldFailASubscribeThatCloseOvertook() throws Exception {
+    KafkaConsumer<String, String> kafka = KafkaConsumer.create(vertx, mock);
+    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>wrap(vertx, kafka, config("false"),
+            options(AtomicityMode.EFFECT_FIRST))
+        .identity(IdentityExtractor.recordKey()).handler(r -> credit(r.key()));
+    CompletableFuture<Future<Void>> subscribed = new CompletableFuture<>();
+    CompletableFuture<Future<Void>> closed = new CompletableFuture<>();
+    context.runOnContext(v -> {
+      subscribed.complete(c.subscribe(TOPIC));
+      closed.complete(c.close());
+    });
+    assertThatThrownBy(() -> get(subscribed.get(30, TimeUnit.SECONDS))).isInstanceOf(ExecutionException.class)
+        .hasCauseInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("the consumer was closed while it subscribed");
+    get(closed.get(30, TimeUnit.SECONDS));
+    assertThat(mock.subscription()).isEmpty();
+    assertThat(mock.closed()).isTrue();
+  }
+
+  /**
+   * The group (and static instance id) are the consumer's: a config map that names another is refused, naming the
+   * key, and one without {@code group.id} takes the consumer's, after which the windows are the consumer's group's.
+   */
+  @Test
+  void shouldTakeTheGroupFromTheConsumerAndRefuseAMapThatNamesAnother() throws Exception {
+    KafkaConsumer<String, String> kafka = KafkaConsumer.create(vertx, mock);
+    Map<String, String> otherGroup = config("false");
+    otherGroup.put("group.id", "shipping");
+    assertThatThrownBy(() -> DedupKafkaConsumer.wrap(vertx, kafka, otherGroup, options(AtomicityMode.EFFECT_FIRST)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("kafkaConfig group.id is shipping but the Vert.x consumer's is billing");
+    Map<String, String> staticMember = config("false");
+    staticMember.put("group.instance.id", "node-1");
+    assertThatThrownBy(() -> DedupKafkaConsumer.wrap(vertx, kafka, staticMember,
+            options(AtomicityMode.EFFECT_FIRST)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("kafkaConfig group.instance.id is node-1 but the Vert.x consumer has none");
+
+    Map<String, String> noGroup = config("false");
+    noGroup.remove("group.id");
+    wrapped = on(() -> {
+      DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>wrap(vertx,
+              KafkaConsumer.create(vertx, mock), noGroup, options(AtomicityMode.EFFECT_FIRST), clock)
+          .identity(IdentityExtractor.recordKey()).handler(r -> credit(r.key())).meterRegistry(registry);
+      return c.subscribe(TOPIC).map(c);
+    });
+    mock.schedulePollTask(() -> {
+      mock.rebalance(List.of(TP));
+      mock.addRecord(record(0, "a"));
+    });
+    await().atMost(Duration.ofSeconds(30)).until(() -> committed() == 1);
+    assertThatThrownBy(() -> get(otherOwners().acquire(GROUP, TP, "probe")))
+        .as("the window of the consumer's group is held").hasMessageContaining("still held by " + wrapped.instanceId());
   }
 
   /**

@@ -38,7 +38,10 @@ import org.apache.kafka.common.TopicPartition;
  * offset advances, the handler is not called, the partition is never paused for it. In flight (another delivery's
  * claim): the partition pauses and the record is decided again when the lease ends. Conflict, no identity, an
  * identity the window refuses, and a handler that failed {@code maxAttempts} times: the dead-letter handler, then
- * the offset advances; the id stays remembered. The window unavailable (503): back off and decide again. A record
+ * the offset advances; the id stays remembered. The window unavailable (503): back off and decide again. A handler
+ * that found nobody to hand the record to (its future failed with a {@code ReplyException} of
+ * {@code ReplyFailure.NO_HANDLERS}): the partition pauses and the handler is called again with backoff, without using
+ * up an attempt. A record
  * whose timestamp (sent as its event time, {@link DedupKafkaOptions#setEventTimeSource}) is older than the window can
  * cover: handled and counted, or dead-lettered ({@link DedupKafkaOptions#setUncoveredRecords}). Any other verdict
  * fails closed: the dead-letter handler ({@link DeadLetter.Reason#UNEXPECTED_VERDICT}), never a silent skip.

@@ -36,10 +36,12 @@ import org.slf4j.LoggerFactory;
  * Each record the window accepts is sent to {@code address} with {@code eventBus().request} and a send timeout of
  * {@code requestTimeoutMs}; the body is the JSON object described in {@code docs/kafka.md} (topic, partition, offset,
  * timestamp, key, value, headers). Any reply is the handler's success: the record is done with (in
- * {@link AtomicityMode#EFFECT_FIRST}, its claim is then committed). A failure reply ({@code message.fail}), no
- * handler at the address, or no reply within the timeout is the handler's failure: retried with backoff, and after
- * {@code maxAttempts} a dead letter, exactly as a Java {@link RecordHandler}'s failed future. One record at a time
- * per topic-partition, in offset order; duplicates are never sent.
+ * {@link AtomicityMode#EFFECT_FIRST}, its claim is then committed). A failure reply ({@code message.fail}) or no reply
+ * within the timeout is the handler's failure: retried with backoff, and after {@code maxAttempts} a dead letter,
+ * exactly as a Java {@link RecordHandler}'s failed future. No consumer at the address ({@code NO_HANDLERS}) is not a
+ * failure: the partition pauses and the record is sent again with backoff until one registers, without using up its
+ * attempts (as for every handler; {@link DedupKafkaConsumer}). One record at a time per topic-partition, in offset
+ * order; duplicates are never sent.
  *
  * <h2>Dead letters</h2>
  * With {@code deadLetterAddress}, each dead letter is sent there as a request (the record's body plus

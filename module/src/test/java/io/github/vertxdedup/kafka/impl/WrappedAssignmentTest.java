@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Level;
 import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupVerdict;
@@ -13,6 +14,7 @@ import io.github.vertxdedup.kafka.DedupKafkaConsumer;
 import io.github.vertxdedup.kafka.DedupKafkaOptions;
 import io.github.vertxdedup.kafka.IdentityExtractor;
 import io.github.vertxdedup.kafka.RecordHandler;
+import io.github.vertxdedup.testing.LogCapture;
 import io.github.vertxdedup.time.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Context;
@@ -36,6 +38,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+import org.apache.kafka.clients.consumer.RetriableCommitFailedException;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -131,6 +134,8 @@ class WrappedAssignmentTest {
    * partition not assigned). */
   private static final class RecordingConsumer extends MockConsumer<String, String> {
     final List<Map<TopicPartition, OffsetAndMetadata>> commits = new CopyOnWriteArrayList<>();
+    /** While set, every offset commit fails with it. */
+    volatile RuntimeException commitFailure;
 
     RecordingConsumer() {
       super(OffsetResetStrategy.EARLIEST);
@@ -144,6 +149,10 @@ class WrappedAssignmentTest {
 
     @Override
     public synchronized void commitSync(Map<TopicPartition, OffsetAndMetadata> offsets) {
+      RuntimeException failure = commitFailure;
+      if (failure != null) {
+        throw failure;
+      }
       commits.add(Map.copyOf(offsets));
       super.commitSync(offsets);
     }
@@ -275,6 +284,31 @@ class WrappedAssignmentTest {
     await().atMost(Duration.ofSeconds(30)).until(() -> committed() == 1);
     assertThatThrownBy(() -> get(otherOwners().acquire(GROUP, TP, "probe")))
         .as("the window of the consumer's group is held").hasMessageContaining("still held by " + wrapped.instanceId());
+  }
+
+  /**
+   * Offset commits that keep failing are logged at WARN naming the partition and the cause (one failure alone, as
+   * during a rebalance, stays at DEBUG); once the broker takes them again the offsets are committed.
+   */
+  @Test
+  void shouldWarnNamingThePartitionWhenOffsetCommitsKeepFailing() throws Exception {
+    try (LogCapture log = LogCapture.of(WrappedConsumer.class.getName(), Level.WARN)) {
+      mock.commitFailure = new RetriableCommitFailedException("the coordinator is out of reach");
+      wrap(AtomicityMode.RECORD_FIRST, r -> credit(r.key()));
+      mock.schedulePollTask(() -> {
+        mock.rebalance(List.of(TP));
+        mock.addRecord(record(0, "a"));
+        mock.addRecord(record(1, "b"));
+      });
+      await().atMost(Duration.ofSeconds(10)).until(() -> log.at(Level.WARN).stream()
+          .anyMatch(l -> l.message().contains("offset commit failed")));
+      assertThat(log.at(Level.WARN)).filteredOn(l -> l.message().contains("offset commit failed")).first()
+          .satisfies(l -> assertThat(l.message()).startsWith("[orders-0]: offset commit failed 2 times in a row")
+              .contains("the coordinator is out of reach"));
+      assertThat(committed()).isEqualTo(-1);
+      mock.commitFailure = null;
+      await().atMost(Duration.ofSeconds(30)).until(() -> committed() == 2);
+    }
   }
 
   /**

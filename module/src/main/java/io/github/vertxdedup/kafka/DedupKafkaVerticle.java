@@ -116,11 +116,22 @@ public class DedupKafkaVerticle extends VerticleBase {
    * else the whole config.
    *
    * @throws IllegalArgumentException if {@value #CONFIG_KEY} is not a JSON object, or as
-   *     {@link DedupKafkaVerticleOptions#DedupKafkaVerticleOptions(JsonObject)}
+   *     {@link DedupKafkaVerticleOptions#DedupKafkaVerticleOptions(JsonObject)}; without {@value #CONFIG_KEY}, an
+   *     unknown key's message adds that the options belong under {@value #CONFIG_KEY}
    */
   private static DedupKafkaVerticleOptions optionsOf(JsonObject config) {
     if (config == null || !config.containsKey(CONFIG_KEY)) {
-      return new DedupKafkaVerticleOptions(config == null ? new JsonObject() : config);
+      try {
+        return new DedupKafkaVerticleOptions(config == null ? new JsonObject() : config);
+      } catch (IllegalArgumentException e) {
+        if (e.getMessage() != null && e.getMessage().startsWith("unknown ")) {
+          // Most likely a configuration that holds more than this verticle's options, without the key.
+          throw new IllegalArgumentException(e.getMessage() + "; the config has no '" + CONFIG_KEY + "' key, so the "
+              + "whole config was read as the verticle's options: put them under \"" + CONFIG_KEY + "\" when the "
+              + "config holds other keys", e);
+        }
+        throw e;
+      }
     }
     Object nested = config.getValue(CONFIG_KEY);
     if (!(nested instanceof JsonObject json)) {

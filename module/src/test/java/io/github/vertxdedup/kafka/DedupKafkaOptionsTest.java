@@ -124,10 +124,11 @@ class DedupKafkaOptionsTest {
     assertWrongType("dedup", "windowMs=60000", "dedup kafka option 'dedup' must be a JSON object but was the string"
         + " \"windowMs=60000\"");
     // Inside "dedup", the dedup options' own names and types.
-    assertWrongType("dedup", new JsonObject().put("windowMs", "1m"), "dedup option 'windowMs' must be a JSON integer"
-        + " but was the string \"1m\"");
+    assertWrongType("dedup", new JsonObject().put("windowMs", "1m"), "in 'dedup': dedup option 'windowMs' must be a"
+        + " JSON integer but was the string \"1m\"");
     assertThatThrownBy(() -> new DedupKafkaOptions(new JsonObject().put("dedup", new JsonObject().put("windowMS", 1))))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("unknown dedup option 'windowMS'");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("in 'dedup': unknown dedup option 'windowMS'");
   }
 
   private static void assertWrongType(String key, Object value, String message) {

@@ -105,7 +105,8 @@ final class WrappedCommits<K, V> {
           LOG.warn("{}: offset commit failed {} times in a row, sent again with the next one: {}", sentTo.keySet(),
               failuresInARow, ar.cause().toString());
         } else {
-          // A rebalance in progress (the first failure), or between two WARN lines, or the broker out of reach: the next commit sends the offsets again.
+          // A rebalance in progress (a first failure), or a failure between two WARN lines: the next commit sends the
+          // offsets again.
           LOG.debug("{}: offset commit failed, sent again with the next one: {}", sentTo.keySet(),
               ar.cause().toString());
         }

@@ -38,13 +38,17 @@ import org.apache.kafka.common.TopicPartition;
  * offset advances, the handler is not called, the partition is never paused for it. In flight (another delivery's
  * claim): the partition pauses and the record is decided again when the lease ends. Conflict, no identity, an
  * identity the window refuses, and a handler that failed {@code maxAttempts} times: the dead-letter handler, then
- * the offset advances; the id stays remembered. The window unavailable (503): back off and decide again. A record
+ * the offset advances; the id stays remembered. The window unavailable (503): back off and decide again. A handler
+ * that found nobody to hand the record to (its future failed with a {@code ReplyException} of
+ * {@code ReplyFailure.NO_HANDLERS}): the partition pauses and the handler is called again with backoff, without using
+ * up an attempt. A record
  * whose timestamp (sent as its event time, {@link DedupKafkaOptions#setEventTimeSource}) is older than the window can
  * cover: handled and counted, or dead-lettered ({@link DedupKafkaOptions#setUncoveredRecords}). Any other verdict
  * fails closed: the dead-letter handler ({@link DeadLetter.Reason#UNEXPECTED_VERDICT}), never a silent skip.
  *
  * <h2>Offsets</h2>
- * {@code enable.auto.commit} is forced off ({@link #create}) or must be off ({@link #wrap}). Each partition's committable offset (the offset after the last record of
+ * {@code enable.auto.commit} must be absent or false ({@link #create} refuses {@code true} and sets it to false when
+ * absent) or {@code "false"} ({@link #wrap}). Each partition's committable offset (the offset after the last record of
  * the unbroken run of records done with: handled, dropped as duplicates or dead-lettered, and in effect-first mode
  * their claims' commits answered) is committed to Kafka by the poll thread: with {@code commitAsync} at most once per
  * {@code commitIntervalMs}, and with {@code commitSync} on revocation and on close. On assignment the consumer resumes
@@ -116,16 +120,20 @@ public interface DedupKafkaConsumer<K, V> {
    * @param vertx the Vert.x instance whose event loops run the windows and the handlers
    * @param consumer the application's Vert.x consumer, not subscribed yet ({@link #subscribe} fails with an
    *     {@link IllegalStateException} if it is)
-   * @param kafkaConfig the config the consumer was created with: {@code group.id} is required (windows are per group,
-   *     and the journal directory is named after it), {@code enable.auto.commit} must be {@code "false"}, and
-   *     {@code group.instance.id}, if set, is the instance id unless {@code options.instanceId} is set
+   * @param kafkaConfig the config the consumer was created with. The group is read from the consumer: its
+   *     {@code group.id} (windows are per group, and the journal directory is named after it) and its
+   *     {@code group.instance.id} (the instance id unless {@code options.instanceId} is set); the map may leave them
+   *     out, and must not name others. {@code enable.auto.commit} cannot be read from the consumer: the map must say
+   *     {@code "false"}, and must be the config the consumer was really created with, since a consumer created with
+   *     auto-commit on commits the offsets of records not handled yet, which a crash then loses
    * @param options the dedup settings, mode and retry policy
    * @param <K> the record key type
    * @param <V> the record value type
    * @return the consumer
-   * @throws IllegalArgumentException if the options are invalid, {@code group.id} is missing, or
-   *     {@code enable.auto.commit} is absent (Kafka's default is {@code true}) or not {@code "false"}; the message
-   *     names the key
+   * @throws IllegalArgumentException if the options are invalid, the consumer has no {@code group.id}, the map names
+   *     another {@code group.id} or {@code group.instance.id} than the consumer's, or {@code enable.auto.commit} is
+   *     absent (Kafka's default is {@code true}) or not {@code "false"}; the message names the key
+   * @throws IllegalStateException if the consumer is busy polling (it was subscribed already)
    */
   static <K, V> DedupKafkaConsumer<K, V> wrap(Vertx vertx, KafkaConsumer<K, V> consumer,
       Map<String, String> kafkaConfig, DedupKafkaOptions options) {
@@ -145,6 +153,7 @@ public interface DedupKafkaConsumer<K, V> {
    * @param <V> the record value type
    * @return the consumer
    * @throws IllegalArgumentException as {@link #wrap(Vertx, KafkaConsumer, Map, DedupKafkaOptions)}
+   * @throws IllegalStateException as {@link #wrap(Vertx, KafkaConsumer, Map, DedupKafkaOptions)}
    */
   static <K, V> DedupKafkaConsumer<K, V> wrap(Vertx vertx, KafkaConsumer<K, V> consumer,
       Map<String, String> kafkaConfig, DedupKafkaOptions options, DedupClock clock) {
@@ -211,7 +220,8 @@ public interface DedupKafkaConsumer<K, V> {
    *
    * @param topics the topics, not empty
    * @return completes when subscribed; fails if the Kafka consumer cannot be created or subscribed, or with
-   *     {@link IllegalStateException} if already subscribed or closed, if the identity or handler is missing, or if a
+   *     {@link IllegalStateException} if already subscribed, if {@link #close} was called (before, or while this
+   *     subscribe was under way: a closed consumer never starts), if the identity or handler is missing, or if a
    *     wrapped Vert.x consumer was already subscribed
    */
   Future<Void> subscribe(Set<String> topics);
@@ -234,7 +244,8 @@ public interface DedupKafkaConsumer<K, V> {
 
   /**
    * Drains every partition (bounded by {@code revocationTimeoutMs}), commits the committable offsets, hands the
-   * windows back to their store and closes the Kafka consumer (a wrapped Vert.x consumer too). Idempotent.
+   * windows back to their store and closes the Kafka consumer (a wrapped Vert.x consumer too). Idempotent. A closed
+   * consumer cannot be subscribed ({@link #subscribe} fails); make a new one.
    *
    * @return completes when closed; fails with the failure that stopped the consumer, if one did (see
    *     {@link #exceptionHandler})

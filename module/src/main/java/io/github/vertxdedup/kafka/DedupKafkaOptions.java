@@ -80,7 +80,7 @@ public class DedupKafkaOptions {
   /** The JSON form: every key, its JSON type and its setter, in the order {@link #toJson()} writes them. */
   private static final OptionSchema<DedupKafkaOptions> JSON =
       new OptionSchema<DedupKafkaOptions>("dedup kafka option")
-          .object("dedup", (o, json) -> o.setDedup(dedupFromJson(json)))
+          .nested("dedup", (o, json) -> o.setDedup(dedupFromJson(json)))
           .enumValue("mode", AtomicityMode.class, DedupKafkaOptions::setMode)
           .intValue("maxAttempts", DedupKafkaOptions::setMaxAttempts)
           .longValue("backoffInitialMs", DedupKafkaOptions::setBackoffInitialMs)
@@ -149,7 +149,8 @@ public class DedupKafkaOptions {
    * @throws IllegalArgumentException on an unknown key (the message lists the known ones), on a value of the wrong
    *     JSON type (naming the key and the type it must have, e.g. {@code dedup kafka option 'maxAttempts' must be a
    *     JSON integer but was the string "5"}), or on a value out of range (naming the key and its limit); inside
-   *     {@code "dedup"}, as {@link DedupOptions#DedupOptions(JsonObject)}
+   *     {@code "dedup"}, as {@link DedupOptions#DedupOptions(JsonObject)}, the message prefixed with
+   *     {@code in 'dedup': }
    * @throws NullPointerException if {@code json} is null
    */
   public DedupKafkaOptions(JsonObject json) {

@@ -36,10 +36,12 @@ import org.slf4j.LoggerFactory;
  * Each record the window accepts is sent to {@code address} with {@code eventBus().request} and a send timeout of
  * {@code requestTimeoutMs}; the body is the JSON object described in {@code docs/kafka.md} (topic, partition, offset,
  * timestamp, key, value, headers). Any reply is the handler's success: the record is done with (in
- * {@link AtomicityMode#EFFECT_FIRST}, its claim is then committed). A failure reply ({@code message.fail}), no
- * handler at the address, or no reply within the timeout is the handler's failure: retried with backoff, and after
- * {@code maxAttempts} a dead letter, exactly as a Java {@link RecordHandler}'s failed future. One record at a time
- * per topic-partition, in offset order; duplicates are never sent.
+ * {@link AtomicityMode#EFFECT_FIRST}, its claim is then committed). A failure reply ({@code message.fail}) or no reply
+ * within the timeout is the handler's failure: retried with backoff, and after {@code maxAttempts} a dead letter,
+ * exactly as a Java {@link RecordHandler}'s failed future. No consumer at the address ({@code NO_HANDLERS}) is not a
+ * failure: the partition pauses and the record is sent again with backoff until one registers, without using up its
+ * attempts (as for every handler; {@link DedupKafkaConsumer}). One record at a time per topic-partition, in offset
+ * order; duplicates are never sent.
  *
  * <h2>Dead letters</h2>
  * With {@code deadLetterAddress}, each dead letter is sent there as a request (the record's body plus
@@ -114,11 +116,22 @@ public class DedupKafkaVerticle extends VerticleBase {
    * else the whole config.
    *
    * @throws IllegalArgumentException if {@value #CONFIG_KEY} is not a JSON object, or as
-   *     {@link DedupKafkaVerticleOptions#DedupKafkaVerticleOptions(JsonObject)}
+   *     {@link DedupKafkaVerticleOptions#DedupKafkaVerticleOptions(JsonObject)}; without {@value #CONFIG_KEY}, an
+   *     unknown key's message adds that the options belong under {@value #CONFIG_KEY}
    */
   private static DedupKafkaVerticleOptions optionsOf(JsonObject config) {
     if (config == null || !config.containsKey(CONFIG_KEY)) {
-      return new DedupKafkaVerticleOptions(config == null ? new JsonObject() : config);
+      try {
+        return new DedupKafkaVerticleOptions(config == null ? new JsonObject() : config);
+      } catch (IllegalArgumentException e) {
+        if (e.getMessage() != null && e.getMessage().startsWith("unknown ")) {
+          // Most likely a configuration that holds more than this verticle's options, without the key.
+          throw new IllegalArgumentException(e.getMessage() + "; the config has no '" + CONFIG_KEY + "' key, so the "
+              + "whole config was read as the verticle's options: put them under \"" + CONFIG_KEY + "\" when the "
+              + "config holds other keys", e);
+        }
+        throw e;
+      }
     }
     Object nested = config.getValue(CONFIG_KEY);
     if (!(nested instanceof JsonObject json)) {

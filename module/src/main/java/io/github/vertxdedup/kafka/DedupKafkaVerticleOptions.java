@@ -57,7 +57,7 @@ public class DedupKafkaVerticleOptions {
           .strings("topics", DedupKafkaVerticleOptions::setTopics)
           .textMap("kafka", DedupKafkaVerticleOptions::setKafkaConfig)
           .object("identity", DedupKafkaVerticleOptions::readIdentity)
-          .object("options", (o, json) -> o.setOptions(new DedupKafkaOptions(json)))
+          .nested("options", (o, json) -> o.setOptions(new DedupKafkaOptions(json)))
           .longValue("requestTimeoutMs", DedupKafkaVerticleOptions::setRequestTimeoutMs)
           .string("deadLetterAddress", DedupKafkaVerticleOptions::setDeadLetterAddress);
 
@@ -108,7 +108,8 @@ public class DedupKafkaVerticleOptions {
    *     JSON type (naming the key and the type it must have, e.g. {@code dedup kafka verticle option 'topics' must be
    *     a JSON array of strings but was the string "payments"}), on a value out of range (naming the key and its
    *     limit), on an {@code "identity"} that does not name exactly one way; inside {@code "options"}, as
-   *     {@link DedupKafkaOptions#DedupKafkaOptions(JsonObject)}
+   *     {@link DedupKafkaOptions#DedupKafkaOptions(JsonObject)}, the message prefixed with the path of the object
+   *     ({@code in 'options.dedup': dedup option 'leaseMs' ...})
    * @throws NullPointerException if {@code json} is null
    */
   public DedupKafkaVerticleOptions(JsonObject json) {

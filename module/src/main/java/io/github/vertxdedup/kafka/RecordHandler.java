@@ -20,7 +20,9 @@ public interface RecordHandler<K, V> {
    *     {@code KafkaHeader}s); the same instance is passed to every call for this delivery (identity extractor, each
    *     handler attempt, the dead letter)
    * @return completes when the effect is applied; a failure (or an exception thrown here) is retried with backoff
-   *     and, after {@code maxAttempts}, goes to the dead-letter handler
+   *     and, after {@code maxAttempts}, goes to the dead-letter handler; a failure that is a {@code ReplyException} of
+   *     {@code ReplyFailure.NO_HANDLERS} (an event-bus request that found no consumer) spends no attempt: the
+   *     partition pauses and the call is made again with backoff until it finds one
    */
   Future<Void> handle(KafkaConsumerRecord<K, V> record);
 }

@@ -4,10 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.vertxdedup.DedupOptions;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 
 class DedupKafkaOptionsTest {
@@ -123,10 +126,11 @@ class DedupKafkaOptionsTest {
     assertWrongType("dedup", "windowMs=60000", "dedup kafka option 'dedup' must be a JSON object but was the string"
         + " \"windowMs=60000\"");
     // Inside "dedup", the dedup options' own names and types.
-    assertWrongType("dedup", new JsonObject().put("windowMs", "1m"), "dedup option 'windowMs' must be a JSON integer"
-        + " but was the string \"1m\"");
+    assertWrongType("dedup", new JsonObject().put("windowMs", "1m"), "in 'dedup': dedup option 'windowMs' must be a"
+        + " JSON integer but was the string \"1m\"");
     assertThatThrownBy(() -> new DedupKafkaOptions(new JsonObject().put("dedup", new JsonObject().put("windowMS", 1))))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("unknown dedup option 'windowMS'");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("in 'dedup': unknown dedup option 'windowMS'");
   }
 
   private static void assertWrongType(String key, Object value, String message) {
@@ -193,6 +197,27 @@ class DedupKafkaOptionsTest {
       assertThatThrownBy(() -> DedupKafkaConsumer.create(vertx, Map.of("group.id", "g"),
           new DedupKafkaOptions()))
           .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("windowMs is required");
+    } finally {
+      vertx.close();
+    }
+  }
+
+  /** A consumer closed before it subscribed stays closed: subscribe fails and starts no poll thread. */
+  @Test
+  void shouldRefuseToSubscribeAConsumerThatWasClosed() throws Exception {
+    Vertx vertx = Vertx.vertx();
+    try {
+      DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx, Map.of(
+              "bootstrap.servers", "localhost:1", "group.id", "g",
+              "key.deserializer", StringDeserializer.class.getName(),
+              "value.deserializer", StringDeserializer.class.getName()),
+              new DedupKafkaOptions().setDedup(new DedupOptions().setWindowMs(60000)))
+          .identity(IdentityExtractor.recordKey()).handler(r -> Future.succeededFuture());
+      c.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      Throwable refused = c.subscribe("orders").toCompletionStage().toCompletableFuture()
+          .handle((v, e) -> e).get(10, TimeUnit.SECONDS);
+      assertThat(refused).isInstanceOf(IllegalStateException.class).hasMessageContaining("the consumer is closed");
+      assertThat(Thread.getAllStackTraces().keySet()).noneMatch(t -> t.getName().startsWith("dedup-kafka-poll-g-"));
     } finally {
       vertx.close();
     }

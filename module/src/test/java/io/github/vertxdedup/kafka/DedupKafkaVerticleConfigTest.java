@@ -52,8 +52,12 @@ class DedupKafkaVerticleConfigTest {
     JsonObject nested = ours();
     nested.getJsonObject("options").getJsonObject("dedup").put("windowMs", "10m");
     assertThat(refusal(vertx, new JsonObject().put("dedupKafka", nested)))
-        .isEqualTo("invalid DedupKafkaVerticle config: dedup option 'windowMs' must be a JSON integer but was the"
-            + " string \"10m\"");
+        .isEqualTo("invalid DedupKafkaVerticle config: in 'options.dedup': dedup option 'windowMs' must be a JSON"
+            + " integer but was the string \"10m\"");
+    JsonObject lease = ours();
+    lease.getJsonObject("options").getJsonObject("dedup").put("leaseMs", 0);
+    assertThat(refusal(vertx, new JsonObject().put("dedupKafka", lease)))
+        .startsWith("invalid DedupKafkaVerticle config: in 'options.dedup': leaseMs must be");
     assertThat(refusal(vertx, new JsonObject().put("dedupKafka", "payments")))
         .isEqualTo("invalid DedupKafkaVerticle config: config key 'dedupKafka' must be a JSON object (the dedup kafka"
             + " verticle options) but was the string \"payments\"");
@@ -90,6 +94,8 @@ class DedupKafkaVerticleConfigTest {
   void shouldReadAConfigWithoutTheDedupKafkaKeyAsItsOptionsStrictly(Vertx vertx) {
     assertThat(refusal(vertx, ours().put("http", new JsonObject())))
         .isEqualTo("invalid DedupKafkaVerticle config: unknown dedup kafka verticle option 'http' (known: address,"
-            + " topics, kafka, identity, options, requestTimeoutMs, deadLetterAddress)");
+            + " topics, kafka, identity, options, requestTimeoutMs, deadLetterAddress); the config has no 'dedupKafka'"
+            + " key, so the whole config was read as the verticle's options: put them under \"dedupKafka\" when the"
+            + " config holds other keys");
   }
 }

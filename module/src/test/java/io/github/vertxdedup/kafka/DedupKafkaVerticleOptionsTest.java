@@ -81,13 +81,13 @@ class DedupKafkaVerticleOptionsTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("dedup kafka verticle option 'identity' must be a JSON object but was the string"
             + " \"message-id\"");
-    // Inside "options", the consumer's options name their own keys.
+    // Inside "options", the consumer's options name their own keys, after the path of the object they sit in.
     JsonObject badMode = valid().toJson();
     badMode.getJsonObject("options").put("mode", "ONCE");
     assertThatThrownBy(() -> new DedupKafkaVerticleOptions(badMode))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("dedup kafka option 'mode' must be one of the JSON strings RECORD_FIRST | EFFECT_FIRST but was"
-            + " the string \"ONCE\"");
+        .hasMessage("in 'options': dedup kafka option 'mode' must be one of the JSON strings RECORD_FIRST |"
+            + " EFFECT_FIRST but was the string \"ONCE\"");
   }
 
   @Test

@@ -146,10 +146,10 @@ public final class OptionSchema<T> {
   }
 
   /**
-   * Adds a key whose value is a JSON object, e.g. the options of another class nested in these.
+   * Adds a key whose value is a JSON object whose own messages name it already (such as a choice among its keys).
    *
    * @param key the JSON key
-   * @param setter receives the object; errors it throws about the object's own keys pass through as they are
+   * @param setter receives the object; errors it throws pass through as they are
    * @return this
    */
   public OptionSchema<T> object(String key, BiConsumer<T, JsonObject> setter) {
@@ -160,6 +160,55 @@ public final class OptionSchema<T> {
       }
       setter.accept(target, o);
     });
+  }
+
+  /**
+   * Adds a key whose value is the JSON form of another options class, nested in these. An
+   * {@link IllegalArgumentException} the setter throws (the nested class's reader or setters, naming a key of its own)
+   * gets the path of the object in front, from the outermost key: {@code in 'options.dedup': dedup option 'leaseMs'
+   * must be a JSON integer but was ...}, so the message says where that key sits.
+   *
+   * @param key the JSON key
+   * @param setter reads the object into the nested options and sets them
+   * @return this
+   */
+  public OptionSchema<T> nested(String key, BiConsumer<T, JsonObject> setter) {
+    return object(key, (target, o) -> {
+      try {
+        setter.accept(target, o);
+      } catch (NestedOptionException e) {
+        throw e.under(key);
+      } catch (IllegalArgumentException e) {
+        throw new NestedOptionException(key, e);
+      }
+    });
+  }
+
+  /**
+   * An error about a key inside a nested object: the detail (the nested reader's or setter's message) with the path
+   * of the object it sits in, from the outermost key, joined by dots.
+   */
+  static final class NestedOptionException extends IllegalArgumentException {
+
+    private static final long serialVersionUID = 1L;
+
+    private final String path;
+    private final String detail;
+
+    private NestedOptionException(String path, String detail, Throwable cause) {
+      super("in '" + path + "': " + detail, cause);
+      this.path = path;
+      this.detail = detail;
+    }
+
+    NestedOptionException(String key, IllegalArgumentException cause) {
+      this(key, cause.getMessage(), cause);
+    }
+
+    /** @return the same error, one object further in: {@code parent} in front of the path */
+    NestedOptionException under(String parent) {
+      return new NestedOptionException(parent + "." + path, detail, getCause());
+    }
   }
 
   /**

@@ -50,6 +50,8 @@ abstract class ConsumerSetup<K, V> implements DedupKafkaConsumer<K, V> {
   private MeterRegistry registry;
   private Handler<Throwable> exceptionHandler;
   private boolean started;
+  /** {@code close} was called (or the consumer stopped): {@link #start} refuses. */
+  private boolean closing;
 
   /**
    * @param vertx the Vert.x instance
@@ -120,13 +122,17 @@ abstract class ConsumerSetup<K, V> implements DedupKafkaConsumer<K, V> {
   }
 
   /**
-   * Marks the consumer started, if it may start: {@code subscribe} was not called before, the identity and handler
-   * are set, and there are topics. Resolves the meter registry.
+   * Marks the consumer started, if it may start: it is not closed ({@link #closing}), {@code subscribe} was not
+   * called before, the identity and handler are set, and there are topics. Resolves the meter registry.
    *
    * @param topics the topics of {@code subscribe}
    * @return null if started, else why not: an {@link IllegalStateException} or {@link IllegalArgumentException}
    */
   synchronized RuntimeException start(Set<String> topics) {
+    if (closing) {
+      return new IllegalStateException("the consumer is closed: a closed consumer cannot be subscribed again; "
+          + "create a new one");
+    }
     if (started) {
       return new IllegalStateException("subscribe was already called on this consumer");
     }
@@ -142,6 +148,19 @@ abstract class ConsumerSetup<K, V> implements DedupKafkaConsumer<K, V> {
       registry = r != null ? r : Metrics.globalRegistry;
     }
     return null;
+  }
+
+  /**
+   * Marks the consumer closed: from now on {@link #start} refuses, so a closed consumer never starts (again). Called
+   * by {@code close} before it stops anything; thread-safe.
+   */
+  synchronized void closing() {
+    closing = true;
+  }
+
+  /** @return true once {@link #closing} was called; thread-safe */
+  synchronized boolean closeCalled() {
+    return closing;
   }
 
   /** @return the registry of the consumer's meters; after {@link #start} */

@@ -100,6 +100,7 @@ public final class DedupKafkaConsumerImpl<K, V> extends ConsumerSetup<K, V> {
     if (closed != null) {
       return closed.future();
     }
+    closing();
     closed = Promise.promise();
     closeContext = vertx.getOrCreateContext();
     if (pollThread == null) {

@@ -4,6 +4,8 @@ import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.kafka.DeadLetter;
 import io.github.vertxdedup.kafka.DeadLetterHandler;
 import io.vertx.core.Future;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
 import java.util.function.Supplier;
 import org.apache.kafka.common.TopicPartition;
@@ -12,7 +14,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What a {@link PartitionOwner} does when something fails for a record: how long it backs off before a retry, how
- * many handler calls a record gets, and the dead-letter path (the reason, the detail the application reads, and the
+ * many handler calls a record gets, what a handler that found nobody to hand the record to waits for, and the
+ * dead-letter path (the reason, the detail the application reads, and the
  * delivery to the {@link DeadLetterHandler}, retried until it succeeds).
  *
  * <p>Event loop of its owner only.
@@ -28,6 +31,8 @@ final class FailurePolicy<K, V> {
   private final OwnerLoop loop;
   private final TopicPartition tp;
   private final KafkaMetrics metrics;
+  /** Handler calls in a row that found nobody to hand the record to ({@link #waitForATaker}); 0 when not waiting. */
+  private int takerRetries;
 
   FailurePolicy(OwnerConfig<K, V> config, OwnerLoop loop, TopicPartition tp, KafkaMetrics metrics) {
     this.config = config;
@@ -55,6 +60,54 @@ final class FailurePolicy<K, V> {
    */
   long inFlightWaitMs(long expiresAtMs, long nowMs) {
     return Math.min(config.backoffMaxMs, Math.max(1, expiresAtMs - nowMs + 1));
+  }
+
+  /**
+   * @param cause why a handler call failed
+   * @return true if it failed because nobody was there to take the record: a {@link ReplyException} of
+   *     {@link ReplyFailure#NO_HANDLERS}, which an event-bus request fails with while no consumer is registered at its
+   *     address (the application's consumer not deployed yet, or restarting). The record was handed to nobody, so no
+   *     attempt is spent: it waits, its partition paused, and is handed over again after a backoff
+   *     ({@link #waitForATaker}). Only the handler's own failure is looked at, not its causes.
+   */
+  static boolean nobodyToHandTo(Throwable cause) {
+    return cause instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS;
+  }
+
+  /**
+   * The handler found nobody to hand the record to ({@link #nobodyToHandTo}): the first time in a row logs a WARN
+   * naming the partition, the offset and the failure (which names the address); the next ones only back off longer.
+   *
+   * @param pending the head record
+   * @param cause the handler's failure
+   * @return the delay before the handler is called again, in milliseconds: {@code backoffInitialMs} doubled per retry
+   *     in a row, at most {@code backoffMaxMs}
+   */
+  long waitForATaker(PendingRecord<?, ?> pending, Throwable cause) {
+    if (takerRetries == 0) {
+      LOG.warn("{}: nobody to hand the record at offset {} to ({}); the partition is paused and the record is handed "
+          + "over again with backoff, without using up its attempts", tp, pending.offset(), cause.getMessage());
+    }
+    return backoffMs(++takerRetries);
+  }
+
+  /** @return true while the handler last found nobody to hand the record to ({@link #waitForATaker}) */
+  boolean waitingForATaker() {
+    return takerRetries > 0;
+  }
+
+  /**
+   * A handler call ended otherwise than with nobody to hand to: the wait for a taker, if any, is over.
+   *
+   * @return true if there was one (the partition may be resumed)
+   */
+  boolean takerFound() {
+    if (takerRetries == 0) {
+      return false;
+    }
+    LOG.info("{}: the record handler reached a taker again after {} retries", tp, takerRetries);
+    takerRetries = 0;
+    return true;
   }
 
   /** @return true if a record whose handler failed {@code attempts} times has no call left: dead-letter it */

@@ -364,7 +364,10 @@ final class PartitionOwner<K, V> {
 
   private void runHandler(PendingRecord<K, V> pending) {
     head.set(State.HANDLING);
-    head.stopWaiting();
+    if (!failures.waitingForATaker()) {
+      // Waiting for a taker, the partition stays paused until one takes the record.
+      head.stopWaiting();
+    }
     pending.attempts++;
     leases.handlerStarts(pending);
     Future<Void> f = FailurePolicy.call(() -> config.handler.handle(pending.record),
@@ -381,6 +384,16 @@ final class PartitionOwner<K, V> {
   private void handled(PendingRecord<K, V> pending, AsyncResult<Void> ar) {
     if (loop.stopped()) {
       return;
+    }
+    if (!ar.succeeded() && FailurePolicy.nobodyToHandTo(ar.cause())) {
+      // Nobody took the record (no consumer at the event-bus address yet): not a failure of the handler.
+      pending.attempts--;
+      head.pauseWanted();
+      retryHandler(pending, failures.waitForATaker(pending, ar.cause()));
+      return;
+    }
+    if (failures.takerFound()) {
+      head.stopWaiting();
     }
     if (ar.succeeded()) {
       done(pending, config.effectFirst);
@@ -400,9 +413,14 @@ final class PartitionOwner<K, V> {
     }
     LOG.debug("{}: handler failed at offset {} (attempt {} of {}), retrying: {}", tp, pending.offset(),
         pending.attempts, config.maxAttempts, String.valueOf(cause));
+    retryHandler(pending, failures.backoffMs(pending.attempts));
+  }
+
+  /** Calls the head record's handler again after {@code delayMs}: in place (record-first) or after a new claim. */
+  private void retryHandler(PendingRecord<K, V> pending, long delayMs) {
     if (!config.effectFirst) {
       // Record-first: the id stays recorded; the handler is called again in place.
-      backOff(failures.backoffMs(pending.attempts), State.BACKING_OFF_TO_HANDLE);
+      backOff(delayMs, State.BACKING_OFF_TO_HANDLE);
       return;
     }
     // Effect-first: give the id back (a crash during the backoff then loses nothing), and the later claims too,
@@ -416,7 +434,7 @@ final class PartitionOwner<K, V> {
         pump();
         return;
       }
-      backOff(failures.backoffMs(pending.attempts), State.BACKING_OFF_TO_DECIDE);
+      backOff(delayMs, State.BACKING_OFF_TO_DECIDE);
       pump();
     });
   }

@@ -269,7 +269,7 @@ final class WrappedAssignment<K, V> {
         if (!closing) { // closing retires every owner itself
           LOG.info("{}: revoked from {} of group {}; its owner finishes what it decided and hands the window back,"
               + " committing no more offsets", tp, instanceId, groupId);
-          handedBack.put(tp, drained(tp, o).eventually(() -> handBack(o)));
+          handedBack.put(tp, drained(tp, o).eventually(() -> handBack(tp, o)));
         }
       }
     }
@@ -297,7 +297,7 @@ final class WrappedAssignment<K, V> {
           List<Future<?>> done = new ArrayList<>(handedBack.values());
           mine.forEach((tp, o) -> {
             owners.remove(tp, o);
-            done.add(handBack(o));
+            done.add(handBack(tp, o));
           });
           assignment = Set.of();
           return context.here(Future.join(done)).<Void>mapEmpty().otherwiseEmpty();
@@ -321,8 +321,8 @@ final class WrappedAssignment<K, V> {
   }
 
   /** Stops the owner and gives its window back; never fails. */
-  private Future<Void> handBack(AssignedPartition<K, V> o) {
+  private Future<Void> handBack(TopicPartition tp, AssignedPartition<K, V> o) {
     return o.owner.stop().eventually(() -> windows.release(o.lease))
-        .onFailure(e -> LOG.warn("handing a window back failed: {}", e.toString())).otherwiseEmpty();
+        .onFailure(e -> LOG.warn("{}: handing its window back failed: {}", tp, e.toString())).otherwiseEmpty();
   }
 }

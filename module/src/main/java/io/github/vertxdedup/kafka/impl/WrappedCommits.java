@@ -40,6 +40,8 @@ final class WrappedCommits<K, V> {
   private final WrappedContext context;
   /** The latest commit sent; completes (never fails) once answered. */
   private Future<Void> inFlight = Future.succeededFuture();
+  /** Commits failed in a row; 0 after one succeeded. */
+  private int failuresInARow;
 
   /**
    * @param consumer the application's Vert.x consumer
@@ -58,7 +60,7 @@ final class WrappedCommits<K, V> {
   /** Commits the offsets that became committable since the last commit, unless a commit is still unanswered. */
   void commitMoved() {
     if (inFlight.isComplete()) {
-      inFlight = commit();
+      inFlight = commit(false);
     }
   }
 
@@ -69,11 +71,17 @@ final class WrappedCommits<K, V> {
    * @return completes (never fails) once answered
    */
   Future<Void> commitAll() {
-    inFlight = inFlight.compose(v -> commit());
+    inFlight = inFlight.compose(v -> commit(true));
     return inFlight;
   }
 
-  private Future<Void> commit() {
+  /**
+   * Sends the offsets that moved. A failed commit is logged at DEBUG the first time (a rebalance in progress fails
+   * one, and the next commit sends the offsets again), at WARN naming the partitions and the cause from the second
+   * failure in a row on (the 2nd, 4th, 8th, ...: one line per doubling, not one per {@code commitIntervalMs}), at
+   * DEBUG in between, and at WARN at once when it is the last ({@code last}: the consumer is closing).
+   */
+  private Future<Void> commit(boolean last) {
     Map<io.vertx.kafka.client.common.TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
     Map<TopicPartition, AssignedPartition<K, V>> sentTo = new HashMap<>();
     for (Map.Entry<TopicPartition, AssignedPartition<K, V>> e : owners.entrySet()) {
@@ -89,10 +97,22 @@ final class WrappedCommits<K, V> {
     }
     return context.here(consumer.commit(offsets)).transform(ar -> {
       if (ar.failed()) {
-        // A rebalance in progress, or the broker out of reach: the next commit sends the offsets again.
-        LOG.debug("offset commit failed for {}: {}", sentTo.keySet(), ar.cause().toString());
+        failuresInARow++;
+        if (last) {
+          LOG.warn("{}: offset commit failed on close; the next owner reads the records since the last commit "
+              + "again: {}", sentTo.keySet(), ar.cause().toString());
+        } else if (failuresInARow >= 2 && Integer.bitCount(failuresInARow) == 1) {
+          LOG.warn("{}: offset commit failed {} times in a row, sent again with the next one: {}", sentTo.keySet(),
+              failuresInARow, ar.cause().toString());
+        } else {
+          // A rebalance in progress (a first failure), or a failure between two WARN lines: the next commit sends the
+          // offsets again.
+          LOG.debug("{}: offset commit failed, sent again with the next one: {}", sentTo.keySet(),
+              ar.cause().toString());
+        }
         return Future.succeededFuture();
       }
+      failuresInARow = 0;
       sentTo.forEach((tp, o) -> {
         long offset = offsets.get(WrappedContext.vertx(tp)).getOffset();
         if (owners.get(tp) == o && offset > o.committed) {

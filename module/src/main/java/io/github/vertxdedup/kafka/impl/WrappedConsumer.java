@@ -9,11 +9,15 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.kafka.client.consumer.KafkaConsumer;
 import java.time.Duration;
+import java.util.ConcurrentModificationException;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.common.errors.InvalidGroupIdException;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -63,22 +67,65 @@ public final class WrappedConsumer<K, V> extends ConsumerSetup<K, V> {
   /**
    * @param vertx the Vert.x instance whose event loops run the windows and the handlers
    * @param consumer the application's Vert.x consumer, not subscribed yet
-   * @param kafkaConfig the config the consumer was created with
+   * @param kafkaConfig the config the consumer was created with; its group is the consumer's
    * @param options the options (copied and validated)
    * @param clock the clock of the windows
-   * @throws IllegalArgumentException if the options are invalid, {@code group.id} is missing, or
-   *     {@code enable.auto.commit} is not {@code false}
+   * @throws IllegalArgumentException if the options are invalid, the consumer has no {@code group.id}, the map names
+   *     another group or instance id than the consumer's, or {@code enable.auto.commit} is not {@code false}
+   * @throws IllegalStateException if the consumer is busy on its poll thread (subscribed already)
    */
   public WrappedConsumer(Vertx vertx, KafkaConsumer<K, V> consumer, Map<String, String> kafkaConfig,
       DedupKafkaOptions options, DedupClock clock) {
-    super(vertx, kafkaConfig, options, clock);
-    this.consumer = Objects.requireNonNull(consumer, "consumer");
+    super(vertx, groupOf(Objects.requireNonNull(consumer, "consumer"), kafkaConfig), options, clock);
+    this.consumer = consumer;
     Object autoCommit = config.get(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG);
     if (autoCommit == null || !"false".equalsIgnoreCase(autoCommit.toString().trim())) {
       throw new IllegalArgumentException("kafkaConfig enable.auto.commit must be \"false\" for a wrapped consumer but "
           + (autoCommit == null ? "is absent, and Kafka's default is true" : "was " + autoCommit)
           + ": the consumer would commit the offsets of records not handled yet");
     }
+  }
+
+  /**
+   * The config with the consumer's own {@code group.id} and {@code group.instance.id}: the windows and journals are
+   * named after the group the consumer is really in, whatever the map says. A key the map sets must agree with the
+   * consumer; one it leaves out is taken from the consumer. The native consumer answers this before it subscribes,
+   * from the config it was created with.
+   *
+   * @throws IllegalArgumentException if the consumer has no group, or the map names another group or instance id
+   * @throws IllegalStateException if the consumer is in use on its poll thread (it was subscribed already)
+   */
+  private static Map<String, String> groupOf(KafkaConsumer<?, ?> consumer, Map<String, String> kafkaConfig) {
+    Map<String, String> config = new HashMap<>(Objects.requireNonNull(kafkaConfig, "kafkaConfig"));
+    ConsumerGroupMetadata group;
+    try {
+      group = consumer.unwrap().groupMetadata();
+    } catch (InvalidGroupIdException e) {
+      throw new IllegalArgumentException("the Vert.x consumer has no group.id: windows are kept per consumer group, "
+          + "create it with one", e);
+    } catch (ConcurrentModificationException e) {
+      throw new IllegalStateException("the Vert.x consumer is in use by its poll thread: wrap it before it "
+          + "subscribes", e);
+    }
+    agree(config, ConsumerConfig.GROUP_ID_CONFIG, group.groupId());
+    group.groupInstanceId().ifPresentOrElse(id -> agree(config, ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, id), () -> {
+      if (config.get(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG) != null) {
+        throw new IllegalArgumentException("kafkaConfig group.instance.id is "
+            + config.get(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG) + " but the Vert.x consumer has none: pass the "
+            + "config the consumer was created with");
+      }
+    });
+    return config;
+  }
+
+  /** Puts the consumer's {@code value} of {@code key} into {@code config}, refusing another value already there. */
+  private static void agree(Map<String, String> config, String key, String value) {
+    String given = config.get(key);
+    if (given != null && !given.equals(value)) {
+      throw new IllegalArgumentException("kafkaConfig " + key + " is " + given + " but the Vert.x consumer's is "
+          + value + ": pass the config the consumer was created with");
+    }
+    config.put(key, value);
   }
 
   @Override
@@ -104,6 +151,11 @@ public final class WrappedConsumer<K, V> extends ConsumerSetup<K, V> {
     }
     WrappedAssignment<K, V> p = partitions;
     return ctx.here(consumer.subscription()).compose(subscribed -> {
+      // On the context, as stop is: once close was called the Vert.x consumer is closed or closing, and a handler set
+      // or a subscribe on it now would restart its poll thread, outside the group's and this consumer's life.
+      if (stopping || closeCalled()) {
+        return Future.failedFuture(new IllegalStateException("the consumer was closed while it subscribed"));
+      }
       if (!subscribed.isEmpty()) {
         return Future.failedFuture(new IllegalStateException("the Vert.x consumer is already subscribed to "
             + subscribed + ": wrap it before it subscribes, so that every partition assigned to it gets a window"));
@@ -133,6 +185,7 @@ public final class WrappedConsumer<K, V> extends ConsumerSetup<K, V> {
       if (closed != null) {
         return closed.future();
       }
+      closing();
       closed = Promise.promise();
       closeContext = vertx.getOrCreateContext();
       p = closed;

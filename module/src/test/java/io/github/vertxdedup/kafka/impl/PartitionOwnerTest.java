@@ -456,6 +456,49 @@ class PartitionOwnerTest {
     });
   }
 
+  /**
+   * A handler that sends each record over the event bus to an address where nobody listens yet (the application's
+   * consumer not deployed): the request fails with NO_HANDLERS, which spends no attempt. The record waits, its
+   * partition paused, far beyond {@code maxAttempts} calls, nothing is dead-lettered or committable; once a consumer
+   * registers, the record is handed over and becomes committable, and the partition resumes.
+   */
+  @ParameterizedTest
+  @EnumSource(AtomicityMode.class)
+  void shouldWaitPausedWithoutSpendingAttemptsWhileNobodyListensAtTheHandlersAddress(AtomicityMode mode)
+      throws Exception {
+    String address = "test.owner.not.deployed." + mode;
+    AtomicInteger calls = new AtomicInteger();
+    List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    DedupKafkaOptions options = new DedupKafkaOptions().setMode(mode).setMaxAttempts(2)
+        .setBackoffInitialMs(1).setBackoffMaxMs(5);
+    PartitionOwner<String, String> owner = newOwner(window.context(), window, options, r -> {
+      calls.incrementAndGet();
+      return vertx.eventBus().request(address, r.key()).mapEmpty();
+    }, d -> {
+      dead.add(d);
+      return Future.succeededFuture();
+    }, registry, () -> { });
+
+    owner.offer(records(1));
+
+    await().atMost(Duration.ofSeconds(30)).until(() -> calls.get() >= 10);
+    assertThat(dead).as("nobody listening is no handler failure").isEmpty();
+    assertThat(owner.committableNext()).isEqualTo(-1);
+    assertThat(owner.wantsPause()).isTrue();
+
+    List<String> received = new CopyOnWriteArrayList<>();
+    vertx.eventBus().<String>consumer(address, m -> {
+      received.add(m.body());
+      m.reply("ok");
+    });
+    await().atMost(Duration.ofSeconds(30)).until(() -> owner.committableNext() == 1);
+    assertThat(received).containsExactly("u-0");
+    assertThat(dead).isEmpty();
+    assertThat(owner.wantsPause()).isFalse();
+    assertThat(count(registry, "dedup.kafka.handler.failures")).isZero();
+  }
+
   /** A record of {@link #TP} whose id is its key, with a create-time timestamp (or none: {@code NO_TIMESTAMP}). */
   private static KafkaConsumerRecord<String, String> stamped(long offset, String key, long timestampMs) {
     return new KafkaConsumerRecordImpl<>(new ConsumerRecord<>(TP.topic(), TP.partition(), offset, timestampMs,

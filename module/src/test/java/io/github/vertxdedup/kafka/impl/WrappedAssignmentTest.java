@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Level;
 import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupVerdict;
@@ -13,6 +14,7 @@ import io.github.vertxdedup.kafka.DedupKafkaConsumer;
 import io.github.vertxdedup.kafka.DedupKafkaOptions;
 import io.github.vertxdedup.kafka.IdentityExtractor;
 import io.github.vertxdedup.kafka.RecordHandler;
+import io.github.vertxdedup.testing.LogCapture;
 import io.github.vertxdedup.time.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Context;
@@ -31,10 +33,12 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+import org.apache.kafka.clients.consumer.RetriableCommitFailedException;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -130,13 +134,25 @@ class WrappedAssignmentTest {
    * partition not assigned). */
   private static final class RecordingConsumer extends MockConsumer<String, String> {
     final List<Map<TopicPartition, OffsetAndMetadata>> commits = new CopyOnWriteArrayList<>();
+    /** While set, every offset commit fails with it. */
+    volatile RuntimeException commitFailure;
 
     RecordingConsumer() {
       super(OffsetResetStrategy.EARLIEST);
     }
 
+    /** The group the consumer was created with (Kafka's mock answers a dummy one). */
+    @Override
+    public ConsumerGroupMetadata groupMetadata() {
+      return new ConsumerGroupMetadata(GROUP);
+    }
+
     @Override
     public synchronized void commitSync(Map<TopicPartition, OffsetAndMetadata> offsets) {
+      RuntimeException failure = commitFailure;
+      if (failure != null) {
+        throw failure;
+      }
       commits.add(Map.copyOf(offsets));
       super.commitSync(offsets);
     }
@@ -195,6 +211,104 @@ class WrappedAssignmentTest {
     assertThatThrownBy(() -> get(c.subscribe(TOPIC))).isInstanceOf(ExecutionException.class)
         .hasCauseInstanceOf(IllegalStateException.class)
         .hasMessageContaining("already subscribed to [orders]: wrap it before it subscribes");
+  }
+
+  /** A closed wrapped consumer cannot be subscribed: the Vert.x consumer is not subscribed behind its back. */
+  @Test
+  void shouldRefuseToSubscribeAfterClose() throws Exception {
+    KafkaConsumer<String, String> kafka = KafkaConsumer.create(vertx, mock);
+    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>wrap(vertx, kafka, config("false"),
+            options(AtomicityMode.EFFECT_FIRST))
+        .identity(IdentityExtractor.recordKey()).handler(r -> credit(r.key()));
+    get(c.close());
+    assertThatThrownBy(() -> get(c.subscribe(TOPIC))).isInstanceOf(ExecutionException.class)
+        .hasCauseInstanceOf(IllegalStateException.class).hasMessageContaining("the consumer is closed");
+    assertThat(mock.subscription()).isEmpty();
+  }
+
+  /**
+   * {@code close} overtakes a {@code subscribe} still asking the Vert.x consumer for its subscription: the subscribe
+   * fails, and the closed Vert.x consumer is neither given handlers nor subscribed.
+   */
+  @Test
+  void shouldFailASubscribeThatCloseOvertook() throws Exception {
+    KafkaConsumer<String, String> kafka = KafkaConsumer.create(vertx, mock);
+    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>wrap(vertx, kafka, config("false"),
+            options(AtomicityMode.EFFECT_FIRST))
+        .identity(IdentityExtractor.recordKey()).handler(r -> credit(r.key()));
+    CompletableFuture<Future<Void>> subscribed = new CompletableFuture<>();
+    CompletableFuture<Future<Void>> closed = new CompletableFuture<>();
+    context.runOnContext(v -> {
+      subscribed.complete(c.subscribe(TOPIC));
+      closed.complete(c.close());
+    });
+    assertThatThrownBy(() -> get(subscribed.get(30, TimeUnit.SECONDS))).isInstanceOf(ExecutionException.class)
+        .hasCauseInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("the consumer was closed while it subscribed");
+    get(closed.get(30, TimeUnit.SECONDS));
+    assertThat(mock.subscription()).isEmpty();
+    assertThat(mock.closed()).isTrue();
+  }
+
+  /**
+   * The group (and static instance id) are the consumer's: a config map that names another is refused, naming the
+   * key, and one without {@code group.id} takes the consumer's, after which the windows are the consumer's group's.
+   */
+  @Test
+  void shouldTakeTheGroupFromTheConsumerAndRefuseAMapThatNamesAnother() throws Exception {
+    KafkaConsumer<String, String> kafka = KafkaConsumer.create(vertx, mock);
+    Map<String, String> otherGroup = config("false");
+    otherGroup.put("group.id", "shipping");
+    assertThatThrownBy(() -> DedupKafkaConsumer.wrap(vertx, kafka, otherGroup, options(AtomicityMode.EFFECT_FIRST)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("kafkaConfig group.id is shipping but the Vert.x consumer's is billing");
+    Map<String, String> staticMember = config("false");
+    staticMember.put("group.instance.id", "node-1");
+    assertThatThrownBy(() -> DedupKafkaConsumer.wrap(vertx, kafka, staticMember,
+            options(AtomicityMode.EFFECT_FIRST)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("kafkaConfig group.instance.id is node-1 but the Vert.x consumer has none");
+
+    Map<String, String> noGroup = config("false");
+    noGroup.remove("group.id");
+    wrapped = on(() -> {
+      DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>wrap(vertx,
+              KafkaConsumer.create(vertx, mock), noGroup, options(AtomicityMode.EFFECT_FIRST), clock)
+          .identity(IdentityExtractor.recordKey()).handler(r -> credit(r.key())).meterRegistry(registry);
+      return c.subscribe(TOPIC).map(c);
+    });
+    mock.schedulePollTask(() -> {
+      mock.rebalance(List.of(TP));
+      mock.addRecord(record(0, "a"));
+    });
+    await().atMost(Duration.ofSeconds(30)).until(() -> committed() == 1);
+    assertThatThrownBy(() -> get(otherOwners().acquire(GROUP, TP, "probe")))
+        .as("the window of the consumer's group is held").hasMessageContaining("still held by " + wrapped.instanceId());
+  }
+
+  /**
+   * Offset commits that keep failing are logged at WARN naming the partition and the cause (one failure alone, as
+   * during a rebalance, stays at DEBUG); once the broker takes them again the offsets are committed.
+   */
+  @Test
+  void shouldWarnNamingThePartitionWhenOffsetCommitsKeepFailing() throws Exception {
+    try (LogCapture log = LogCapture.of(WrappedConsumer.class.getName(), Level.WARN)) {
+      mock.commitFailure = new RetriableCommitFailedException("the coordinator is out of reach");
+      wrap(AtomicityMode.RECORD_FIRST, r -> credit(r.key()));
+      mock.schedulePollTask(() -> {
+        mock.rebalance(List.of(TP));
+        mock.addRecord(record(0, "a"));
+        mock.addRecord(record(1, "b"));
+      });
+      await().atMost(Duration.ofSeconds(10)).until(() -> log.at(Level.WARN).stream()
+          .anyMatch(l -> l.message().contains("offset commit failed")));
+      assertThat(log.at(Level.WARN)).filteredOn(l -> l.message().contains("offset commit failed")).first()
+          .satisfies(l -> assertThat(l.message()).startsWith("[orders-0]: offset commit failed 2 times in a row")
+              .contains("the coordinator is out of reach"));
+      assertThat(committed()).isEqualTo(-1);
+      mock.commitFailure = null;
+      await().atMost(Duration.ofSeconds(30)).until(() -> committed() == 2);
+    }
   }
 
   /**

@@ -11,7 +11,9 @@ import io.github.vertxdedup.time.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
 import io.vertx.core.Context;
+import io.vertx.core.Future;
 import io.vertx.core.Handler;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.micrometer.backends.BackendRegistries;
 import java.util.HashMap;
@@ -52,6 +54,10 @@ abstract class ConsumerSetup<K, V> implements DedupKafkaConsumer<K, V> {
   private boolean started;
   /** {@code close} was called (or the consumer stopped): {@link #start} refuses. */
   private boolean closing;
+  /** Completes when the consumer has stopped: made by {@link #beginClose}, or by {@link #finish} on its own stop. */
+  private Promise<Void> closed;
+  /** The context {@link #closed} completes on: the caller of {@code close}, or of the stop. */
+  private Context closeContext;
 
   /**
    * @param vertx the Vert.x instance
@@ -156,6 +162,55 @@ abstract class ConsumerSetup<K, V> implements DedupKafkaConsumer<K, V> {
    */
   synchronized void closing() {
     closing = true;
+  }
+
+  /**
+   * Begins the close, once: marks the consumer closed ({@link #closing}) and makes the close's promise, completed on
+   * the caller's context. Thread-safe.
+   *
+   * @return the new promise, which the caller completes (directly or through {@link #finish}) when the consumer has
+   *     stopped; null if the close was begun before (then {@link #closeFuture()} is its future)
+   */
+  synchronized Promise<Void> beginClose() {
+    if (closed != null) {
+      return null;
+    }
+    closing();
+    closed = Promise.promise();
+    closeContext = vertx.getOrCreateContext();
+    return closed;
+  }
+
+  /** @return the future of the close; after {@link #beginClose} or {@link #finish}; thread-safe */
+  synchronized Future<Void> closeFuture() {
+    return closed.future();
+  }
+
+  /**
+   * Completes the close when the consumer has stopped, on its own or after {@code close}: with {@code failure} if it
+   * stopped on one. A stop that no {@code close} began makes the close's promise here, so a later {@code close}
+   * returns its future. Any thread; the promise completes on the close's context.
+   *
+   * @param failure why it stopped, or null
+   */
+  final void finish(Throwable failure) {
+    Promise<Void> p;
+    Context ctx;
+    synchronized (this) {
+      if (closed == null) {
+        closed = Promise.promise();
+        closeContext = vertx.getOrCreateContext();
+      }
+      p = closed;
+      ctx = closeContext;
+    }
+    ctx.runOnContext(v -> {
+      if (failure == null) {
+        p.tryComplete();
+      } else {
+        p.tryFail(failure);
+      }
+    });
   }
 
   /** @return true once {@link #closing} was called; thread-safe */

@@ -47,8 +47,6 @@ public final class DedupKafkaConsumerImpl<K, V> extends ConsumerSetup<K, V> {
   /** The poll thread's loop, once subscribed. */
   private volatile PollLoop<K, V> poll;
   private Thread pollThread;
-  private Promise<Void> closed;
-  private Context closeContext;
 
   /**
    * @param vertx the Vert.x instance
@@ -97,18 +95,15 @@ public final class DedupKafkaConsumerImpl<K, V> extends ConsumerSetup<K, V> {
 
   @Override
   public synchronized Future<Void> close() {
-    if (closed != null) {
-      return closed.future();
+    Promise<Void> p = beginClose();
+    if (p != null) {
+      if (pollThread == null) {
+        p.complete();
+      } else {
+        poll.stop();
+      }
     }
-    closing();
-    closed = Promise.promise();
-    closeContext = vertx.getOrCreateContext();
-    if (pollThread == null) {
-      closed.complete();
-    } else {
-      poll.stop();
-    }
-    return closed.future();
+    return closeFuture();
   }
 
   // --- the poll thread ---------------------------------------------------------------------------------------------
@@ -135,23 +130,4 @@ public final class DedupKafkaConsumerImpl<K, V> extends ConsumerSetup<K, V> {
     }
   }
 
-  private void finish(Throwable failure) {
-    Promise<Void> p;
-    Context ctx;
-    synchronized (this) {
-      if (closed == null) {
-        closed = Promise.promise();
-        closeContext = vertx.getOrCreateContext();
-      }
-      p = closed;
-      ctx = closeContext;
-    }
-    ctx.runOnContext(v -> {
-      if (failure == null) {
-        p.tryComplete();
-      } else {
-        p.tryFail(failure);
-      }
-    });
-  }
 }

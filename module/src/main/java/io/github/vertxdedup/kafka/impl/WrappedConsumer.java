@@ -3,7 +3,6 @@ package io.github.vertxdedup.kafka.impl;
 import io.github.vertxdedup.kafka.DedupKafkaConsumer;
 import io.github.vertxdedup.kafka.DedupKafkaOptions;
 import io.github.vertxdedup.time.DedupClock;
-import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -61,8 +60,6 @@ public final class WrappedConsumer<K, V> extends ConsumerSetup<K, V> {
   private final AtomicBoolean wakeQueued = new AtomicBoolean();
   /** Stopping (closing, or on a failure); the context only. */
   private boolean stopping;
-  private Promise<Void> closed;
-  private Context closeContext;
 
   /**
    * @param vertx the Vert.x instance whose event loops run the windows and the handlers
@@ -182,13 +179,10 @@ public final class WrappedConsumer<K, V> extends ConsumerSetup<K, V> {
     Promise<Void> p;
     WrappedContext ctx;
     synchronized (this) {
-      if (closed != null) {
-        return closed.future();
+      p = beginClose();
+      if (p == null) {
+        return closeFuture();
       }
-      closing();
-      closed = Promise.promise();
-      closeContext = vertx.getOrCreateContext();
-      p = closed;
       ctx = context;
     }
     if (ctx == null) {
@@ -231,23 +225,4 @@ public final class WrappedConsumer<K, V> extends ConsumerSetup<K, V> {
     });
   }
 
-  private void finish(Throwable failure) {
-    Promise<Void> p;
-    Context ctx;
-    synchronized (this) {
-      if (closed == null) {
-        closed = Promise.promise();
-        closeContext = vertx.getOrCreateContext();
-      }
-      p = closed;
-      ctx = closeContext;
-    }
-    ctx.runOnContext(v -> {
-      if (failure == null) {
-        p.tryComplete();
-      } else {
-        p.tryFail(failure);
-      }
-    });
-  }
 }

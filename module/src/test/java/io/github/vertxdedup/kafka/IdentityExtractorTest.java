@@ -27,58 +27,9 @@ class IdentityExtractorTest {
         TimestampType.CREATE_TIME, 0, 0, key, value, h, Optional.empty()));
   }
 
-  /**
-   * A {@link KafkaConsumerRecord} that wraps no Kafka record ({@code record()} is null), as an application or a test
-   * may build one: only its {@link KafkaHeader}s carry the headers.
-   */
+  /** A record whose headers only its {@link KafkaHeader}s carry ({@link UnwrappedRecord}). */
   private static KafkaConsumerRecord<String, String> unwrapped(List<KafkaHeader> headers) {
-    KafkaConsumerRecord<String, String> full = record("k", "v");
-    return new KafkaConsumerRecord<>() {
-      @Override
-      public String topic() {
-        return full.topic();
-      }
-
-      @Override
-      public int partition() {
-        return full.partition();
-      }
-
-      @Override
-      public long offset() {
-        return full.offset();
-      }
-
-      @Override
-      public long timestamp() {
-        return full.timestamp();
-      }
-
-      @Override
-      public TimestampType timestampType() {
-        return full.timestampType();
-      }
-
-      @Override
-      public String key() {
-        return full.key();
-      }
-
-      @Override
-      public String value() {
-        return full.value();
-      }
-
-      @Override
-      public List<KafkaHeader> headers() {
-        return headers;
-      }
-
-      @Override
-      public ConsumerRecord<String, String> record() {
-        return null;
-      }
-    };
+    return new UnwrappedRecord<>(record("k", "v"), headers);
   }
 
   @Test

@@ -67,54 +67,9 @@ class RecordMessagesTest {
 
   @Test
   void shouldReadTheHeadersOfARecordThatWrapsNoKafkaRecordFromItsKafkaHeaders() {
-    KafkaConsumerRecord<String, String> full = record("k", "v");
-    KafkaConsumerRecord<String, String> unwrapped = new KafkaConsumerRecord<>() {
-      @Override
-      public String topic() {
-        return full.topic();
-      }
-
-      @Override
-      public int partition() {
-        return full.partition();
-      }
-
-      @Override
-      public long offset() {
-        return full.offset();
-      }
-
-      @Override
-      public long timestamp() {
-        return full.timestamp();
-      }
-
-      @Override
-      public TimestampType timestampType() {
-        return full.timestampType();
-      }
-
-      @Override
-      public String key() {
-        return full.key();
-      }
-
-      @Override
-      public String value() {
-        return full.value();
-      }
-
-      @Override
-      public List<KafkaHeader> headers() {
-        return List.of(KafkaHeader.header("message-id", "p-1"),
-            KafkaHeader.header("span", Buffer.buffer(new byte[] {(byte) 0xff})));
-      }
-
-      @Override
-      public ConsumerRecord<String, String> record() {
-        return null;
-      }
-    };
+    KafkaConsumerRecord<String, String> unwrapped = new UnwrappedRecord<>(record("k", "v"),
+        List.of(KafkaHeader.header("message-id", "p-1"),
+            KafkaHeader.header("span", Buffer.buffer(new byte[] {(byte) 0xff}))));
     JsonObject body = RecordMessages.record(unwrapped);
     assertThat(body.getJsonArray("headers").getJsonObject(0))
         .isEqualTo(new JsonObject().put("key", "message-id").put("value", "p-1"));

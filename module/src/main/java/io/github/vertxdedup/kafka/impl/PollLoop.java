@@ -112,7 +112,7 @@ final class PollLoop<K, V> {
   void subscribe(Set<String> topics) {
     try {
       consumer = new KafkaConsumer<>(kafkaConfig);
-      commits = new OffsetCommits<>(consumer, owners, windows, commitIntervalMs);
+      commits = new OffsetCommits<>(GroupCommitter.of(consumer), owners, windows, commitIntervalMs);
       pauses = new Pauses<>(consumer::pause, consumer::resume, owners, maxBufferedPerPartition);
       rebuilds = new Rebuilds<>(kafkaConfig, ownerConfig, lookBackMs, pauses);
       assignment = new PartitionAssignment<>(consumer, owners, windows, ownerConfig, commits, pauses, rebuilds,

@@ -43,6 +43,14 @@ interface GroupCommitter {
   void commitSync(Map<TopicPartition, OffsetAndMetadata> offsets);
 
   /**
+   * Runs the callbacks of the async commits answered since the last call, for a committer whose commits are
+   * answered outside the consumer's own calls (a transactional one: {@link ChangelogCommitter}). The plain committer
+   * has none: the consumer runs its callbacks inside {@code poll} and its commit calls. Poll thread, before each
+   * commit it considers.
+   */
+  default void runCallbacks() {}
+
+  /**
    * @param consumer the consumer whose group the offsets are committed for; used on the poll thread only
    * @return a committer that commits with the consumer's own {@code commitAsync} and {@code commitSync}
    */

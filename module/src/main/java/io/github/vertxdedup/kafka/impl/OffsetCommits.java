@@ -50,6 +50,7 @@ final class OffsetCommits<K, V> {
 
   /** Commits without waiting ({@link #commitAsync}) if {@code commitIntervalMs} has passed since the last time. */
   void commitAsyncIfDue() {
+    committer.runCallbacks();
     long now = System.nanoTime();
     if (now - lastCommitNs >= commitIntervalNs) {
       lastCommitNs = now;

@@ -25,7 +25,11 @@ import org.apache.kafka.common.TopicPartition;
  *
  * <p>The transactions run on the writer's thread; their outcomes come back to the poll thread through a queue that
  * {@link #runCallbacks} drains (the poll loop calls it before every commit it considers, and {@code wakePoll} makes
- * it look soon). So the callbacks run on the poll thread, in the order the commits were sent.
+ * it look soon). So the callbacks run on the poll thread, in the order the commits were sent. One async transaction
+ * is in flight at a time; the commits asked for meanwhile wait and go as one transaction when it ends (their
+ * offsets merged, the highest per partition), so a writer slower than {@code commitIntervalMs} makes fewer, larger
+ * transactions rather than a queue of them. A sync commit waits for the one in flight and takes the waiting ones
+ * with it.
  *
  * <p>Poll thread only, as the consumer it takes the group metadata from.
  */
@@ -38,6 +42,15 @@ final class ChangelogCommitter implements GroupCommitter {
   private final Function<TopicPartition, AssignedPartition<?, ?>> assigned;
   private final Runnable wakePoll;
   private final Queue<Runnable> answered = new ConcurrentLinkedQueue<>();
+  /** Async commits not sent yet, in the order they came; poll thread. */
+  private final List<Request> pending = new ArrayList<>();
+  /** The async transaction in flight, or null; poll thread. */
+  private CompletableFuture<Void> inFlight;
+  /** Closed: nothing more is sent; poll thread. */
+  private boolean closed;
+
+  /** An async commit and its callback. */
+  private record Request(Map<TopicPartition, OffsetAndMetadata> offsets, OffsetCommitCallback callback) {}
 
   /**
    * @param writer the transactional producer
@@ -58,37 +71,37 @@ final class ChangelogCommitter implements GroupCommitter {
   @Override
   public void commitAsync(Map<TopicPartition, OffsetAndMetadata> offsets, OffsetCommitCallback callback) {
     runCallbacks();
-    Map<TopicPartition, ChangelogBuffer> sent = new HashMap<>();
-    CompletableFuture<Void> f = send(offsets, sent);
-    f.whenComplete((v, e) -> {
-      answered.add(() -> {
-        Exception failure = e == null ? null : unwrap(e);
-        if (failure == null) {
-          confirm(offsets, sent);
-        }
-        callback.onComplete(offsets, failure);
-      });
-      wakePoll.run();
-    });
+    pending.add(new Request(offsets, callback));
+    sendPending();
   }
 
   @Override
   public void commitSync(Map<TopicPartition, OffsetAndMetadata> offsets) {
+    // The transaction in flight ends first, and the async commits still waiting go with this one: none may commit
+    // an older offset after it.
+    awaitInFlight();
+    runCallbacks();
+    List<Request> waiting = new ArrayList<>(pending);
+    pending.clear();
+    Map<TopicPartition, OffsetAndMetadata> merged = merge(waiting);
+    merge(merged, offsets);
     Map<TopicPartition, ChangelogBuffer> sent = new HashMap<>();
-    CompletableFuture<Void> f = send(offsets, sent);
+    Exception failure = null;
     try {
-      f.get();
+      send(merged, sent).get();
+      confirm(merged, sent);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new org.apache.kafka.common.errors.InterruptException(e);
+      failure = new org.apache.kafka.common.errors.InterruptException(e);
     } catch (ExecutionException e) {
-      Exception cause = unwrap(e.getCause());
-      throw cause instanceof RuntimeException re ? re : new IllegalStateException(cause);
-    } finally {
-      // The async commits sent before this one ended before it (one writer thread): their callbacks run first.
-      runCallbacks();
+      failure = unwrap(e.getCause());
     }
-    confirm(offsets, sent);
+    for (Request r : waiting) {
+      r.callback.onComplete(r.offsets, failure);
+    }
+    if (failure != null) {
+      throw failure instanceof RuntimeException re ? re : new IllegalStateException(failure);
+    }
   }
 
   @Override
@@ -97,10 +110,70 @@ final class ChangelogCommitter implements GroupCommitter {
     while ((r = answered.poll()) != null) {
       r.run();
     }
+    sendPending();
+  }
+
+  /**
+   * Sends the async commits that wait as one transaction, unless one is in flight: at most one transaction is in
+   * flight, so the entries of a commit are sent once unless it fails, and the commits that come meanwhile are merged
+   * (the latest offset per partition) into the next one. Poll thread.
+   */
+  private void sendPending() {
+    if (inFlight != null || pending.isEmpty() || closed) {
+      return;
+    }
+    List<Request> requests = new ArrayList<>(pending);
+    pending.clear();
+    Map<TopicPartition, OffsetAndMetadata> merged = merge(requests);
+    Map<TopicPartition, ChangelogBuffer> sent = new HashMap<>();
+    CompletableFuture<Void> f = send(merged, sent);
+    inFlight = f;
+    f.whenComplete((v, e) -> {
+      answered.add(() -> {
+        inFlight = null;
+        Exception failure = e == null ? null : unwrap(e);
+        if (failure == null) {
+          confirm(merged, sent);
+        }
+        for (Request r : requests) {
+          r.callback.onComplete(r.offsets, failure);
+        }
+      });
+      wakePoll.run();
+    });
+  }
+
+  private void awaitInFlight() {
+    CompletableFuture<Void> f = inFlight;
+    if (f == null) {
+      return;
+    }
+    try {
+      f.handle((v, e) -> null).get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new org.apache.kafka.common.errors.InterruptException(e);
+    } catch (ExecutionException e) {
+      throw new IllegalStateException(e); // handle() completes normally
+    }
+  }
+
+  private static Map<TopicPartition, OffsetAndMetadata> merge(List<Request> requests) {
+    Map<TopicPartition, OffsetAndMetadata> merged = new HashMap<>();
+    for (Request r : requests) {
+      merge(merged, r.offsets);
+    }
+    return merged;
+  }
+
+  /** Puts each offset into {@code into}, keeping the higher one per partition. */
+  private static void merge(Map<TopicPartition, OffsetAndMetadata> into, Map<TopicPartition, OffsetAndMetadata> from) {
+    from.forEach((tp, o) -> into.merge(tp, o, (a, b) -> a.offset() >= b.offset() ? a : b));
   }
 
   /** Closes the producer after the transactions sent before. */
   void close() {
+    closed = true;
     writer.close();
     runCallbacks();
   }

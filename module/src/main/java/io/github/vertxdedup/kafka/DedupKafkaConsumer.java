@@ -51,7 +51,9 @@ import org.apache.kafka.common.TopicPartition;
  * absent) or {@code "false"} ({@link #wrap}). Each partition's committable offset (the offset after the last record of
  * the unbroken run of records done with: handled, dropped as duplicates or dead-lettered, and in effect-first mode
  * their claims' commits answered) is committed to Kafka by the poll thread: with {@code commitAsync} at most once per
- * {@code commitIntervalMs}, and with {@code commitSync} on revocation and on close. On assignment the consumer resumes
+ * {@code commitIntervalMs}, and with {@code commitSync} on revocation and on close (with
+ * {@link DedupKafkaOptions#setChangelog changelog} on, each commit is a transaction that also writes the accepted
+ * ids to the changelog topic). On assignment the consumer resumes
  * at Kafka's committed offset (an operator's rewind is honoured), else at the last offset the partition's window
  * store recorded, else by {@code auto.offset.reset}; records the window holds come back as duplicates.
  *

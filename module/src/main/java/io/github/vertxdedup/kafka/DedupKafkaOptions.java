@@ -355,7 +355,8 @@ public class DedupKafkaOptions {
   /**
    * Sets the least time between two offset commits of the poll loop. Between revocations the loop commits the
    * offsets that became committable since the last commit with {@code commitAsync}, at most once per interval; on
-   * revocation and on close it commits with {@code commitSync}. A commit never passes a record that is not done with,
+   * revocation and on close it commits with {@code commitSync} (with {@link #setChangelog changelog} on, each commit is
+   * one transaction with the changelog entries). A commit never passes a record that is not done with,
    * so the interval only bounds the redeliveries a crash hands back to Kafka: records already done with, which the
    * window drops as duplicates. A wrapped Vert.x consumer ({@link DedupKafkaConsumer#wrap}) commits through the
    * consumer's {@code commit} at most once per interval, and on close, but not on revocation: the interval also

@@ -221,14 +221,7 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
       } finally {
         reading.stop();
       }
-      List<long[]> ranges = new ArrayList<>();
-      if (coveredTo < 0) {
-        ranges.add(new long[] {storeNextOffset, committedOffset});
-      } else {
-        ranges.add(new long[] {storeNextOffset, Math.min(committedOffset, coveredFrom)});
-        ranges.add(new long[] {Math.max(storeNextOffset, coveredTo), committedOffset});
-      }
-      for (long[] range : ranges) {
+      for (long[] range : sourceRanges(storeNextOffset, committedOffset, coveredFrom, coveredTo)) {
         if (cancelled || !RebuildRule.needed(range[0], range[1])) {
           continue;
         }
@@ -309,12 +302,47 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
 
   /** Extends the chain of commit marks, or starts a new one at a mark past its end. */
   private void covered(long from, long to) {
+    long[] chain = chain(coveredFrom, coveredTo, from, to);
+    coveredFrom = chain[0];
+    coveredTo = chain[1];
+  }
+
+  /**
+   * The chain of commit marks after one more: a mark that starts at or before the chain's end extends it (a rewound
+   * owner's mark, starting inside it, keeps its start); one that starts past its end, or the first, starts a new one.
+   *
+   * @param coveredFrom the chain's first covered source offset, or -1 before the first mark
+   * @param coveredTo the source offset it covers up to, or -1 before the first mark
+   * @param from the mark's first source offset
+   * @param to the source offset it committed
+   * @return {@code {coveredFrom, coveredTo}} after the mark
+   */
+  static long[] chain(long coveredFrom, long coveredTo, long from, long to) {
     if (coveredTo < 0 || from > coveredTo) {
-      coveredFrom = from;
-      coveredTo = to;
-    } else {
-      coveredTo = Math.max(coveredTo, to);
+      return new long[] {from, to};
     }
+    return new long[] {coveredFrom, Math.max(coveredTo, to)};
+  }
+
+  /**
+   * The source topic's ranges left to read after the changelog, each as the {@code (storeNextOffset,
+   * committedOffset)} of a {@link PartitionRebuild} (which reads from the later of the first and the first offset
+   * stamped at or after {@code now - W - lookBack}, up to the second, and nothing unless
+   * {@link RebuildRule#needed}): everything when the changelog had no mark, else what lies before and after the
+   * chain.
+   *
+   * @param storeNextOffset the window store's last recorded offset commit, or -1
+   * @param committedOffset Kafka's committed offset for the group, or -1
+   * @param coveredFrom the chain's first covered source offset, or -1 if there was no mark
+   * @param coveredTo the source offset it covers up to, or -1 if there was no mark
+   * @return the ranges, in offset order
+   */
+  static List<long[]> sourceRanges(long storeNextOffset, long committedOffset, long coveredFrom, long coveredTo) {
+    if (coveredTo < 0) {
+      return List.of(new long[] {storeNextOffset, committedOffset});
+    }
+    return List.of(new long[] {storeNextOffset, Math.min(committedOffset, coveredFrom)},
+        new long[] {Math.max(storeNextOffset, coveredTo), committedOffset});
   }
 
   private void send(List<ChangelogEntry> batch, ArrayDeque<Future<Void>> inFlight)

@@ -17,7 +17,12 @@
  *   ({@code WrappedCommits}) and its context ({@code WrappedContext}); the same owners and window stores;</li>
  *   <li>the rebuild of a newly assigned partition's window from its source topic, on a thread and a group-less
  *   consumer of its own while the partition stays paused ({@code Rebuilds}, {@code PartitionRebuild}, the rule in
- *   {@code RebuildRule});</li>
+ *   {@code RebuildRule}; both kinds are {@code WindowRebuild}s);</li>
+ *   <li>the optional changelog topic of accepted ids: its names and creation ({@code ChangelogTopics}), its entry
+ *   layout ({@code ChangelogEntry}), the entries an owner captured and no committed transaction holds yet
+ *   ({@code ChangelogBuffer}), the transactional producer ({@code ChangelogWriter}) behind the {@code GroupCommitter}
+ *   that makes each offset commit a transaction ({@code ChangelogCommitter}), and the rebuild that reads it
+ *   ({@code ChangelogRebuild});</li>
  *   <li>where a partition's window lives between owners ({@code PartitionWindows}: in memory, or on a journal handed over
  *   between instances);</li>
  *   <li>dead letters sent to a Kafka topic with the application's Vert.x producer ({@code KafkaDeadLetterSender}).</li>

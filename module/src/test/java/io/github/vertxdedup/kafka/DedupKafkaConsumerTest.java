@@ -9,6 +9,7 @@ import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.testing.LogCapture;
 import io.github.vertxdedup.time.DedupClock;
 import io.github.vertxdedup.time.ManualClock;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -127,6 +128,17 @@ class DedupKafkaConsumerTest {
     return c;
   }
 
+  /**
+   * Waits until the group's committed offsets of the fixture's topic add up to {@code records} and as many records of
+   * it are done with (counted in {@code dedup.kafka.records}): record-first commits a decided run's offsets before its
+   * handlers run, so a committed offset alone does not say the handlers ran.
+   */
+  private void awaitDone(Fixture f, long records) {
+    broker.awaitCommitted(f.group(), f.topic(), records);
+    await().atMost(Duration.ofSeconds(30)).until(() -> registry.find("dedup.kafka.records").tag("topic", f.topic())
+        .counters().stream().mapToDouble(Counter::count).sum() >= records);
+  }
+
   /** The default {@link #consumer} on the system clock, subscribed. */
   private DedupKafkaConsumer<String, String> start(Fixture f, DedupKafkaOptions options) throws Exception {
     return subscribe(f, consumer(f, options, DedupClock.system()));
@@ -154,7 +166,7 @@ class DedupKafkaConsumerTest {
       }
     }
     broker.flush();
-    broker.awaitCommitted(f.group(), f.topic(), 300);
+    awaitDone(f, 300);
     assertThat(f.ledger().size()).isEqualTo(100);
     assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
     assertThat(f.dead()).isEmpty();
@@ -170,7 +182,7 @@ class DedupKafkaConsumerTest {
       broker.send(f.topic(), "id-" + i, "v");
     }
     broker.flush();
-    broker.awaitCommitted(f.group(), f.topic(), 50);
+    awaitDone(f, 50);
     first.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     // The broker redelivers everything: the group's offsets go back to the start, as after a crash before commit.
     broker.rewind(f.group(), f.topic(), 2);
@@ -179,7 +191,7 @@ class DedupKafkaConsumerTest {
     }
     broker.flush();
     start(f, options(mode));
-    broker.awaitCommitted(f.group(), f.topic(), 70);
+    awaitDone(f, 70);
     assertThat(f.ledger().size()).isEqualTo(70);
     assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
     assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(50);
@@ -204,7 +216,7 @@ class DedupKafkaConsumerTest {
     broker.sendAt(f.topic(), "fresh", "v", now - 60_000);         // inside the window
     broker.sendAt(f.topic(), "older", "v", now - 3 * w);          // beyond: counted
     broker.flush();
-    broker.awaitCommitted(f.group(), f.topic(), 5);
+    awaitDone(f, 5);
     assertThat(f.ledger().credits).as("every id handled, once").containsOnlyKeys("old", "edge", "fresh", "older");
     assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
     assertThat(f.dead()).isEmpty();
@@ -228,7 +240,7 @@ class DedupKafkaConsumerTest {
     long w = Duration.ofMinutes(10).toMillis();
     subscribe(f, consumer(f, options(mode), new ManualClock(now)));
     sendAroundTheWindow(f, now, w);
-    broker.awaitCommitted(f.group(), f.topic(), 5);
+    awaitDone(f, 5);
     assertThat(f.ledger().credits).as("every id handled, once")
         .containsOnlyKeys("backlog", "ancient", "current", "ahead");
     assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
@@ -252,7 +264,7 @@ class DedupKafkaConsumerTest {
     subscribe(f, consumer(f, options(mode).setUncoveredRecords(UncoveredRecordPolicy.DEAD_LETTER),
         new ManualClock(now)));
     sendAroundTheWindow(f, now, w);
-    broker.awaitCommitted(f.group(), f.topic(), 5);
+    awaitDone(f, 5);
     assertThat(f.ledger().credits).containsOnlyKeys("current", "ahead");
     assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
     assertThat(f.dead()).hasSize(2).allSatisfy(d -> assertThat(d.reason()).isEqualTo(DeadLetter.Reason.UNCOVERED));
@@ -304,7 +316,7 @@ class DedupKafkaConsumerTest {
       broker.send(f.topic(), "p-" + (i % 30), "v");
     }
     broker.flush();
-    broker.awaitCommitted(f.group(), f.topic(), 40);
+    awaitDone(f, 40);
     assertThat(f.ledger().size()).isEqualTo(30);
     assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
     assertThat(f.dead()).isEmpty();
@@ -334,13 +346,13 @@ class DedupKafkaConsumerTest {
     broker.send(f.topic(), "slow", "v");
     broker.send(f.topic(), "after", "v");
     broker.flush();
-    broker.awaitCommitted(f.group(), f.topic(), 3);
+    awaitDone(f, 3);
     assertThat(count(registry, "dedup.kafka.lapsed.claims")).as("the slow record's claim at least").isPositive();
     assertThat(count(registry, "dedup.kafka.lapsed.claims.recorded"))
         .isEqualTo(count(registry, "dedup.kafka.lapsed.claims"));
     broker.send(f.topic(), "slow", "v");
     broker.flush();
-    broker.awaitCommitted(f.group(), f.topic(), 4);
+    awaitDone(f, 4);
     assertThat(f.ledger().credits).containsOnlyKeys("before", "slow", "after");
     assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
     assertThat(f.dead()).isEmpty();
@@ -367,12 +379,12 @@ class DedupKafkaConsumerTest {
       broker.send(f.topic(), "id-" + i, "v");
     }
     broker.flush();
-    broker.awaitCommitted(f.group(), f.topic(), 300);
+    awaitDone(f, 300);
     for (int i = 0; i < 300; i++) {
       broker.send(f.topic(), "id-" + i, "v");
     }
     broker.flush();
-    broker.awaitCommitted(f.group(), f.topic(), 600);
+    awaitDone(f, 600);
     assertThat(f.ledger().size()).isEqualTo(300);
     assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
     assertThat(count(registry, "dedup.kafka.lapsed.claims")).isZero();
@@ -387,7 +399,7 @@ class DedupKafkaConsumerTest {
     broker.send(f.topic(), "a", "v");
     broker.send(f.topic(), "b", "v");
     broker.flush();
-    broker.awaitCommitted(f.group(), f.topic(), 3);
+    awaitDone(f, 3);
     assertThat(f.ledger().credits).containsOnlyKeys("a", "b");
     assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
     assertThat(f.dead()).isEmpty();
@@ -421,7 +433,7 @@ class DedupKafkaConsumerTest {
       broker.send(f.topic(), id, "v");
     }
     broker.flush();
-    broker.awaitCommitted(f.group(), f.topic(), 5);
+    awaitDone(f, 5);
     assertThat(log).containsExactly("handled:ok-1", "dead:bad", "handled:flaky", "handled:ok-2");
     assertThat(f.dead()).singleElement().satisfies(d -> {
       assertThat(d.reason()).isEqualTo(DeadLetter.Reason.HANDLER_FAILED);
@@ -435,6 +447,36 @@ class DedupKafkaConsumerTest {
     assertThat(count(registry, "dedup.kafka.duplicates")).isEqualTo(1);
   }
 
+  /**
+   * Record-first commits before the effect: each handler, as it starts, reads the group's committed offset from the
+   * broker (an admin request, off the event loop) and finds it already past its own record, so a machine lost while
+   * the handler runs leaves the record to nobody. Copies of ids are still dropped, every id handled once.
+   */
+  @Test
+  void shouldStartARecordFirstHandlerOnlyOnceKafkaHasItsOffsetCommitted() throws Exception {
+    Fixture f = fixture("gate", 1);
+    Map<Long, Long> committedAtStart = new ConcurrentHashMap<>();
+    subscribe(f, consumer(f, options(AtomicityMode.RECORD_FIRST), DedupClock.system())
+        .handler(r -> vertx.<Void>executeBlocking(() -> {
+          committedAtStart.put(r.offset(), broker.committed(f.group(), f.topic()));
+          return null;
+        }).compose(v -> f.ledger().credit(r.key()))));
+    for (int i = 0; i < 60; i++) {
+      broker.send(f.topic(), "id-" + i, "v");
+      if (i % 6 == 5) {
+        broker.send(f.topic(), "id-" + (i - 3), "v"); // a copy
+      }
+    }
+    broker.flush();
+    awaitDone(f, 70);
+
+    assertThat(f.ledger().size()).isEqualTo(60);
+    assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
+    assertThat(committedAtStart).hasSize(60).allSatisfy((offset, committed) ->
+        assertThat(committed).as("the group's committed offset when the handler of offset %d started", offset)
+            .isGreaterThan(offset));
+  }
+
   @Test
   void shouldDeadLetterARecordWithoutIdentityAndAdvanceItsOffset() throws Exception {
     Fixture f = fixture("no-id", 1);
@@ -442,7 +484,7 @@ class DedupKafkaConsumerTest {
     broker.sendWithoutId(f.topic(), "anonymous", "v");
     broker.send(f.topic(), "x", "v");
     broker.flush();
-    broker.awaitCommitted(f.group(), f.topic(), 2);
+    awaitDone(f, 2);
     assertThat(f.ledger().credits).containsOnlyKeys("x");
     assertThat(f.dead()).singleElement().satisfies(d -> {
       assertThat(d.reason()).isEqualTo(DeadLetter.Reason.NO_IDENTITY);
@@ -463,7 +505,7 @@ class DedupKafkaConsumerTest {
     broker.send(f.topic(), "c1", "amount=99");
     broker.send(f.topic(), "c1", "amount=10");
     broker.flush();
-    broker.awaitCommitted(f.group(), f.topic(), 3);
+    awaitDone(f, 3);
     assertThat(f.ledger().credits).containsOnlyKeys("c1");
     assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
     assertThat(f.dead()).singleElement().satisfies(d -> {
@@ -519,7 +561,7 @@ class DedupKafkaConsumerTest {
     }
     assertThat(copiedPerPartition).as("distinct ids copied, per partition").hasSize(partitions)
         .allSatisfy((p, copied) -> assertThat(copied).hasSizeGreaterThanOrEqualTo(15));
-    broker.awaitCommitted(f.group(), f.topic(), sent);
+    awaitDone(f, sent);
     assertThat(f.ledger().size()).isEqualTo(ids);
     assertThat(f.ledger().creditedMoreThanOnce()).isEmpty();
     assertThat(f.dead()).isEmpty();
@@ -556,7 +598,7 @@ class DedupKafkaConsumerTest {
           .addHeader(KafkaTestSupport.MESSAGE_ID, id).addHeader("trace", "t-" + id)));
     }
 
-    broker.awaitCommitted(f.group(), f.topic(), 3);
+    awaitDone(f, 3);
 
     assertThat(f.ledger().credits).containsOnlyKeys("a", "b");
     try (KafkaConsumer<String, String> reader = new KafkaConsumer<>(
@@ -615,14 +657,14 @@ class DedupKafkaConsumerTest {
       }
       broker.sendWithoutId(f.topic(), "anonymous", "v");
       broker.flush();
-      broker.awaitCommitted(f.group(), f.topic(), 221);
+      awaitDone(f, 221);
       DedupKafkaConsumer<String, String> b = subscribe(f, withoutDeadLetterHandler(f));
       await().atMost(Duration.ofSeconds(60)).until(() -> a.assignment().size() == 1 && b.assignment().size() == 1);
       for (int i = 200; i < 300; i++) {
         broker.send(f.topic(), "id-" + i, "v");
       }
       broker.flush();
-      broker.awaitCommitted(f.group(), f.topic(), 321);
+      awaitDone(f, 321);
       get(a.close());
       await().atMost(Duration.ofSeconds(60)).until(() -> b.assignment().size() == 2);
       get(b.close());

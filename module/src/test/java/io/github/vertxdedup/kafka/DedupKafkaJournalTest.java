@@ -3,6 +3,7 @@ package io.github.vertxdedup.kafka;
 import static io.github.vertxdedup.kafka.KafkaTestSupport.count;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.github.vertxdedup.DedupOptions;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -110,6 +111,8 @@ class DedupKafkaJournalTest {
     broker.flush();
     Running second = start(group, topic, mode, ledger);
     broker.awaitCommitted(group, topic, 80);
+    // Record-first commits a decided run's offsets before its handlers run: wait for the handlers too.
+    await().atMost(Duration.ofSeconds(30)).until(() -> ledger.size() >= 70);
 
     assertThat(ledger.size()).isEqualTo(70);
     assertThat(ledger.creditedMoreThanOnce()).isEmpty();

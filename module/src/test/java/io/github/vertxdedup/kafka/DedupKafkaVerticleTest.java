@@ -123,6 +123,8 @@ class DedupKafkaVerticleTest {
     }
     broker.flush();
     broker.awaitCommitted(group, topic, 120);
+    // Record-first commits a decided run's offsets before its handlers run: wait for the handlers too.
+    await().atMost(Duration.ofSeconds(30)).until(() -> countsByKey(bodies).size() == 40);
 
     Map<String, Long> counts = countsByKey(bodies);
     assertThat(counts).hasSize(40);
@@ -167,6 +169,8 @@ class DedupKafkaVerticleTest {
     broker.sendWithoutId(topic, "k3", "{\"payment\":{\"id\":\"p-2\",\"amount\":7}}");
     broker.flush();
     broker.awaitCommitted(group, topic, 3);
+    // Record-first commits a decided run's offsets before its handlers run: wait for the handlers too.
+    await().atMost(Duration.ofSeconds(30)).until(() -> bodies.size() == 2);
 
     assertThat(bodies).extracting(b -> b.getString("key")).containsExactly("k1", "k3");
     assertThat(bodies.get(0).getJsonArray("headers")).isEmpty();

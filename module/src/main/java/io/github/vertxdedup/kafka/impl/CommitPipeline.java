@@ -22,8 +22,11 @@ import org.slf4j.LoggerFactory;
  * A record's offset becomes committable once the record is done with (handled, dropped as a duplicate or
  * dead-lettered) and, in effect-first mode, its claim's commit is answered. {@link #committableNext} is the offset
  * after the last committable record of an unbroken prefix: it never passes a record whose commit is unanswered, so the
- * poll thread never commits to Kafka past a record the window may not remember. Each committable record is counted in
- * {@code dedup.kafka.records} and lowers {@link #buffered}; reaching the resume mark wakes the poll thread.
+ * poll thread never commits to Kafka past a record the window may not remember. In record-first mode it also moves to
+ * the end of the decided prefix when the owner asks for that to be committed before the handlers run
+ * ({@link #decided}, {@link OffsetGate}): every record before it is recorded in the window, so the next owner that
+ * starts there repeats no effect. Each record done with is counted in {@code dedup.kafka.records} and lowers
+ * {@link #buffered}; reaching the resume mark wakes the poll thread.
  *
  * <h2>Effect-first commits are pipelined</h2>
  * Once a record's handler has succeeded the record leaves the owner's queue for {@code committing}, and its claim's
@@ -131,11 +134,21 @@ final class CommitPipeline<K, V> {
     lastCommittableNext = Math.max(lastCommittableNext, pending.offset() + 1);
     PendingRecord<K, V> waiting = committing.peek();
     // Never publish past a record whose commit is unanswered: every record before it is committable.
-    committableNext = waiting == null ? lastCommittableNext : Math.max(committableNext, waiting.offset());
+    committableNext = Math.max(committableNext, waiting == null ? lastCommittableNext : waiting.offset());
     if (buffered.decrementAndGet() == config.resumeMark) {
       config.wakePoll.run();
     }
     metrics.records.increment();
+  }
+
+  /**
+   * Record-first: the records before {@code next} are decided (their ids recorded, or duplicates, or without
+   * identity), and their handlers wait for a commit of it ({@link OffsetGate}): the committable offset moves to it.
+   *
+   * @param next the offset after the decided prefix
+   */
+  void decided(long next) {
+    committableNext = Math.max(committableNext, next);
   }
 
   /**

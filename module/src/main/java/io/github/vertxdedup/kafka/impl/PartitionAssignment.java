@@ -9,6 +9,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -31,9 +32,11 @@ import org.slf4j.LoggerFactory;
  *   offset lies past what the store covers, the partition is paused and the rest of its window rebuilt from the
  *   source topic ({@link Rebuilds}), after the call returned.</li>
  *   <li>{@code onPartitionsRevoked}: cancels the rebuilds of the revoked partitions, fences the owners (nothing new is decided), waits up to
- *   {@code revocationTimeoutMs} for what they decided, commits the committable offsets with {@code commitSync}, stops
- *   the owners and hands the windows back, all before the group moves the partitions. {@code onPartitionsLost}: the
- *   same without the commit (another member may own the partitions already).</li>
+ *   {@code revocationTimeoutMs} for what they decided (committing, with {@code commitSync}, the decided prefix a
+ *   record-first owner waits for before its handlers run), commits the committable offsets with {@code commitSync},
+ *   stops the owners and hands the windows back, all before the group moves the partitions.
+ *   {@code onPartitionsLost}: the same without any commit (another member may own the partitions already), so a
+ *   record-first owner's decided records that no commit covers are never handled here.</li>
  * </ul>
  *
  * <h2>A window that does not open</h2>
@@ -253,13 +256,15 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
     rebuilds.cancel(mine, revocationTimeoutMs);
     List<Future<Void>> fences = new ArrayList<>();
     for (TopicPartition tp : mine) {
-      fences.add(owners.get(tp).owner.fence());
+      PartitionOwner<K, V> owner = owners.get(tp).owner;
+      fences.add(owner.fence());
+      if (!commit) {
+        // No commit follows: a record-first owner's decided records that no commit covers are the next owner's.
+        owner.refuseCommits();
+      }
     }
-    boolean drained = true;
-    try {
-      await(Future.all(fences).mapEmpty(), revocationTimeoutMs, "drain " + mine);
-    } catch (RuntimeException e) {
-      drained = false;
+    boolean drained = drain(mine, Future.all(fences).mapEmpty(), commit);
+    if (!drained) {
       LOG.warn("{} {}: did not drain within revocationTimeoutMs={} ms; what is unfinished is left to the next owner",
           mine, what, revocationTimeoutMs);
     }
@@ -282,6 +287,39 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
       await(Future.all(stopping).mapEmpty(), revocationTimeoutMs, "stop the owners of " + mine);
     } catch (RuntimeException e) {
       LOG.warn("{} {}: stopping their owners failed: {}", mine, what, e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Waits for the fenced owners of {@code tps} to drain, at most {@code revocationTimeoutMs}. With {@code commit}, the
+   * member is still in the group's generation: a record-first owner whose decided records wait for a commit
+   * ({@link OffsetGate}) gets it here, synchronously, so they are handled before the partition moves; the poll thread
+   * looks for such requests every {@value PollLoop#PAUSED_POLL_MS} ms while it waits.
+   *
+   * @return true if drained in time
+   */
+  private boolean drain(List<TopicPartition> tps, Future<Void> fenced, boolean commit) {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(revocationTimeoutMs);
+    CompletableFuture<Void> done = fenced.toCompletionStage().toCompletableFuture();
+    while (true) {
+      if (commit) {
+        commits.commitWantedSync(tps);
+      }
+      long leftNs = deadline - System.nanoTime();
+      if (done.isDone()) {
+        return true;
+      }
+      if (leftNs <= 0) {
+        return false;
+      }
+      try {
+        done.get(Math.min(leftNs, TimeUnit.MILLISECONDS.toNanos(PollLoop.PAUSED_POLL_MS)), TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while waiting to drain " + tps, e);
+      } catch (ExecutionException | TimeoutException e) {
+        // A fence never fails; on a timeout, look for wanted commits again.
+      }
     }
   }
 

@@ -74,6 +74,8 @@ final class PartitionOwner<K, V> {
   private final HeadWait head;
   /** The accepted ids the next offset commits write to the changelog topic, or null without one. */
   private final ChangelogBuffer changelog;
+  /** Record-first: a handler starts only once Kafka acknowledged a commit past its record. */
+  private final OffsetGate gate = new OffsetGate();
 
   /**
    * @param config what the consumer's owners share
@@ -121,6 +123,40 @@ final class PartitionOwner<K, V> {
    */
   long committableNext() {
     return commits.committableNext();
+  }
+
+  /**
+   * Record-first: the offset this owner waits to see committed before the handlers of its decided records run (the
+   * offset after its decided prefix), or -1. Any thread.
+   */
+  long wantedNext() {
+    return gate.wantedNext();
+  }
+
+  /**
+   * Kafka acknowledged a commit of {@code next} for this partition, made by this consumer's member of the group: in
+   * record-first mode the handlers of the records before it may run ({@link OffsetGate}). Any thread.
+   *
+   * @param next the offset committed
+   */
+  void committed(long next) {
+    loop.execute(() -> {
+      if (gate.acked(next)) {
+        pump();
+      }
+    });
+  }
+
+  /**
+   * No commit of this partition is acknowledged any more (it was lost, or a commit on its revocation was refused):
+   * in record-first mode the decided records no commit covers are never handled here; they are the next owner's. Any
+   * thread.
+   */
+  void refuseCommits() {
+    loop.execute(() -> {
+      gate.shut();
+      pump();
+    });
   }
 
   /** @return records handed over and not yet committable; any thread */
@@ -191,9 +227,13 @@ final class PartitionOwner<K, V> {
     commits.flush();
   }
 
-  /** @return true if, fenced, no decided record is left: the head waits for nothing, no commit is unanswered */
+  /**
+   * @return true if, fenced, no decided record is left: the head waits for nothing, no commit is unanswered; once the
+   *     gate is shut, the records it holds are left to the next owner
+   */
   private boolean drained() {
-    return head.idle() && commits.isEmpty() && queue.nothingDecided();
+    return head.idle() && commits.isEmpty() && (queue.nothingDecided() || gate.isShut() && !gate.covers(
+        queue.head().offset()));
   }
 
   /** Takes the head on until it must wait: decides it, drops it, runs its handler or dead-letters it. */
@@ -205,7 +245,7 @@ final class PartitionOwner<K, V> {
         return;
       }
       if (pending.decision == null) {
-        if (loop.fenced() && !queue.checkedBehindHead()) {
+        if (loop.fenced() && (gate.isShut() || !queue.checkedBehindHead())) {
           return;
         }
         if (pending.identity == null) {
@@ -223,6 +263,11 @@ final class PartitionOwner<K, V> {
           commits.committable(pending);
         }
         case ACCEPTED -> {
+          if (!config.effectFirst && !gate.covers(pending.offset())) {
+            // Record-first: the effect waits until Kafka has the offset past it committed for this member.
+            askForCommit();
+            return; // the acknowledgement pumps again
+          }
           if (config.effectFirst) {
             if (commits.full()) {
               return; // the next answered commit pumps again
@@ -266,6 +311,19 @@ final class PartitionOwner<K, V> {
               FailurePolicy.unexpectedVerdictDetail(pending, config.effectFirst), null);
         }
       }
+    }
+  }
+
+  /**
+   * Record-first: asks the poll thread to commit the offset after the decided prefix (every record of it is
+   * recorded in the window, a duplicate, or without identity), unless that was asked for already or the gate is shut.
+   * One commit then covers the whole decided run.
+   */
+  private void askForCommit() {
+    long next = queue.decidedNext();
+    if (gate.want(next)) {
+      commits.decided(next);
+      config.wakePoll.run();
     }
   }
 

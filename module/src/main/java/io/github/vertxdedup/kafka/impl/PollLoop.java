@@ -29,8 +29,10 @@ import org.slf4j.LoggerFactory;
  * <h2>Loop</h2>
  * Apply pauses and resumes ({@link Pauses}); {@code poll}; hand each partition's records to its owner's event loop,
  * each wrapped once as the {@link KafkaConsumerRecord} the application sees ({@link #wrap});
- * commit the offsets that became committable since the last commit, at most once per {@code commitIntervalMs}
- * ({@link OffsetCommits}); repeat. Before each poll it ends the rebuilds of newly assigned partitions that finished
+ * commit the offsets that became committable since the last commit, at most once per {@code commitIntervalMs}, and at
+ * once when a record-first owner waits for a commit before its handlers run ({@link OffsetCommits}); repeat. While a
+ * record-first owner holds records, the loop polls for at most {@value #PAUSED_POLL_MS} ms, so that a commit it asks
+ * for is sent, and its acknowledgement (handed over inside a poll) comes back, within that. Before each poll it ends the rebuilds of newly assigned partitions that finished
  * ({@link Rebuilds}), so their partitions are resumed. It ends when the consumer is closed ({@link #stop}) or a window failed to open,
  * revoking every partition (with a final commit, unless it ends on an error) and closing the Kafka consumer.
  *
@@ -181,14 +183,21 @@ final class PollLoop<K, V> {
       return;
     }
     pauses.apply();
+    commits.commitWanted();
     long timeoutMs = pollTimeoutMs;
+    if (!ownerConfig.effectFirst && recordFirstBusy()) {
+      // A record-first owner waits for a commit before its handlers run, or may soon: a commit it asks for is sent
+      // between two polls, and the acknowledgement is handed over inside a poll, so poll briefly.
+      timeoutMs = PAUSED_POLL_MS;
+    }
     if (!pauses.none()) {
       if (pauses.all()) {
-        // Nothing to fetch: wait for an owner to catch up, then poll only to serve the group.
+        // Nothing to fetch: wait for an owner to catch up (or to ask for a commit), then poll only to serve the group.
         wake.tryAcquire(timeoutMs, TimeUnit.MILLISECONDS);
         wake.drainPermits();
         assignment.collectRebuilds();
         pauses.apply();
+        commits.commitWanted();
         timeoutMs = 0;
       } else {
         timeoutMs = Math.min(timeoutMs, PAUSED_POLL_MS);
@@ -204,7 +213,24 @@ final class PollLoop<K, V> {
         o.owner.offer(wrap(records.records(tp)));
       }
     }
+    commits.commitWanted();
     commits.commitAsyncIfDue();
+  }
+
+  /**
+   * @return true if a record-first owner waits for a commit's acknowledgement or holds records it has not finished
+   *     (it may ask for a commit at any moment)
+   */
+  private boolean recordFirstBusy() {
+    if (commits.awaitingAck()) {
+      return true;
+    }
+    for (AssignedPartition<K, V> o : owners.values()) {
+      if (o.owner.buffered() > 0) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

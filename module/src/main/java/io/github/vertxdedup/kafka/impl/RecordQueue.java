@@ -117,6 +117,23 @@ final class RecordQueue<K, V> {
   }
 
   /**
+   * Record-first: the end of the decided prefix: the offset after the unbroken run of records from the head that are
+   * decided or have no identity (those go to the dead-letter path whatever the window says). O(that run).
+   *
+   * @return the offset after the run, or -1 if the head is undecided or the queue empty
+   */
+  long decidedNext() {
+    long next = -1;
+    for (PendingRecord<K, V> pending : records) {
+      if (pending.decision == null && pending.identity != null) {
+        break;
+      }
+      next = pending.offset() + 1;
+    }
+    return next;
+  }
+
+  /**
    * @return true if a fenced owner has nothing left to finish in the queue: it is empty, or its head is undecided (or
    *     waits for another delivery's lease) and no record behind it was checked
    */

@@ -15,7 +15,9 @@ import org.slf4j.LoggerFactory;
  * the offset after the last record of its owner's committable prefix ({@link PartitionOwner#committableNext}), never
  * past a record that is not done with, at most once per {@code commitIntervalMs} ({@link #commitMoved}), one commit in
  * flight at a time; a failed commit is sent again with the next one. Every offset Kafka accepted is handed to the
- * window store ({@link PartitionWindows#offsetsCommitted}), which journals it beside the accepted ids.
+ * window store ({@link PartitionWindows#offsetsCommitted}), which journals it beside the accepted ids, and to the
+ * owner ({@link PartitionOwner#committed}): a record-first owner runs a handler only once a commit past its record was
+ * accepted, and asks for one by waking the context ({@link #commitWanted}).
  *
  * <p>Only the partitions the consumer holds now are committed: {@link WrappedAssignment} removes a revoked partition
  * from {@code owners} when the revocation reaches it, so nothing of it is sent after that, and the answer to a commit
@@ -61,6 +63,20 @@ final class WrappedCommits<K, V> {
   void commitMoved() {
     if (inFlight.isComplete()) {
       inFlight = commit(false);
+    }
+  }
+
+  /**
+   * Commits at once, unless a commit is still unanswered, if a record-first owner waits for a commit before its
+   * handlers run ({@link OffsetGate}); called when an owner wakes the context. A commit still unanswered is followed
+   * by the periodic one.
+   */
+  void commitWanted() {
+    for (AssignedPartition<K, V> o : owners.values()) {
+      if (o.owner.wantedNext() > o.committed) {
+        commitMoved();
+        return;
+      }
     }
   }
 
@@ -117,9 +133,14 @@ final class WrappedCommits<K, V> {
         long offset = offsets.get(WrappedContext.vertx(tp)).getOffset();
         if (owners.get(tp) == o && offset > o.committed) {
           o.committed = offset;
+          o.owner.committed(offset);
           windows.offsetsCommitted(o.lease, offset);
         }
       });
+      if (!last) {
+        // An owner may have asked for a commit while this one was in flight: send it once this one is done.
+        context.context().runOnContext(x -> commitWanted());
+      }
       return Future.succeededFuture();
     });
   }

@@ -204,6 +204,9 @@ public final class WrappedConsumer<K, V> extends ConsumerSetup<K, V> {
       context.context().runOnContext(v -> {
         wakeQueued.set(false);
         partitions.applyPauses();
+        if (commits != null) {
+          commits.commitWanted();
+        }
       });
     }
   }

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Consumer;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,9 +20,20 @@ import org.slf4j.LoggerFactory;
  * ({@link RebuildRule#needed}), right after it seeked the partition, and the partition is paused on the main consumer
  * inside {@code onPartitionsAssigned}, before any of its records can be returned. The poll loop goes on meanwhile
  * (the group sees a live member, the other partitions flow) and, before each poll, {@link #collect}s the rebuilds
- * that ended: the partition is resumed then, or the consumer stops on a rebuild that failed, as on a window that
- * cannot be opened. A revocation {@link #cancel}s the rebuilds of the revoked partitions and waits for them to end
- * before their windows are handed back.
+ * that ended: the partition is resumed then. A revocation {@link #cancel}s the rebuilds of the revoked partitions
+ * and waits for them to end before their windows are handed back.
+ *
+ * <h2>A rebuild that fails</h2>
+ * A rebuild fails when the source topic cannot be read (no ACL, a deleted topic, a record the deserializer rejects,
+ * the broker unreachable for longer than the rebuild's retry budget). Its partition is left unhandled: it stays
+ * paused, none of its records reaches its owner, and it is rebuilt again {@code retryMs} later, and again after
+ * each failure, for as long as it stays assigned here, so that a fixed ACL heals it without a restart. The other
+ * partitions keep flowing, and the consumer stays in the group. The first failure of each episode (until a rebuild of
+ * the partition succeeds or the partition leaves) is logged at ERROR and handed to {@code report} (the consumer's
+ * exception handler); each failure counts in {@code dedup.kafka.rebuild.failures}. This differs from a window that
+ * cannot be opened, which stops the consumer: a window store that fails is this machine's fault, which another
+ * member may not have, while a topic this consumer cannot read is the same for every member of the group, so
+ * handing the partition on would only move the fault.
  *
  * <p>Poll thread only; the rebuilds' threads only add to {@code ended}.
  *
@@ -36,20 +48,47 @@ final class Rebuilds<K, V> {
   private final OwnerConfig<K, V> ownerConfig;
   private final long lookBackMs;
   private final Pauses<K, V> pauses;
+  private final long retryMs;
+  private final Consumer<Throwable> report;
   private final Map<TopicPartition, PartitionRebuild<K, V>> running = new HashMap<>();
+  /** Partitions whose rebuild failed, waiting for the next attempt. */
+  private final Map<TopicPartition, Retry<K, V>> waiting = new HashMap<>();
+  /** What is needed to start a partition's rebuild again, and its failures in a row. */
+  private final Map<TopicPartition, Retry<K, V>> started = new HashMap<>();
   private final Queue<PartitionRebuild<K, V>> ended = new ConcurrentLinkedQueue<>();
+
+  /** A rebuild's arguments, the failures in a row, and when to try again ({@link System#nanoTime}). */
+  private static final class Retry<K, V> {
+    final AssignedPartition<K, V> assigned;
+    final long committedOffset;
+    final KafkaMetrics metrics;
+    int failures;
+    long dueNs;
+
+    Retry(AssignedPartition<K, V> assigned, long committedOffset, KafkaMetrics metrics) {
+      this.assigned = assigned;
+      this.committedOffset = committedOffset;
+      this.metrics = metrics;
+    }
+  }
 
   /**
    * @param kafkaConfig the main consumer's config (the rebuilds read with the same settings, without the group)
    * @param ownerConfig what the owners share: the identity extractor, the clock, the window, the poll's wake-up
    * @param lookBackMs {@code lookBackMs}
    * @param pauses the paused partitions
+   * @param retryMs how long after a failed rebuild its partition is rebuilt again, milliseconds
+   *     ({@code backoffMaxMs})
+   * @param report receives the first failure of each episode (the consumer's exception handler); poll thread
    */
-  Rebuilds(Map<String, Object> kafkaConfig, OwnerConfig<K, V> ownerConfig, long lookBackMs, Pauses<K, V> pauses) {
+  Rebuilds(Map<String, Object> kafkaConfig, OwnerConfig<K, V> ownerConfig, long lookBackMs, Pauses<K, V> pauses,
+      long retryMs, Consumer<Throwable> report) {
     this.kafkaConfig = kafkaConfig;
     this.ownerConfig = ownerConfig;
     this.lookBackMs = lookBackMs;
     this.pauses = pauses;
+    this.retryMs = retryMs;
+    this.report = report;
   }
 
   /**
@@ -67,30 +106,40 @@ final class Rebuilds<K, V> {
     if (!RebuildRule.needed(storeNext, committedOffset)) {
       return;
     }
-    PartitionRebuild<K, V> r = new PartitionRebuild<>(tp, kafkaConfig, assigned.lease.partition(),
-        ownerConfig.identity, ownerConfig.clock, ownerConfig.windowMs, lookBackMs, storeNext, committedOffset,
-        ownerConfig.maxBatch, metrics, null);
+    started.put(tp, new Retry<>(assigned, committedOffset, metrics));
+    pauses.rebuilding(tp);
+    start(tp);
+  }
+
+  private void start(TopicPartition tp) {
+    Retry<K, V> a = started.get(tp);
+    // The store's offset is read again: a failed attempt may have journaled nothing, or (being a check) some ids,
+    // but never an offset, so it is the same as at the first attempt.
+    PartitionRebuild<K, V> r = new PartitionRebuild<>(tp, kafkaConfig, a.assigned.lease.partition(),
+        ownerConfig.identity, ownerConfig.clock, ownerConfig.windowMs, lookBackMs, a.assigned.lease.resumeOffset(),
+        a.committedOffset, ownerConfig.maxBatch, a.metrics, null);
     r.onDone(() -> {
       ended.add(r);
       ownerConfig.wakePoll.run();
     });
     running.put(tp, r);
-    pauses.rebuilding(tp);
     r.start();
   }
 
-  /** @return true if the partition's window is being rebuilt: its records must not reach its owner */
+  /**
+   * @return true if the partition's window is being rebuilt, or waits to be rebuilt again after a failure: its
+   *     records must not reach its owner
+   */
   boolean rebuilding(TopicPartition tp) {
-    return running.containsKey(tp);
+    return running.containsKey(tp) || waiting.containsKey(tp);
   }
 
   /**
-   * Ends the rebuilds that finished: their partitions may be resumed by the next {@link Pauses#apply}.
-   *
-   * @return the failure of a rebuild that failed (the consumer stops on it), or null
+   * Ends the rebuilds that finished: the partitions of those that succeeded may be resumed by the next
+   * {@link Pauses#apply}; those that failed wait {@code retryMs} (see the type comment). Starts the retries that are
+   * due.
    */
-  RuntimeException collect() {
-    RuntimeException failure = null;
+  void collect() {
     PartitionRebuild<K, V> r;
     while ((r = ended.poll()) != null) {
       TopicPartition tp = r.partition();
@@ -98,21 +147,46 @@ final class Rebuilds<K, V> {
         continue; // cancelled by a revocation: nothing to resume
       }
       running.remove(tp);
+      Retry<K, V> a = started.get(tp);
       try {
         r.done().get();
+        if (a.failures > 0) {
+          LOG.info("{}: window rebuilt from the source topic after {} failed attempts; the partition is handled",
+              tp, a.failures);
+        }
+        started.remove(tp);
         pauses.rebuilt(tp);
       } catch (ExecutionException e) {
         RuntimeException cause = e.getCause() instanceof RuntimeException re ? re : new IllegalStateException(e);
-        LOG.error("{}; the consumer stops and leaves the group", cause.getMessage(), cause.getCause());
-        if (failure == null) {
-          failure = cause;
+        a.failures++;
+        a.dueNs = System.nanoTime() + retryMs * 1_000_000L;
+        waiting.put(tp, a);
+        if (a.failures == 1) {
+          LOG.error("{}; the partition is left unhandled (paused, its records not handed to its owner) and rebuilt"
+              + " again every {} ms (backoffMaxMs) while it stays assigned here", cause.getMessage(), retryMs,
+              cause.getCause());
+          report.accept(cause);
+        } else {
+          LOG.debug("{}; failed attempt {}, the next in {} ms", cause.getMessage(), a.failures, retryMs);
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new IllegalStateException("interrupted while ending the rebuild of " + tp, e);
       }
     }
-    return failure;
+    if (!waiting.isEmpty()) {
+      long now = System.nanoTime();
+      List<TopicPartition> due = new ArrayList<>();
+      waiting.forEach((tp, a) -> {
+        if (now - a.dueNs >= 0) {
+          due.add(tp);
+        }
+      });
+      for (TopicPartition tp : due) {
+        waiting.remove(tp);
+        start(tp);
+      }
+    }
   }
 
   /**
@@ -125,6 +199,8 @@ final class Rebuilds<K, V> {
   void cancel(Collection<TopicPartition> tps, long timeoutMs) {
     List<PartitionRebuild<K, V>> cancelled = new ArrayList<>();
     for (TopicPartition tp : tps) {
+      waiting.remove(tp);
+      started.remove(tp);
       PartitionRebuild<K, V> r = running.remove(tp);
       if (r != null) {
         r.cancel();

@@ -16,8 +16,8 @@
  *   ({@code WrappedConsumer}), its partitions and their fence ({@code WrappedAssignment}), its offset commits
  *   ({@code WrappedCommits}) and its context ({@code WrappedContext}); the same owners and window stores;</li>
  *   <li>the rebuild of a newly assigned partition's window from its source topic, on a thread and a group-less
- *   consumer of its own while the partition stays paused ({@code Rebuilds}, {@code PartitionRebuild}, the rule in
- *   {@code RebuildRule});</li>
+ *   consumer of its own while the partition stays paused ({@code Rebuilds}, {@code PartitionRebuild}, the rule of what
+ *   is read and from when the window covers in {@code RebuildRule}, the reader's retries in {@code RebuildBackoff});</li>
  *   <li>where a partition's window lives between owners ({@code PartitionWindows}: in memory, or on a journal handed over
  *   between instances);</li>
  *   <li>dead letters sent to a Kafka topic with the application's Vert.x producer ({@code KafkaDeadLetterSender}).</li>

@@ -62,7 +62,10 @@ import org.apache.kafka.common.TopicPartition;
  * go within {@code assignmentTimeoutMs}), the consumer stops: it finishes what its other partitions decided, commits
  * their committable offsets, hands their windows back, leaves the group (so the partitions go to the group's other
  * members; a wrapped consumer is closed) and calls the {@link #exceptionHandler}. The same happens on any other error that ends the poll thread. A
- * consumer never keeps running with a partition it cannot decide.
+ * consumer never keeps running with a partition it cannot decide. A partition whose window opened but could not be
+ * rebuilt from its source topic (no read ACL, a deleted topic, a record the deserializer rejects) is the exception:
+ * it is left unhandled (paused, none of its records handed to the handler) and rebuilt again every
+ * {@code backoffMaxMs}, the other partitions flow, and the {@link #exceptionHandler} is called once per episode.
  *
  * <p>Thread-safety: the setters must be called before {@link #subscribe}; {@link #subscribe} and {@link #close}
  * may be called from any thread and complete on the caller's context.
@@ -206,7 +209,10 @@ public interface DedupKafkaConsumer<K, V> {
    * error; for a wrapped consumer also a failed lookup of the partition's committed offset, or of its seek), or any
    * other error that ends the poll thread. Called once per stopped consumer, on the context that
    * called {@link #subscribe}, after the consumer has left the group; {@link #close} then completes with the same
-   * failure. Each window that fails to open is also counted by {@code dedup.kafka.window.open.failures}. Without a
+   * failure. Also called, while the consumer runs on, for a partition left unhandled because its window could not be
+   * rebuilt from the source topic (an {@link IllegalStateException} "failed to rebuild the window of
+   * &lt;topic-partition&gt; from the source topic", Kafka's exception as its cause): once per episode, until a rebuild
+   * of the partition succeeds or it is revoked; each failed attempt counts in {@code dedup.kafka.rebuild.failures}. Each window that fails to open is also counted by {@code dedup.kafka.window.open.failures}. Without a
    * handler the failure is only logged at ERROR: an application that should not run on without its consumer must set
    * one (for example to exit with a non-zero status).
    *

@@ -303,7 +303,10 @@ public class DedupKafkaOptions {
     return setBackoffInitialMs(backoff.toMillis());
   }
 
-  /** @return the largest backoff in milliseconds */
+  /**
+   * @return the largest backoff in milliseconds; also the interval at which a partition whose window could not be
+   *     rebuilt from its source topic is rebuilt again
+   */
   public long getBackoffMaxMs() {
     return backoffMaxMs;
   }

@@ -77,7 +77,10 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
   private Future<?> recovering;
   private Future<Void> closed;
   private volatile boolean abortReplay;
-  /** When this partition's journal was first opened ({@link JournalLayout#memoryBegan}); written by open, read by recover. */
+  /**
+   * When this partition's journal was first opened, or from when a rebuild made it whole
+   * ({@link JournalLayout#memoryBegan}); written by open and {@link #memoryBegins}, read by recover.
+   */
   private volatile long memoryBeganMs = Recovery.NO_MEMORY;
 
   /**
@@ -181,6 +184,19 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
       done.complete();
     });
     return done.future();
+  }
+
+  @Override
+  public Future<Void> memoryBegins(long fromMs) {
+    if (fromMs < 0) {
+      return Future.failedFuture(new IllegalArgumentException("fromMs must be >= 0 but was " + fromMs));
+    }
+    Context c = context != null ? context : vertx.getOrCreateContext();
+    return c.executeBlocking(() -> {
+      JournalLayout.memoryBegins(dir, fromMs);
+      memoryBeganMs = fromMs;
+      return null;
+    }, false);
   }
 
   @Override

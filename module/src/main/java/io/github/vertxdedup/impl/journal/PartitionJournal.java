@@ -125,6 +125,20 @@ public interface PartitionJournal {
   Future<Void> offsetsCommitted(String topic, int partition, long offset);
 
   /**
+   * Records that the partition covers event times from {@code fromMs} on: its window holds every id it must remember
+   * from that instant (a rebuild from another source put them in, journaled like any accept), although the journal
+   * was first opened later, or holds less than that first open suggests. The next {@link #recover} hands it back
+   * through {@link RecoveryTarget#memoryBegins} (the earlier of it and the journal's earliest record). Default:
+   * nothing (a journal that keeps nothing recovers nothing).
+   *
+   * @param fromMs the instant, epoch milliseconds, {@code >= 0}
+   * @return completes once the instant is durable; fails with the I/O error
+   */
+  default Future<Void> memoryBegins(long fromMs) {
+    return Future.succeededFuture();
+  }
+
+  /**
    * The decisions of one batch request follow, up to {@link #endBatch()}. Default: nothing (every write stands
    * alone).
    */

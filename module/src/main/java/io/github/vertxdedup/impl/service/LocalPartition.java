@@ -197,6 +197,24 @@ public interface LocalPartition {
   Future<Long> heldEntries();
 
   /**
+   * Sets the instant from which the partition covers event times: an event older than it whose id is not remembered
+   * is answered as one the partition does not cover ({@code uncoveredPolicy}), a newer one as usual. A window starts
+   * out covering from when its journal was first opened (or from its own start, in memory), which after a rebuild
+   * from another source is too late: the rebuild that put every id of its window from {@code fromMs} on into the
+   * window (journaled like any accept) says so here, and the earlier instant is journaled first, so a restart on
+   * this machine keeps it. It may also be later than what the partition claimed: a rebuild whose source lost
+   * records the journal lacks sets the instant after which nothing was lost. The window's own memory still limits
+   * the coverage ({@code now - W} at bucket precision, or later after an early eviction).
+   *
+   * @param fromMs the instant, epoch milliseconds, {@code 0 <= fromMs <= now}
+   * @return the earliest event time the partition covers now, epoch milliseconds, once {@code fromMs} is durable;
+   *     fails with {@link IllegalArgumentException} for {@code fromMs} outside its range, with
+   *     {@link IllegalStateException} while the partition is not ready, or with the journal's I/O error (the
+   *     coverage is then unchanged)
+   */
+  Future<Long> coverFrom(long fromMs);
+
+  /**
    * Releases every live claim held by {@code claimer}, journaled: a consumer that takes a partition over calls it
    * with its own instance id before it claims anything, so the claims its previous run left open when it was killed
    * are released at once rather than after their leases. Claims of other claimers, and claims that name nobody,

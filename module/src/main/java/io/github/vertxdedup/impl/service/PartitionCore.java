@@ -333,6 +333,11 @@ final class PartitionCore {
     return Math.max(window.memoryStartMs(), memoryBeganMs);
   }
 
+  /** @return the core's clock now, milliseconds */
+  long nowMs() {
+    return clock.nowMs();
+  }
+
   /** @return the live claims held now (lapsed ones not yet noticed included) */
   int claimsHeld() {
     return claims.held();
@@ -369,6 +374,12 @@ final class PartitionCore {
         clock.nowMs());
   }
 
+  /**
+   * Sets the instant from which this partition holds every id it must remember (see {@link #coveredFromMs()}): its
+   * journal's, on recovery, or a rebuild's ({@link LocalPartition#coverFrom}).
+   *
+   * @param ms clock milliseconds
+   */
   void memoryBegins(long ms) {
     memoryBeganMs = ms;
   }

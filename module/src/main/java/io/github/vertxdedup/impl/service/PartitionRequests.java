@@ -311,6 +311,33 @@ final class PartitionRequests implements LocalPartition {
   }
 
   @Override
+  public Future<Long> coverFrom(long fromMs) {
+    Promise<Long> p = Promise.promise();
+    Context context = lifecycle.context();
+    context.runOnContext(v -> {
+      if (!ready(p)) {
+        return;
+      }
+      long now = lifecycle.core().nowMs();
+      if (fromMs < 0 || fromMs > now) {
+        p.fail(new IllegalArgumentException("fromMs must be in 0.." + now + " (now) but was " + fromMs));
+        return;
+      }
+      // Durable first: the partition is told only what a restart on this machine will recover.
+      lifecycle.journal().memoryBegins(fromMs).onComplete(ar -> context.runOnContext(w -> {
+        if (ar.failed()) {
+          p.fail(ar.cause());
+          return;
+        }
+        PartitionCore core = lifecycle.core();
+        core.memoryBegins(fromMs);
+        p.complete(core.coveredFromMs());
+      }));
+    });
+    return p.future();
+  }
+
+  @Override
   public Future<Integer> releaseClaimsOf(String claimer) {
     Objects.requireNonNull(claimer, "claimer");
     Promise<Integer> p = Promise.promise();

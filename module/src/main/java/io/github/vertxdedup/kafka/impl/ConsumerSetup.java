@@ -244,7 +244,10 @@ abstract class ConsumerSetup<K, V> implements DedupKafkaConsumer<K, V> {
     return PartitionWindows.create(vertx, dedup, clock, registry(), options.getAssignmentTimeoutMs());
   }
 
-  /** Hands a failure that stopped the consumer to the exception handler, if one is set, on {@code context}. */
+  /**
+   * Hands a failure to the exception handler, if one is set, on {@code context}: one that stopped the consumer, or a
+   * partition left unhandled because its window could not be rebuilt from its topic.
+   */
   void report(Context context, Throwable failure) {
     Handler<Throwable> h;
     synchronized (this) {

@@ -2,12 +2,14 @@ package io.github.vertxdedup.kafka.impl;
 
 import io.github.vertxdedup.kafka.DeadLetter;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.LongTaskTimer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The per-record meters of one topic-partition, tagged {@code group}, {@code topic} and {@code partition}, which
@@ -31,8 +33,12 @@ import java.util.Map;
  * topic on assignment ({@link PartitionRebuild}): {@code dedup.kafka.rebuild.records} (records read),
  * {@code dedup.kafka.rebuild.changelog.entries} (entries read from the changelog topic, {@link ChangelogRebuild}),
  * {@code dedup.kafka.rebuild.ids} (ids put into the window), {@code dedup.kafka.rebuild.no.identity} (records
- * skipped), {@code dedup.kafka.rebuild.failures}, {@code dedup.kafka.rebuild.duration} (a timer) and
- * {@code dedup.kafka.rebuild.in.progress} (a long task timer: rebuilds running now).
+ * skipped), {@code dedup.kafka.rebuild.retries} (calls of the rebuild's reader retried after a retriable failure: the
+ * broker briefly unreachable), {@code dedup.kafka.rebuild.failures} (rebuilds that failed: the partition stays
+ * unhandled and is rebuilt again later), {@code dedup.kafka.rebuild.duration} (a timer),
+ * {@code dedup.kafka.rebuild.in.progress} (a long task timer: rebuilds running now) and the gauge
+ * {@code dedup.kafka.coverage.start} (the earliest event time the window covers after this consumer's last rebuild
+ * of it, epoch milliseconds; NaN until a rebuild of the current assignment set it).
  *
  * <p>Micrometer counters are thread-safe; a new owner of the same partition increments the same counters (the
  * registry returns the meter already registered under the same name and tags).
@@ -58,12 +64,16 @@ final class KafkaMetrics {
   final Counter rebuildIds;
   /** Records those rebuilds skipped: no identity, or one the window refused. */
   final Counter rebuildNoIdentity;
-  /** Rebuilds that failed (each stops the consumer). */
+  /** Calls of a rebuild's reader retried after a retriable failure. */
+  final Counter rebuildRetries;
+  /** Rebuilds that failed (the partition stays unhandled until a later one succeeds). */
   final Counter rebuildFailures;
   /** Duration of each finished or cancelled rebuild. */
   final Timer rebuildDuration;
   /** Rebuilds running now, and for how long. */
   final LongTaskTimer rebuildsInProgress;
+  /** The coverage start the last rebuild set, epoch milliseconds, or -1: the gauge's value. */
+  final AtomicLong coverageStartMs = new AtomicLong(-1);
   private final Map<DeadLetter.Reason, Counter> deadLetters = new EnumMap<>(DeadLetter.Reason.class);
 
   KafkaMetrics(MeterRegistry registry, String groupId, String topic, int partition) {
@@ -110,8 +120,11 @@ final class KafkaMetrics {
     rebuildNoIdentity = Counter.builder("dedup.kafka.rebuild.no.identity")
         .description("records a rebuild skipped: no identity, or one the window refused")
         .tags(tags).register(registry);
+    rebuildRetries = Counter.builder("dedup.kafka.rebuild.retries")
+        .description("calls of a rebuild's reader retried with backoff after a retriable failure")
+        .tags(tags).register(registry);
     rebuildFailures = Counter.builder("dedup.kafka.rebuild.failures")
-        .description("rebuilds from the source topic that failed; each stopped the consumer")
+        .description("rebuilds from the source topic that failed; the partition stays unhandled until one succeeds")
         .tags(tags).register(registry);
     rebuildDuration = Timer.builder("dedup.kafka.rebuild.duration")
         .description("time from the start of a rebuild from the source topic to its end")
@@ -119,6 +132,16 @@ final class KafkaMetrics {
     rebuildsInProgress = LongTaskTimer.builder("dedup.kafka.rebuild.in.progress")
         .description("rebuilds from the source topic running now (active tasks), and for how long")
         .tags(tags).register(registry);
+    // A gauge reads the object it was registered with: the previous assignment's gauge (of the same partition, in
+    // the same registry) is replaced, so that the gauge reads this assignment's value.
+    Gauge previous = registry.find("dedup.kafka.coverage.start").tags(tags).gauge();
+    if (previous != null) {
+      registry.remove(previous);
+    }
+    Gauge.builder("dedup.kafka.coverage.start", coverageStartMs, v -> v.get() < 0 ? Double.NaN : v.get())
+        .description("the earliest event time the window covers after its last rebuild from the source topic, epoch"
+            + " ms; older records get the uncoveredRecords treatment")
+        .tags(tags).strongReference(true).register(registry);
     for (DeadLetter.Reason r : DeadLetter.Reason.values()) {
       deadLetters.put(r, Counter.builder("dedup.kafka.dead.letters").description("records sent to the dead-letter"
           + " handler").tags(tags).tag("reason", r.name().toLowerCase(java.util.Locale.ROOT)).register(registry));

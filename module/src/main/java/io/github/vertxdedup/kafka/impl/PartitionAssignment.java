@@ -141,14 +141,11 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
   }
 
   /**
-   * Ends the rebuilds that finished ({@link Rebuilds#collect}); a rebuild that failed counts as a window that could
-   * not be opened: the poll loop ends on it.
+   * Ends the rebuilds that finished and starts the retries of failed ones that are due ({@link Rebuilds#collect}); a
+   * rebuild that failed leaves its partition unhandled, not the consumer stopped.
    */
   void collectRebuilds() {
-    RuntimeException failure = rebuilds.collect();
-    if (failure != null && windowFailure == null) {
-      windowFailure = failure;
-    }
+    rebuilds.collect();
   }
 
   /**

@@ -15,6 +15,7 @@ import io.vertx.core.Promise;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -30,6 +31,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,9 +51,30 @@ import org.slf4j.LoggerFactory;
  * window refuses (400), is skipped and counted; a 503 (the window full, too many replies pending) is tried again
  * after a backoff. At most {@value #IN_FLIGHT} batches are in flight at a time.
  *
+ * <p>Once every id read is in the window, the rebuild tells the window from which instant it now covers event times
+ * ({@link LocalPartition#coverFrom}, journaled, so a restart on this machine keeps it): the cutoff
+ * {@code now - W - lookBack}, or later where the topic lost records of the window the store lacks
+ * ({@link RebuildRule#coverageStartMs}); that gap is logged as one WARN line naming the partition and the instants,
+ * and the coverage start is the gauge {@code dedup.kafka.coverage.start}. Records older than it get the consumer's
+ * {@code uncoveredRecords} treatment.
+ *
+ * <p>A rebuild longer than {@value #PROGRESS_INTERVAL_MS} ms logs a progress line at that interval, as journal
+ * replay does: records read, the share of the offsets to read, the rate, the time so far.
+ *
+ * <h2>Faults</h2>
+ * Each call of the reading consumer that fails with one of Kafka's retriable exceptions (the broker briefly
+ * unreachable: a {@code TimeoutException}, a disconnection, a leader that moved) is made again after an exponential
+ * backoff ({@link RebuildBackoff}: {@value #RETRY_INITIAL_MS} ms doubling to {@value #RETRY_MAX_MS} ms, for at most
+ * {@value #RETRY_BUDGET_MS} ms per episode) and counted in {@code dedup.kafka.rebuild.retries}. Any other failure
+ * (an authorization failure, a record the deserializer rejects), or a retriable one past the budget, fails the
+ * rebuild: {@link #done()} completes exceptionally and {@link Rebuilds} keeps the partition unhandled. A record the
+ * extractor cannot identify is not a fault: it is skipped and counted.
+ *
  * <p>{@link #cancel} (a revocation, the consumer closing) wakes the reading consumer and ends the thread; ids already
- * checked stay in the window, which is harmless: they are ids of the partition's records. The outcome completes
- * {@link #done()}, and {@code onDone} runs on the rebuild's thread after it.
+ * checked stay in the window, which is harmless: they are ids of the partition's records. A check queued for the
+ * partition's context after the cancel finds it cancelled and checks nothing, so once the thread has ended no id of
+ * this rebuild reaches the window. The outcome completes {@link #done()}, and {@code onDone} runs on the rebuild's
+ * thread after it.
  *
  * @param <K> the record key type
  * @param <V> the record value type
@@ -65,10 +88,32 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
   private static final long POLL_MS = 100;
   private static final long BACKOFF_INITIAL_MS = 20;
   private static final long BACKOFF_MAX_MS = 1_000;
+  /** Interval between progress lines of a long rebuild, in milliseconds (journal replay's interval). */
+  static final long PROGRESS_INTERVAL_MS = 1_000;
+  /** How long one metadata call of the reading consumer may block, in milliseconds. */
+  private static final long CALL_TIMEOUT_MS = 5_000;
+  /** The first wait before a retriable failure is tried again, in milliseconds. */
+  static final long RETRY_INITIAL_MS = 100;
+  /** The longest wait between retries, in milliseconds. */
+  static final long RETRY_MAX_MS = 5_000;
+  /** How long the retriable failures of one episode may last before the rebuild fails, in milliseconds. */
+  static final long RETRY_BUDGET_MS = 120_000;
 
-  /** What a rebuild did. */
+  /**
+   * What a rebuild did.
+   *
+   * @param start the first offset read
+   * @param end the offset read up to (Kafka's committed offset), not included
+   * @param recordsRead records read
+   * @param idsRestored ids new to the window
+   * @param noIdentity records skipped without identity
+   * @param durationMs how long it took, milliseconds
+   * @param cancelled whether it was cancelled
+   * @param coverageStartMs the earliest event time the window covers after it, epoch milliseconds, or -1 if it was
+   *     cancelled before it got that far
+   */
   record Outcome(long start, long end, long recordsRead, long idsRestored, long noIdentity, long durationMs,
-      boolean cancelled) {}
+      boolean cancelled, long coverageStartMs) {}
 
   private final TopicPartition tp;
   private final Map<String, Object> config;
@@ -87,6 +132,9 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
 
   private volatile boolean cancelled;
   private volatile KafkaConsumer<K, V> reader;
+  private final RebuildBackoff backoff;
+  /** The earliest event time the window covers after the rebuild, or -1 until it is set; the rebuild's thread. */
+  private long coverageStartMs = -1;
   /** Records read; the rebuild's thread. */
   private long recordsRead;
   /** Ids new to the window, and records skipped without identity: counted on the partition's context. */
@@ -124,6 +172,8 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
     if (onDone != null) {
       this.onDone = onDone;
     }
+    this.backoff = new RebuildBackoff(RETRY_INITIAL_MS, RETRY_MAX_MS, RETRY_BUDGET_MS, System::nanoTime,
+        Thread::sleep, () -> cancelled, this::retrying);
     this.thread = new Thread(this::run, "dedup-kafka-rebuild-" + tp);
     this.thread.setDaemon(true);
   }
@@ -213,10 +263,11 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
       long durationMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNs);
       metrics.rebuildDuration.record(durationMs, TimeUnit.MILLISECONDS);
       Outcome o = new Outcome(start, committedOffset, recordsRead, idsRestored.get(),
-          noIdentity.get(), durationMs, cancelled);
+          noIdentity.get(), durationMs, cancelled, coverageStartMs);
       LOG.info("{}: window {} from the source topic in {} ms, offsets {}..{}: {} records read, {} ids restored, {}"
-              + " skipped without identity", tp, cancelled ? "rebuild cancelled" : "rebuilt", durationMs,
-          start < 0 ? committedOffset : start, committedOffset, recordsRead, o.idsRestored(), o.noIdentity());
+              + " skipped without identity{}", tp, cancelled ? "rebuild cancelled" : "rebuilt", durationMs,
+          start < 0 ? committedOffset : start, committedOffset, recordsRead, o.idsRestored(), o.noIdentity(),
+          coverageStartMs < 0 ? "" : "; it covers event times from " + Instant.ofEpochMilli(coverageStartMs));
       done.complete(o);
     } catch (Throwable e) {
       metrics.rebuildFailures.increment();
@@ -228,19 +279,56 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
     }
   }
 
-  /** Reads the partition's records in {@link RebuildRule}'s range and checks their ids; returns the first offset. */
+  /**
+   * Reads the partition's records in {@link RebuildRule}'s range and checks their ids, then sets the window's
+   * coverage; returns the first offset.
+   */
   private long read(KafkaConsumer<K, V> c) throws InterruptedException, ExecutionException {
     c.assign(List.of(tp));
-    long cutoff = RebuildRule.cutoffMs(clock.nowMs(), windowMs, lookBackMs);
-    OffsetAndTimestamp first = c.offsetsForTimes(Map.of(tp, cutoff)).get(tp);
-    long start = RebuildRule.startOffset(storeNextOffset, first == null ? -1 : first.offset(), committedOffset);
-    if (start >= committedOffset) {
+    Duration timeout = Duration.ofMillis(CALL_TIMEOUT_MS);
+    long now = clock.nowMs();
+    long cutoff = RebuildRule.cutoffMs(now, windowMs, lookBackMs);
+    OffsetAndTimestamp first = backoff.call("offsetsForTimes",
+        () -> c.offsetsForTimes(Map.of(tp, cutoff), timeout).get(tp));
+    long logStart = backoff.call("beginningOffsets", () -> c.beginningOffsets(List.of(tp), timeout).get(tp));
+    long logEnd = backoff.call("endOffsets", () -> c.endOffsets(List.of(tp), timeout).get(tp));
+    long firstOffset = first == null ? -1 : first.offset();
+    long firstTimestamp = first == null ? -1 : first.timestamp();
+    long start = RebuildRule.startOffset(storeNextOffset, firstOffset, committedOffset);
+    if (start < committedOffset) {
+      c.seek(tp, start);
+      readRange(c, start);
+    }
+    if (cancelled) {
       return start;
     }
-    c.seek(tp, start);
+    long coverage = RebuildRule.coverageStartMs(cutoff, storeNextOffset, logStart, logEnd, firstOffset,
+        firstTimestamp, now);
+    if (RebuildRule.lostRecentRecords(storeNextOffset, logStart, logEnd, firstOffset)) {
+      LOG.warn("{}: the source topic lost records of the window: its log starts at offset {}{} and the store reaches"
+              + " offset {}, so records stamped from {} ({} ms, now - W - lookBackMs) to {} ({} ms) may have been"
+              + " handled and are not remembered; the window covers event times from {} on, older records get the"
+              + " uncoveredRecords treatment. Keep the topic's retention at least W + lookBackMs", tp, logStart,
+          firstOffset < 0 ? " (it is empty)" : ", stamped " + Instant.ofEpochMilli(firstTimestamp),
+          storeNextOffset, Instant.ofEpochMilli(cutoff), cutoff, Instant.ofEpochMilli(coverage), coverage,
+          Instant.ofEpochMilli(coverage));
+    }
+    await(partition.coverFrom(coverage).mapEmpty());
+    if (!cancelled) {
+      coverageStartMs = coverage;
+      metrics.coverageStartMs.set(coverage);
+    }
+    return start;
+  }
+
+  /** Reads {@code [start, committedOffset)} and checks the ids, logging progress; the consumer is seeked. */
+  private void readRange(KafkaConsumer<K, V> c, long start) throws InterruptedException, ExecutionException {
     ArrayDeque<Future<Void>> inFlight = new ArrayDeque<>();
-    while (!cancelled && c.position(tp) < committedOffset) {
-      List<ConsumerRecord<K, V>> polled = c.poll(Duration.ofMillis(POLL_MS)).records(tp);
+    long startedNs = System.nanoTime();
+    long nextProgressNs = startedNs + PROGRESS_INTERVAL_MS * 1_000_000L;
+    long position = start;
+    while (!cancelled && position < committedOffset) {
+      List<ConsumerRecord<K, V>> polled = backoff.call("poll", () -> c.poll(Duration.ofMillis(POLL_MS))).records(tp);
       List<ConsumerRecord<K, V>> batch = new ArrayList<>(Math.min(maxBatch, polled.size()));
       for (ConsumerRecord<K, V> r : polled) {
         if (r.offset() >= committedOffset) {
@@ -257,11 +345,36 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
       if (!batch.isEmpty()) {
         send(batch, inFlight);
       }
+      position = backoff.call("position", () -> c.position(tp, Duration.ofMillis(CALL_TIMEOUT_MS)));
+      long nowNs = System.nanoTime();
+      if (nowNs >= nextProgressNs && position < committedOffset) {
+        nextProgressNs = nowNs + PROGRESS_INTERVAL_MS * 1_000_000L;
+        logProgress(start, position, nowNs - startedNs);
+      }
     }
     while (!inFlight.isEmpty()) {
       await(inFlight.poll());
     }
-    return start;
+  }
+
+  /**
+   * One progress line, in journal replay's form, e.g. {@code orders-3: rebuild read 1,048,576 records, 41.2% of
+   * offsets 0..2,545,000, 52,301 records/s, 20,050 ms}.
+   */
+  private void logProgress(long start, long position, long elapsedNs) {
+    long total = committedOffset - start;
+    double percent = total <= 0 ? 100 : 100.0 * (position - start) / total;
+    double perSecond = elapsedNs <= 0 ? 0 : recordsRead * 1e9 / elapsedNs;
+    long read = recordsRead;
+    LOG.atInfo().setMessage(() -> String.format("%s: rebuild read %,d records, %.1f%% of offsets %,d..%,d, %,.0f"
+        + " records/s, %,d ms", tp, read, percent, start, committedOffset, perSecond, elapsedNs / 1_000_000L)).log();
+  }
+
+  /** Counts a retry; the first of an episode is a WARN line, the others DEBUG. */
+  private void retrying(String what, RetriableException failure, long waitMs, int retry) {
+    metrics.rebuildRetries.increment();
+    (retry == 1 ? LOG.atWarn() : LOG.atDebug()).log("{}: rebuild: {} failed ({}); trying again with backoff, first in"
+        + " {} ms, for up to {} ms", tp, what, failure.toString(), waitMs, RETRY_BUDGET_MS);
   }
 
   private void send(List<ConsumerRecord<K, V>> batch, ArrayDeque<Future<Void>> inFlight)
@@ -272,6 +385,11 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
     Promise<Void> checked = Promise.promise();
     Context ctx = partition.context();
     ctx.runOnContext(v -> {
+      if (cancelled) {
+        // Queued before a cancel: identify nothing, so the revocation's drain does not wait for the extractor.
+        checked.tryComplete();
+        return;
+      }
       List<DedupEvent> events = events(PollLoop.wrap(batch));
       check(events, BACKOFF_INITIAL_MS, checked);
     });

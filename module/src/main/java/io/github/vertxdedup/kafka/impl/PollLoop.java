@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -68,6 +69,8 @@ final class PollLoop<K, V> {
   private final String instanceId;
   /** Released by an owner that may be resumed; the loop waits on it while every partition is paused. */
   private final Semaphore wake;
+  private final Consumer<Throwable> report;
+  private final long rebuildRetryMs;
   /** The assigned partitions; poll thread only. */
   private final Map<TopicPartition, AssignedPartition<K, V>> owners = new HashMap<>();
 
@@ -89,9 +92,12 @@ final class PollLoop<K, V> {
    * @param groupId the consumer group
    * @param instanceId this consumer's instance id
    * @param wake released by an owner that may be resumed
+   * @param report receives the failures that do not stop the loop (a partition whose window could not be rebuilt
+   *     from its topic); poll thread
    */
   PollLoop(Map<String, Object> kafkaConfig, DedupKafkaOptions options, PartitionWindows windows,
-      OwnerConfig<K, V> ownerConfig, MeterRegistry registry, String groupId, String instanceId, Semaphore wake) {
+      OwnerConfig<K, V> ownerConfig, MeterRegistry registry, String groupId, String instanceId, Semaphore wake,
+      Consumer<Throwable> report) {
     this.kafkaConfig = kafkaConfig;
     this.pollTimeoutMs = options.getPollTimeoutMs();
     this.commitIntervalMs = options.getCommitIntervalMs();
@@ -105,6 +111,8 @@ final class PollLoop<K, V> {
     this.groupId = groupId;
     this.instanceId = instanceId;
     this.wake = wake;
+    this.report = report;
+    this.rebuildRetryMs = options.getBackoffMaxMs();
   }
 
   /**
@@ -130,7 +138,7 @@ final class PollLoop<K, V> {
       }
       commits = new OffsetCommits<>(committer, owners, windows, commitIntervalMs);
       pauses = new Pauses<>(consumer::pause, consumer::resume, owners, maxBufferedPerPartition);
-      rebuilds = new Rebuilds<>(kafkaConfig, ownerConfig, lookBackMs, pauses);
+      rebuilds = new Rebuilds<>(kafkaConfig, ownerConfig, lookBackMs, pauses, rebuildRetryMs, report);
       assignment = new PartitionAssignment<>(consumer, owners, windows, ownerConfig, commits, pauses, rebuilds,
           registry, groupId, instanceId, assignmentTimeoutMs, revocationTimeoutMs);
       consumer.subscribe(topics, assignment);

@@ -24,6 +24,24 @@ package io.github.vertxdedup.kafka.impl;
  * {@link #MIN_REMAINING_MS} from now is not restored: the window refuses a remember-until that has passed, and the
  * check restoring it reaches the window a moment after this rule was applied.
  *
+ * <h2>From when the window covers</h2>
+ * After a rebuild the window holds every id of a record stamped at or after the cutoff {@code now - W - lookBack}
+ * that some owner handled (the store's, and those read), unless the topic no longer has some of them: retention or
+ * {@code Admin.deleteRecords} removed records the store does not hold. Kafka does not say when a removed record was
+ * stamped, so the rule is conservative ({@link #coverageStartMs}): when the first record at or after the cutoff is
+ * the first record left (its offset is the log start offset), the log start is above 0 and the store's offsets do
+ * not reach it, the records removed before it may have been inside the window, and the window covers only event
+ * times after the first record left ({@code its timestamp + 1}: a removed record may carry the same millisecond);
+ * an empty log whose start is above 0 covers from now. Otherwise it covers from the cutoff. Coverage never starts
+ * after now, so a removed record stamped in the rebuild's own millisecond, or in the future, is taken as covered.
+ *
+ * <p>The rule can warn when nothing inside the window was lost: a partition that had no traffic from before the
+ * cutoff until its first record left (a quiet night longer than the retention) looks exactly like one whose recent
+ * records were removed, since Kafka keeps no trace of what it removed. It errs that way because a false warning
+ * costs a few records taken as uncovered (their event time is older than the first record left), while a missed
+ * gap would answer a re-published id as new. It trusts record timestamps to follow offsets; records whose create
+ * times go back (a producer that stamps them itself, out of order) may make it vouch a little too early.
+ *
  * <p>Stateless; any thread.
  */
 final class RebuildRule {
@@ -67,6 +85,41 @@ final class RebuildRule {
    */
   static boolean needed(long storeNextOffset, long committedOffset) {
     return committedOffset > 0 && storeNextOffset < committedOffset;
+  }
+
+  /**
+   * @param cutoffMs {@link #cutoffMs}, epoch milliseconds
+   * @param storeNextOffset the local store's last recorded offset commit (the next offset to read), or -1 if none
+   * @param logStartOffset the partition's log start offset ({@code beginningOffsets}): every record before it was
+   *     removed
+   * @param logEndOffset the partition's log end offset ({@code endOffsets})
+   * @param firstRecentOffset the first offset whose timestamp is at or after the cutoff, or -1 if there is none
+   * @param firstRecentTimestampMs that record's timestamp, epoch milliseconds (ignored without one)
+   * @param nowMs now, epoch milliseconds
+   * @return the earliest event time the rebuilt window covers, epoch milliseconds, in {@code cutoffMs..nowMs}
+   *     (see the type comment)
+   */
+  static long coverageStartMs(long cutoffMs, long storeNextOffset, long logStartOffset, long logEndOffset,
+      long firstRecentOffset, long firstRecentTimestampMs, long nowMs) {
+    if (!lostRecentRecords(storeNextOffset, logStartOffset, logEndOffset, firstRecentOffset)) {
+      return Math.min(cutoffMs, nowMs);
+    }
+    if (firstRecentOffset < 0) {
+      return nowMs; // nothing left at all: whatever was removed may have been stamped up to now
+    }
+    return Math.min(nowMs, Math.max(cutoffMs, firstRecentTimestampMs + 1));
+  }
+
+  /**
+   * @return true if records removed from the log (before its start) may have been inside the window while the store
+   *     does not hold them: see {@link #coverageStartMs}
+   */
+  static boolean lostRecentRecords(long storeNextOffset, long logStartOffset, long logEndOffset,
+      long firstRecentOffset) {
+    if (logStartOffset <= 0 || storeNextOffset >= logStartOffset) {
+      return false;
+    }
+    return firstRecentOffset < 0 ? logStartOffset >= logEndOffset : firstRecentOffset == logStartOffset;
   }
 
   /**

@@ -13,7 +13,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The two small files a service keeps beside its partitions' journals: the routing layout the journals of one
  * address were written with ({@value #LAYOUT_FILE} in {@code <journalDir>/<address>}), and the instant a partition's
- * journal was first opened ({@value #MEMORY_FILE} in {@code <journalDir>/<address>/<partition>}). Both are replaced
+ * journal was first opened, or from which a rebuild made it whole ({@value #MEMORY_FILE} in
+ * {@code <journalDir>/<address>/<partition>}). Both are replaced
  * atomically (a crash leaves the old file or the new one).
  *
  * <p>Stateless, so thread-safe; every method is blocking (file I/O): call it off the event loop.
@@ -134,6 +135,31 @@ public final class JournalLayout {
       return nowMs;
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read or write " + file, e);
+    }
+  }
+
+  /**
+   * Replaces the partition journal's {@value #MEMORY_FILE} with {@code fromMs}: the journal now holds every id its
+   * owner must remember from that instant on, although it was first opened later (a window rebuilt from another
+   * source and journaled, such as the Kafka consumer's rebuild from its source topic), or holds less than its first
+   * open suggests (that source lost records the journal lacks). The next {@link #memoryBegan} reads it back.
+   *
+   * @param dir the partition's journal directory; it must exist
+   * @param fromMs the instant, epoch milliseconds, {@code >= 0}
+   * @throws IllegalArgumentException if {@code fromMs} is negative
+   * @throws UncheckedIOException if the file cannot be written
+   */
+  public static void memoryBegins(Path dir, long fromMs) {
+    if (fromMs < 0) {
+      throw new IllegalArgumentException("fromMs must be >= 0 but was " + fromMs);
+    }
+    Path file = dir.resolve(MEMORY_FILE);
+    Path tmp = dir.resolve(MEMORY_FILE + ".tmp");
+    try {
+      Files.writeString(tmp, fromMs + "\n", StandardCharsets.UTF_8);
+      Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write " + file, e);
     }
   }
 }

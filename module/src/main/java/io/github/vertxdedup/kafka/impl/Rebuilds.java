@@ -63,13 +63,11 @@ final class Rebuilds<K, V> {
    */
   void startIfNeeded(TopicPartition tp, AssignedPartition<K, V> assigned, long committedOffset,
       KafkaMetrics metrics) {
-    long storeNext = assigned.lease.resumeOffset();
-    if (!RebuildRule.needed(storeNext, committedOffset)) {
+    PartitionRebuild<K, V> r = create(tp, kafkaConfig, ownerConfig, lookBackMs, assigned.lease, committedOffset,
+        metrics);
+    if (r == null) {
       return;
     }
-    PartitionRebuild<K, V> r = new PartitionRebuild<>(tp, kafkaConfig, assigned.lease.partition(),
-        ownerConfig.identity, ownerConfig.clock, ownerConfig.windowMs, lookBackMs, storeNext, committedOffset,
-        ownerConfig.maxBatch, metrics, null);
     r.onDone(() -> {
       ended.add(r);
       ownerConfig.wakePoll.run();
@@ -77,6 +75,32 @@ final class Rebuilds<K, V> {
     running.put(tp, r);
     pauses.rebuilding(tp);
     r.start();
+  }
+
+  /**
+   * The rebuild a newly assigned partition needs: one when Kafka's committed offset lies past what the window store
+   * covers ({@link RebuildRule#needed}), not started. Shared by both drivers: the poll loop's ({@link #startIfNeeded})
+   * and a wrapped Vert.x consumer's ({@link WrappedAssignment}), which hold the partition back each with their own
+   * fence until the rebuild ends.
+   *
+   * @param tp the partition
+   * @param kafkaConfig the consumer's config (the rebuild reads with it, without the group)
+   * @param ownerConfig what the owners share: the identity extractor, the clock, the window, {@code maxBatch}
+   * @param lookBackMs {@code lookBackMs}
+   * @param lease the partition's window, ready
+   * @param committedOffset Kafka's committed offset for the group, or -1 if none
+   * @param metrics the partition's meters
+   * @return the rebuild, or null if none is needed
+   */
+  static <K, V> PartitionRebuild<K, V> create(TopicPartition tp, Map<String, Object> kafkaConfig,
+      OwnerConfig<K, V> ownerConfig, long lookBackMs, PartitionWindows.Lease lease, long committedOffset,
+      KafkaMetrics metrics) {
+    long storeNext = lease.resumeOffset();
+    if (!RebuildRule.needed(storeNext, committedOffset)) {
+      return null;
+    }
+    return new PartitionRebuild<>(tp, kafkaConfig, lease.partition(), ownerConfig.identity, ownerConfig.clock,
+        ownerConfig.windowMs, lookBackMs, storeNext, committedOffset, ownerConfig.maxBatch, metrics, null);
   }
 
   /** @return true if the partition's window is being rebuilt: its records must not reach its owner */

@@ -24,6 +24,8 @@ import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
  *
  * <p>For tools that look into a journal without owning it (the journal inspector, tests). A partition recovers through
  * its own {@link Journal#replay} with that recovery, streaming the live entries into its window.
+ * {@link #deleteIfForgotten} judges a directory the same way and deletes it if a restart would remember nothing of it
+ * (for an owner that removes the journals of partitions it no longer has).
  *
  * <p>Like a restart, {@link #read} takes the directory's lock (so read a stopped owner's journal, or a copy of its
  * directory) and repairs what a killed writer left at the tail. The result is immutable, so thread-safe.

@@ -19,7 +19,8 @@
  *   consumer of its own while the partition stays paused ({@code Rebuilds}, {@code PartitionRebuild}, the rule in
  *   {@code RebuildRule});</li>
  *   <li>where a partition's window lives between owners ({@code PartitionWindows}: in memory, or on a journal handed over
- *   between instances);</li>
+ *   between instances), and the removal of the journals of partitions that left the machine once they remember
+ *   nothing ({@code JournalCleanup});</li>
  *   <li>dead letters sent to a Kafka topic with the application's Vert.x producer ({@code KafkaDeadLetterSender}).</li>
  * </ul>
  *

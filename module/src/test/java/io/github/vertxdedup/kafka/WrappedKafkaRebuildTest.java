@@ -2,6 +2,7 @@ package io.github.vertxdedup.kafka;
 
 import static io.github.vertxdedup.kafka.KafkaTestSupport.count;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.github.vertxdedup.DedupOptions;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -55,6 +56,11 @@ class WrappedKafkaRebuildTest {
   /** The application's Vert.x consumer on one machine (auto-commit off), wrapped and subscribed. */
   private Running start(String group, String topic, AtomicityMode mode, Path journalDir,
       KafkaTestSupport.Ledger ledger) throws Exception {
+    return start(group, topic, mode, journalDir, IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID), ledger);
+  }
+
+  private Running start(String group, String topic, AtomicityMode mode, Path journalDir,
+      IdentityExtractor<String, String> identity, KafkaTestSupport.Ledger ledger) throws Exception {
     Vertx vertx = Vertx.vertx();
     instances.add(vertx);
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
@@ -70,7 +76,7 @@ class WrappedKafkaRebuildTest {
         .setPollTimeoutMs(20)
         .setCommitIntervalMs(20);
     DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>wrap(vertx, kafka, config, options)
-        .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
+        .identity(identity)
         .handler(r -> ledger.credit(r.key()))
         .deadLetterHandler(d -> Future.failedFuture("no dead letter expected: " + d))
         .meterRegistry(registry);
@@ -117,5 +123,53 @@ class WrappedKafkaRebuildTest {
     assertThat(count(b.registry, "dedup.kafka.duplicates")).isEqualTo(300);
     assertThat(b.registry.find("dedup.kafka.rebuild.duration").timers()).hasSize(2)
         .allSatisfy(t -> assertThat(t.count()).isEqualTo(1));
+  }
+
+  @ParameterizedTest
+  @EnumSource(AtomicityMode.class)
+  void shouldCancelARebuildWhenThePartitionIsGivenUpAndHandItsWindowBack(AtomicityMode mode) throws Exception {
+    String topic = name("wrapped-rebuild-cancel");
+    String group = name("g");
+    broker.createTopic(topic, 1);
+    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
+    Running a = start(group, topic, mode, machineA, ledger);
+    publish(topic, 0, 1500);
+    broker.awaitCommitted(group, topic, 1500);
+    stop(a);
+
+    // On machine B each identification takes 3 ms: the rebuild of 1,500 records takes several seconds.
+    IdentityExtractor<String, String> header = IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID);
+    IdentityExtractor<String, String> slow = r -> {
+      simulateWork(3);
+      return header.identify(r);
+    };
+    Running b = start(group, topic, mode, machineB, slow, ledger);
+    await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(5))
+        .until(() -> count(b.registry, "dedup.kafka.rebuild.records") > 0);
+    stop(b); // gives the partition up while its window is being rebuilt
+
+    // The rebuild was cancelled: it did not put every id into the window (it reads ahead of the identification, which
+    // is the slow part here), and nothing was handled.
+    assertThat(count(b.registry, "dedup.kafka.rebuild.ids")).isLessThan(1500);
+    assertThat(b.registry.find("dedup.kafka.rebuild.duration").timer().count()).isEqualTo(1);
+    assertThat(ledger.size()).isEqualTo(1500);
+    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
+
+    // The window was handed back (its journal unlocked): the next consumer on machine B takes it and rebuilds it (the
+    // ids the cancelled rebuild journaled are there already), and the re-published ids are duplicates.
+    Running again = start(group, topic, mode, machineB, ledger);
+    publish(topic, 0, 1500);
+    broker.awaitCommitted(group, topic, 3000);
+    assertThat(ledger.size()).isEqualTo(1500);
+    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
+    assertThat(count(again.registry, "dedup.kafka.duplicates")).isEqualTo(1500);
+  }
+
+  /** Work that takes {@code ms} milliseconds of the calling thread, as a slow extractor's would. */
+  private static void simulateWork(long ms) {
+    long end = System.nanoTime() + ms * 1_000_000L;
+    while (System.nanoTime() < end) {
+      Thread.onSpinWait();
+    }
   }
 }

@@ -204,8 +204,9 @@ final class JournalCleanup {
         // Held by a live journal (another consumer, another process): it is in use; looked at again next time.
         keptUntil.remove(dir);
       } catch (IllegalArgumentException e) {
-        // Not a journal directory (no lock file, no cycle file): not ours to remove.
-        keptUntil.put(dir, Long.MAX_VALUE);
+        // Not a journal directory (no lock file, no cycle file), or not yet one (an owner is creating it): not ours
+        // to remove now; looked at again next time, as the check costs one listing.
+        keptUntil.remove(dir);
       } catch (RuntimeException e) {
         log.warn("{}: journal directory {} of group {} could not be cleaned up: {}", tp, dir, groupId, e.toString());
       }

@@ -80,7 +80,9 @@ public interface DedupKafkaConsumer<K, V> {
    *
    * @param vertx the Vert.x instance whose event loops run the windows and the handlers
    * @param kafkaConfig the Kafka consumer config: {@code bootstrap.servers}, {@code group.id} (required: windows
-   *     are per group) and the deserializers are required; {@code enable.auto.commit} must be absent or false
+   *     are per group) and the deserializers are required; {@code enable.auto.commit} must be absent or false.
+   *     Without {@code partition.assignment.strategy} the consumer uses Kafka's {@code CooperativeStickyAssignor}
+   *     (a rebalance moves only the partitions it must); a strategy the config names is used as it is
    * @param options the dedup settings, mode and retry policy
    * @param <K> the record key type
    * @param <V> the record value type
@@ -130,7 +132,10 @@ public interface DedupKafkaConsumer<K, V> {
    *     {@code group.instance.id} (the instance id unless {@code options.instanceId} is set); the map may leave them
    *     out, and must not name others. {@code enable.auto.commit} cannot be read from the consumer: the map must say
    *     {@code "false"}, and must be the config the consumer was really created with, since a consumer created with
-   *     auto-commit on commits the offsets of records not handled yet, which a crash then loses
+   *     auto-commit on commits the offsets of records not handled yet, which a crash then loses. The consumer's
+   *     {@code partition.assignment.strategy} is the one it was created with ({@code wrap} cannot change it): give it
+   *     {@code org.apache.kafka.clients.consumer.CooperativeStickyAssignor} so that a rebalance moves only the
+   *     partitions it must, as {@link #create}'s consumer does by default
    * @param options the dedup settings, mode and retry policy
    * @param <K> the record key type
    * @param <V> the record value type

@@ -58,13 +58,16 @@ public final class Journal implements AutoCloseable {
 
   private final JournalQueue q;
   private final DirectoryLock directoryLock;
+  /** Whether {@link #close} releases {@link #directoryLock}: not when the caller holds it ({@link #openLocked}). */
+  private final boolean ownsLock;
   private final JournalReader reader;
   private final JournalWriter writer;
   private final JournalSync sync;
   private final JournalRetention retention;
 
-  private Journal(Path dir, JournalOptions options, DirectoryLock directoryLock) {
+  private Journal(Path dir, JournalOptions options, DirectoryLock directoryLock, boolean ownsLock) {
     this.directoryLock = directoryLock;
+    this.ownsLock = ownsLock;
     ChronicleLocks.clearLeftovers(dir);
     JournalReader.removeUnfinishedCycleFiles(dir);
     this.q = JournalQueue.open(dir, options);
@@ -118,11 +121,24 @@ public final class Journal implements AutoCloseable {
     }
     DirectoryLock lock = DirectoryLock.acquire(abs);
     try {
-      return new Journal(abs, copy, lock);
+      return new Journal(abs, copy, lock, true);
     } catch (RuntimeException | Error e) {
       lock.close();
       throw e;
     }
+  }
+
+  /**
+   * Opens the journal in {@code dir} under a lock the caller took and keeps: {@link #close} leaves it held, so the
+   * caller may still act on the directory (delete it) before anyone else can open it. Blocking.
+   *
+   * @param dir the journal directory, absolute and normalized, existing
+   * @param options the options; copied
+   * @param lock the directory's lock, held by the caller
+   * @return the open journal
+   */
+  static Journal openLocked(Path dir, JournalOptions options, DirectoryLock lock) {
+    return new Journal(dir, new JournalOptions(options), lock, false);
   }
 
   // ---------------------------------------------------------------------------------------------------- replay
@@ -413,7 +429,9 @@ public final class Journal implements AutoCloseable {
       writer.close();
       q.queue.close();
       sync.close();
-      directoryLock.close();
+      if (ownsLock) {
+        directoryLock.close();
+      }
     }
   }
 

@@ -3,10 +3,12 @@ package io.github.vertxdedup.journal;
 import io.github.vertxdedup.journal.internal.Recovery;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.stream.Stream;
@@ -22,6 +24,8 @@ import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
  *
  * <p>For tools that look into a journal without owning it (the journal inspector, tests). A partition recovers through
  * its own {@link Journal#replay} with that recovery, streaming the live entries into its window.
+ * {@link #deleteIfForgotten} judges a directory the same way and deletes it if a restart would remember nothing of it
+ * (for an owner that removes the journals of partitions it no longer has).
  *
  * <p>Like a restart, {@link #read} takes the directory's lock (so read a stopped owner's journal, or a copy of its
  * directory) and repairs what a killed writer left at the tail. The result is immutable, so thread-safe.
@@ -83,11 +87,7 @@ public final class JournalContents {
       throw new IllegalArgumentException("dir must be a journal directory (with " + SingleChronicleQueue.SUFFIX
           + " cycle files) but " + dir + " has none");
     }
-    JournalOptions options = new JournalOptions()
-        .setRollCycle(JournalOptions.rollCycleFor(Duration.ofMillis(windowMs)))
-        .setSyncPolicy(SyncPolicy.NONE)
-        .setClock(() -> nowMs)
-        .setProgressListener((d, p, done) -> { });
+    JournalOptions options = readOptions(windowMs, nowMs);
     Recovery recovery = new Recovery(nowMs, windowMs, live);
     ReplayResult result;
     try (Journal journal = Journal.open(dir, options)) {
@@ -97,6 +97,131 @@ public final class JournalContents {
     recovery.forEachOpenClaim(nowMs, open::add);
     return new JournalContents(nowMs, result, List.copyOf(open), List.copyOf(recovery.offsets().toList()),
         countCycleFiles(dir));
+  }
+
+  /**
+   * What {@link #deleteIfForgotten} did.
+   *
+   * @param deleted whether the directory was deleted
+   * @param keptUntilMs if it was not: an instant (epoch milliseconds of the owner's clock) until which the journal
+   *     still remembers something: the expiry of a live entry, or the lease end of an open claim, it found; a later
+   *     call before then would keep it again, unless the journal was written to meanwhile. If it was deleted: the
+   *     instant it was judged at
+   */
+  public record Removal(boolean deleted, long keptUntilMs) {
+  }
+
+  /**
+   * Deletes the journal directory {@code dir} if a restart of its owner at {@code nowMs} would remember nothing of it:
+   * no live entry (every accept and commit has expired) and no open claim. Judged as {@link #read} judges, by the
+   * recovery a partition runs at a restart, under the directory's lock, which is held until the directory is gone:
+   * no journal can be opened on it meanwhile, and a directory another journal holds (in this process or another) is
+   * not touched. The recovery stops at the first live entry, so a journal that still remembers costs a read up to
+   * that entry; one that remembers nothing costs a read of its newest cycle file (and of the cycles its snapshot
+   * needs). Every file in the directory goes, the lock file last, then the directory. Blocking (file I/O): call it
+   * off the event loop.
+   *
+   * <p>What is lost with a directory deleted: only what a restart would not have used for deciding: expired ids, and
+   * the offsets the journal recorded (an owner uses those where Kafka has none).
+   *
+   * @param dir a journal directory: one that holds the journal's lock file or a cycle file
+   * @param windowMs the owner's window, milliseconds, {@code > 0}: it chooses the journal's roll cycle
+   *     ({@link JournalOptions#rollCycleFor}) and is the default remember-for of a committed claim
+   * @param nowMs the instant to judge at, epoch milliseconds of the owner's clock, {@code >= 0}
+   * @return whether the directory was deleted and, if not, until when it surely remembers something; also not
+   *     deleted (kept until {@code nowMs}) if another owner created its lock file again while the files were being
+   *     deleted: that owner starts from an empty journal, the same memory
+   * @throws IllegalArgumentException if {@code windowMs} or {@code nowMs} is out of range, or {@code dir} is not a
+   *     journal directory
+   * @throws JournalLockedException if another journal (in this or another process) holds the directory
+   * @throws UnknownFormatVersionException if a record has a format version this reader does not know; nothing is
+   *     deleted
+   * @throws JournalException if a record with a valid checksum has a type this version does not define; nothing is
+   *     deleted
+   * @throws UncheckedIOException if the lock file cannot be opened or a file cannot be deleted (the files deleted
+   *     before it are gone: a journal that remembered nothing)
+   * @throws NullPointerException if {@code dir} is null
+   */
+  public static Removal deleteIfForgotten(Path dir, long windowMs, long nowMs) {
+    Objects.requireNonNull(dir, "dir");
+    if (windowMs <= 0) {
+      throw new IllegalArgumentException("windowMs must be > 0 but was " + windowMs);
+    }
+    if (nowMs < 0) {
+      throw new IllegalArgumentException("nowMs must be >= 0 (epoch milliseconds) but was " + nowMs);
+    }
+    Path abs = dir.toAbsolutePath().normalize();
+    Path lockFile = abs.resolve(DirectoryLock.FILE_NAME);
+    if (!Files.isRegularFile(lockFile) && !isJournalDirectory(abs)) {
+      // DirectoryLock.acquire would create a lock file in a directory that is not a journal's.
+      throw new IllegalArgumentException("dir must be a journal directory (with " + DirectoryLock.FILE_NAME + " or "
+          + SingleChronicleQueue.SUFFIX + " cycle files) but " + dir + " has neither");
+    }
+    DirectoryLock lock = DirectoryLock.acquire(abs);
+    try {
+      try (Journal journal = Journal.openLocked(abs, readOptions(windowMs, nowMs), lock)) {
+        Recovery recovery = new Recovery(nowMs, windowMs, (fp, hash, firstSeenMs, expiresAtMs) -> {
+          throw new StillRemembered(expiresAtMs);
+        });
+        journal.replay(recovery);
+        long[] leaseEnd = {Long.MIN_VALUE};
+        recovery.forEachOpenClaim(nowMs, c -> leaseEnd[0] = Math.max(leaseEnd[0], c.leaseEndMs()));
+        if (leaseEnd[0] != Long.MIN_VALUE) {
+          return new Removal(false, leaseEnd[0]);
+        }
+      } catch (StillRemembered e) {
+        return new Removal(false, e.untilMs);
+      }
+      return deleteTree(abs, lockFile) ? new Removal(true, nowMs) : new Removal(false, nowMs);
+    } finally {
+      lock.close();
+    }
+  }
+
+  /**
+   * Deletes everything in {@code dir}, the lock file last, then {@code dir}.
+   *
+   * @return false if {@code dir} was not empty at the end: another opener created its lock file again
+   */
+  private static boolean deleteTree(Path dir, Path lockFile) {
+    try {
+      List<Path> files;
+      try (Stream<Path> s = Files.walk(dir)) {
+        files = s.filter(f -> !f.equals(dir) && !f.equals(lockFile)).sorted(Comparator.reverseOrder()).toList();
+      }
+      for (Path f : files) {
+        Files.deleteIfExists(f);
+      }
+      Files.deleteIfExists(lockFile);
+      try {
+        Files.delete(dir);
+      } catch (DirectoryNotEmptyException e) {
+        return false;
+      }
+      return true;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot delete the journal directory " + dir, e);
+    }
+  }
+
+  /** Thrown by the recovery's sink at the first live entry: the journal still remembers something. */
+  private static final class StillRemembered extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    private final long untilMs;
+
+    StillRemembered(long untilMs) {
+      super(null, null, false, false);
+      this.untilMs = untilMs;
+    }
+  }
+
+  /** Options to read a journal at {@code nowMs} without writing to it: its roll cycle, no sync, no progress. */
+  private static JournalOptions readOptions(long windowMs, long nowMs) {
+    return new JournalOptions()
+        .setRollCycle(JournalOptions.rollCycleFor(Duration.ofMillis(windowMs)))
+        .setSyncPolicy(SyncPolicy.NONE)
+        .setClock(() -> nowMs)
+        .setProgressListener((d, p, done) -> { });
   }
 
   /**

@@ -10,7 +10,7 @@
  * {@code JournalSync} makes appends durable, {@code JournalReader} repairs the tail and replays, and
  * {@code JournalRetention} deletes expired cycle files. {@link io.github.vertxdedup.journal.JournalContents} reads
  * what a journal directory holds at an instant, its live entries handed to a
- * {@link io.github.vertxdedup.journal.LiveEntrySink}. What a record means to the service that owns the journal (claims
+ * {@link io.github.vertxdedup.journal.LiveEntrySink}, and deletes a directory that holds nothing live any more. What a record means to the service that owns the journal (claims
  * matched to their commits, expiry, the state each cycle carries, the layout files) is decided in
  * {@code io.github.vertxdedup.journal.internal}, which is not an API; see {@code docs/journal.md} for the record
  * format, durability policies and retention.

@@ -106,4 +106,77 @@ class JournalContentsTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("nowMs must be >= 0 (epoch milliseconds) but was -1");
   }
+
+  private JournalOptions options() {
+    return new JournalOptions().setClock(clock).setSyncPolicy(SyncPolicy.NONE)
+        .setRollCycle(JournalOptions.rollCycleFor(java.time.Duration.ofMillis(W)));
+  }
+
+  @Test
+  void deleteIfForgotten_keepsAJournalUntilItRemembersNothingThenDeletesItsDirectory() {
+    Path partition = dir.resolve("orders-1");
+    try (Journal j = Journal.open(partition, options())) {
+      j.replay(new RecordingVisitor());
+      j.appendAccept(1, 10, 0, T0, T0 + W);
+      j.appendClaim(ClaimEntry.of(3, 30, 0x33, 7, T0, T0 + 20_000, T0 + 2 * W, "worker-1"));
+      j.appendCommit(3, 7, T0 + 2 * W);
+      j.appendOffsetCommit("orders", 1, 42);
+    }
+
+    JournalContents.Removal kept = JournalContents.deleteIfForgotten(partition, W, T0 + 5_000);
+    assertThat(kept.deleted()).isFalse();
+    assertThat(kept.keptUntilMs()).isEqualTo(T0 + W); // the first live entry found
+    JournalContents.Removal stillKept = JournalContents.deleteIfForgotten(partition, W, T0 + 2 * W - 1);
+    assertThat(stillKept).isEqualTo(new JournalContents.Removal(false, T0 + 2 * W));
+    // What was kept was not changed: a restart then still remembers the committed claim.
+    readPartition(T0 + W, new RecordingVisitor());
+    assertThat(live).extracting(e -> e[0]).containsExactly(3L, 30L);
+    live.clear();
+    readPartition(T0 + W, new RecordingVisitor()); // nothing was appended by the look either
+    assertThat(live).hasSize(2);
+
+    assertThat(JournalContents.deleteIfForgotten(partition, W, T0 + 2 * W))
+        .isEqualTo(new JournalContents.Removal(true, T0 + 2 * W));
+    assertThat(Files.exists(partition)).isFalse();
+  }
+
+  private void readPartition(long nowMs, JournalVisitor records) {
+    JournalContents.read(dir.resolve("orders-1"), W, nowMs, (fp, payload, firstSeenMs, expiresAtMs) ->
+        live.add(new long[] {fp, payload, firstSeenMs, expiresAtMs}), records);
+  }
+
+  @Test
+  void deleteIfForgotten_keepsAJournalWithAnOpenClaimUntilItsLeaseEnds() {
+    Path partition = dir.resolve("orders-2");
+    try (Journal j = Journal.open(partition, options())) {
+      j.replay(new RecordingVisitor());
+      j.appendClaim(ClaimEntry.of(4, 0, 0, 8, T0, T0 + 20_000, ClaimEntry.NOT_RECORDED, "worker-2"));
+    }
+    assertThat(JournalContents.deleteIfForgotten(partition, W, T0 + 1_000))
+        .isEqualTo(new JournalContents.Removal(false, T0 + 20_000));
+    assertThat(JournalContents.deleteIfForgotten(partition, W, T0 + 20_000).deleted()).isTrue();
+    assertThat(Files.exists(partition)).isFalse();
+  }
+
+  @Test
+  void deleteIfForgotten_leavesAJournalAnotherOwnerHoldsAndRefusesADirectoryWithoutOne() throws Exception {
+    Path partition = dir.resolve("orders-3");
+    try (Journal owner = Journal.open(partition, options())) {
+      owner.replay(new RecordingVisitor());
+      owner.appendAccept(1, 0, 0, T0, T0 + 1_000);
+      assertThatThrownBy(() -> JournalContents.deleteIfForgotten(partition, W, T0 + W))
+          .isInstanceOf(JournalLockedException.class);
+      assertThat(JournalContents.isJournalDirectory(partition)).isTrue();
+    }
+    // An opened journal that was never written to has a lock file and no cycle file: it is a journal too.
+    Path empty = dir.resolve("orders-4");
+    Journal.open(empty, options()).close();
+    assertThat(JournalContents.deleteIfForgotten(empty, W, T0).deleted()).isTrue();
+
+    Path other = Files.createDirectories(dir.resolve("not-a-journal"));
+    assertThatThrownBy(() -> JournalContents.deleteIfForgotten(other, W, T0 + W))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("dir must be a journal directory");
+    assertThat(Files.list(other).count()).isZero();
+  }
 }

@@ -16,12 +16,14 @@ import io.vertx.core.Handler;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.micrometer.backends.BackendRegistries;
+import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.slf4j.LoggerFactory;
 
 /**
  * What both kinds of {@link DedupKafkaConsumer} share before they start: the validated options and Kafka config, the
@@ -58,6 +60,8 @@ abstract class ConsumerSetup<K, V> implements DedupKafkaConsumer<K, V> {
   private Promise<Void> closed;
   /** The context {@link #closed} completes on: the caller of {@code close}, or of the stop. */
   private Context closeContext;
+  /** Removes the journals of partitions that left this machine; with {@code journalDir}, from {@link #windows}. */
+  private JournalCleanup cleanup;
 
   /**
    * @param vertx the Vert.x instance
@@ -197,6 +201,9 @@ abstract class ConsumerSetup<K, V> implements DedupKafkaConsumer<K, V> {
     Promise<Void> p;
     Context ctx;
     synchronized (this) {
+      if (cleanup != null) {
+        cleanup.stop();
+      }
       if (closed == null) {
         closed = Promise.promise();
         closeContext = vertx.getOrCreateContext();
@@ -234,14 +241,31 @@ abstract class ConsumerSetup<K, V> implements DedupKafkaConsumer<K, V> {
   }
 
   /**
-   * The store of this consumer's windows: journaled when {@code dedup.journalDir} is set, else in memory. After
-   * {@link #start}.
+   * The store of this consumer's windows: journaled when {@code dedup.journalDir} is set, else in memory. With a
+   * journal, also starts the clean-up of the journal directories of partitions that left this machine
+   * ({@link JournalCleanup}), stopped when the consumer stops ({@link #finish}). After {@link #start}, once.
    */
   PartitionWindows windows() {
     // The windows accept what they do not cover (recording the id) and mark it uncovered; the owner applies
     // uncoveredRecords. One behaviour for every window, whichever consumer of the group opened it first.
     DedupOptions dedup = new DedupOptions(options.getDedup()).setUncoveredPolicy(UncoveredPolicy.ACCEPT);
-    return PartitionWindows.create(vertx, dedup, clock, registry(), options.getAssignmentTimeoutMs());
+    PartitionWindows windows = PartitionWindows.create(vertx, dedup, clock, registry(),
+        options.getAssignmentTimeoutMs());
+    if (windows instanceof JournaledPartitionWindows journaled) {
+      Path groupDir;
+      try {
+        groupDir = JournaledPartitionWindows.groupDirectory(journaled.journalDir(), groupId);
+      } catch (IllegalArgumentException e) {
+        return windows; // the first assignment fails with the same message and stops the consumer
+      }
+      JournalCleanup c = new JournalCleanup(vertx, groupDir, groupId, dedup.getWindowMs(), clock,
+          this::assignment, journaled::inUse, registry(), LoggerFactory.getLogger(getClass()));
+      synchronized (this) {
+        cleanup = c;
+      }
+      c.start();
+    }
+    return windows;
   }
 
   /**

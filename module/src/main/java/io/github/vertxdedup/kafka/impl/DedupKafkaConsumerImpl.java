@@ -12,6 +12,7 @@ import java.util.Set;
 import java.util.concurrent.Semaphore;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
@@ -33,6 +34,14 @@ import org.slf4j.LoggerFactory;
  * committable offsets and hands the windows back, all before the group moves the partitions. Every call on the
  * {@link KafkaConsumer} happens on this thread, which is what the client requires (it is not thread-safe).
  *
+ * <h2>Rebalances</h2>
+ * Unless the Kafka config sets {@code partition.assignment.strategy}, the consumer uses Kafka's
+ * {@link CooperativeStickyAssignor}: a rebalance revokes only the partitions that move, and
+ * {@code onPartitionsAssigned} receives only the partitions new to this member, so a member that joins or leaves
+ * does not take every partition of the group through a revocation, a drain and a window hand-over (or a rebuild).
+ * {@link PartitionAssignment} acts on exactly the partitions each callback names, which holds for eager rebalances
+ * (everything revoked, then everything assigned) as for cooperative ones.
+ *
  * <h2>An error that stops the consumer</h2>
  * A window that does not open ({@link PartitionAssignment}), or any other error that ends the poll thread, stops the
  * consumer: the loop commits what is committable, leaves the group, and the first failure goes to the exception
@@ -43,6 +52,8 @@ import org.slf4j.LoggerFactory;
 public final class DedupKafkaConsumerImpl<K, V> extends ConsumerSetup<K, V> {
 
   private static final Logger LOG = LoggerFactory.getLogger(DedupKafkaConsumerImpl.class);
+  /** The {@code partition.assignment.strategy} used when the Kafka config sets none. */
+  static final String DEFAULT_ASSIGNOR = CooperativeStickyAssignor.class.getName();
 
   /** The poll thread's loop, once subscribed. */
   private volatile PollLoop<K, V> poll;
@@ -64,6 +75,9 @@ public final class DedupKafkaConsumerImpl<K, V> extends ConsumerSetup<K, V> {
           + autoCommit + ": offsets are committed after each record is done with");
     }
     config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    // Cooperative rebalances: a member that joins or leaves moves only the partitions it must, and the others keep
+    // their owners, windows and rebuilds (docs/partitioning.md, "Rebalances"). A setting of the user's wins.
+    config.putIfAbsent(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, DEFAULT_ASSIGNOR);
   }
 
   @Override

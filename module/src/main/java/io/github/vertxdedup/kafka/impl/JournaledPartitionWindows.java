@@ -10,7 +10,9 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.shareddata.LocalMap;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
@@ -54,6 +56,8 @@ final class JournaledPartitionWindows implements PartitionWindows {
   private final DedupClock clock;
   private final MeterRegistry registry;
   private final long acquireTimeoutMs;
+  /** The journal directories this store is acquiring, holding or releasing, with how many uses of each. */
+  private final Map<Path, Integer> inUse = new ConcurrentHashMap<>();
 
   /**
    * @param vertx the Vert.x instance the partition verticles are deployed on
@@ -86,12 +90,50 @@ final class JournaledPartitionWindows implements PartitionWindows {
    * @throws IllegalArgumentException if the group id is empty, {@code .} or {@code ..}, or holds a path separator
    */
   static Path directory(Path journalDir, String groupId, TopicPartition tp) {
+    return groupDirectory(journalDir, groupId).resolve(tp.topic() + "-" + tp.partition());
+  }
+
+  /**
+   * The directory of a group's journals: {@code <journalDir>/<group.id>}.
+   *
+   * @param journalDir the root
+   * @param groupId the consumer group; must be usable as one path segment
+   * @return the directory
+   * @throws IllegalArgumentException if the group id is empty, {@code .} or {@code ..}, or holds a path separator
+   */
+  static Path groupDirectory(Path journalDir, String groupId) {
     if (groupId.isEmpty() || groupId.equals(".") || groupId.equals("..") || groupId.indexOf('/') >= 0
         || groupId.indexOf('\\') >= 0 || groupId.indexOf('\0') >= 0) {
       throw new IllegalArgumentException("group.id must be usable as a directory name under journalDir (not empty,"
           + " '.' or '..', no '/', '\\' or NUL) but was '" + groupId + "'");
     }
-    return journalDir.resolve(groupId).resolve(tp.topic() + "-" + tp.partition());
+    return journalDir.resolve(groupId);
+  }
+
+  /** @return the root of the journal directories, {@code dedup.journalDir} */
+  Path journalDir() {
+    return journalDir;
+  }
+
+  /**
+   * Whether this store holds the journal in {@code dir}: a lease of it is being acquired, is held, or is being
+   * released. Any thread.
+   *
+   * @param dir a partition's journal directory, as {@link #directory} names it
+   * @return true if in use by this store
+   */
+  boolean inUse(Path dir) {
+    return inUse.containsKey(dir);
+  }
+
+  /** Counts a use of {@code dir} by this store: an acquisition begins. */
+  private void use(Path dir) {
+    inUse.merge(dir, 1, Integer::sum);
+  }
+
+  /** Ends a use of {@code dir}: an acquisition failed, or a release finished. */
+  private void unuse(Path dir) {
+    inUse.computeIfPresent(dir, (d, n) -> n == 1 ? null : n - 1);
   }
 
   @Override
@@ -105,6 +147,7 @@ final class JournaledPartitionWindows implements PartitionWindows {
     // The address is also the scope of the id fingerprints in the journal, so it must be the same for every owner.
     String address = dedup.getAddress() + "." + groupId + "." + tp.topic() + "-" + tp.partition();
     String token = ownerId + "#" + GENERATION.incrementAndGet();
+    use(dir);
     long deadlineNs = System.nanoTime() + acquireTimeoutMs * 1_000_000L;
     Promise<Void> slot = Promise.promise();
     takeSlot(address, token, dir, deadlineNs, slot);
@@ -123,11 +166,11 @@ final class JournaledPartitionWindows implements PartitionWindows {
                     dir, tp, released, ownerId);
               }
               LOG.debug("window {} of {} acquired by {}, journal offset {}", dir, tp, ownerId, offset);
-              return new Lease(partition, offset, released, new Handle(partition, tp, address, token));
+              return new Lease(partition, offset, released, new Handle(partition, tp, address, token, dir));
             }))
             .recover(e -> partition.undeploy().transform(u -> Future.<Lease>failedFuture(e)));
       }).onFailure(e -> slots().removeIfPresent(address, token));
-    });
+    }).onFailure(e -> unuse(dir));
   }
 
   private LocalMap<String, String> slots() {
@@ -186,9 +229,10 @@ final class JournaledPartitionWindows implements PartitionWindows {
     Handle h = (Handle) lease.handle();
     return h.partition.undeploy().eventually(() -> {
       slots().removeIfPresent(h.address, h.token);
+      unuse(h.dir);
       return Future.succeededFuture();
     });
   }
 
-  private record Handle(LocalPartition partition, TopicPartition tp, String address, String token) {}
+  private record Handle(LocalPartition partition, TopicPartition tp, String address, String token, Path dir) {}
 }

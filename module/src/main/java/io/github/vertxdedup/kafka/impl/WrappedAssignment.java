@@ -32,18 +32,22 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>Assigned: the partition is paused on the Vert.x consumer at once, and the records that arrive before its
  *   window is ready (fetched before the pause took effect) are kept. Its window is taken from the store once this
- *   consumer's previous owner of it, if any, has handed it back; then Kafka's committed offset is read; then its owner
- *   starts, is given the kept records, and the partition is resumed. Where Kafka has no committed offset but the store
+ *   consumer's previous owner of it, if any, has handed it back; then Kafka's committed offset is read; where it lies
+ *   past what the store covers, the rest of the window is rebuilt from the source topic ({@link PartitionRebuild},
+ *   made by {@link Rebuilds#create} as for {@link DedupKafkaConsumerImpl}), the partition still paused and its
+ *   records still kept; then its owner starts, is given the kept records, and the partition is resumed. Where Kafka has no committed offset but the store
  *   recorded one (a deleted group, expired offsets), the consumer seeks there first and drops what it kept and what
  *   arrives before the seek completes: the seek position delivers those records again.</li>
  *   <li>Revoked: the partition leaves {@code owners} at once, so no commit names it from then on and its records no
- *   longer reach the owner. Its owner is fenced (nothing new is decided; what was decided is finished), bounded by
+ *   longer reach the owner. A rebuild of it still running is cancelled, and its window handed back once the rebuild
+ *   has ended. Its owner is fenced (nothing new is decided; what was decided is finished), bounded by
  *   {@code revocationTimeoutMs}, then stopped, and its window handed back. The next owner takes the window only
  *   after that (the store's slot, or the journal's lock), so it decides nothing before the old one stopped. What the
  *   old owner finished after its last commit comes back to the next owner from Kafka, and the window drops it as
  *   duplicates.</li>
  * </ul>
- * A window that does not open, or a committed-offset lookup or seek that fails, stops the consumer
+ * A window that does not open, a committed-offset lookup or seek that fails, or a rebuild that fails, stops the
+ * consumer
  * ({@code onFailure}); the partition stays paused meanwhile.
  *
  * <p>The wrapped consumer's context only, except {@link #assignment}.
@@ -64,6 +68,9 @@ final class WrappedAssignment<K, V> {
   private final String groupId;
   private final String instanceId;
   private final long revocationTimeoutMs;
+  /** The consumer's config: a rebuild reads the source topic with it, without the group. */
+  private final Map<String, Object> kafkaConfig;
+  private final long lookBackMs;
   /** Stops the consumer: a partition's window could not be started. */
   private final Handler<RuntimeException> onFailure;
   /** The partitions whose owner runs; shared with the commits and the pauses. */
@@ -85,6 +92,8 @@ final class WrappedAssignment<K, V> {
     final List<KafkaConsumerRecord<K, V>> kept = new ArrayList<>();
     /** Seeking to the offset the store recorded: what arrives meanwhile is dropped. */
     boolean seeking;
+    /** The rebuild of the window from the source topic, once started; the records stay kept meanwhile. */
+    WindowRebuild rebuild;
 
     Starting(KafkaMetrics metrics, Future<PartitionWindows.Lease> lease) {
       this.metrics = metrics;
@@ -97,16 +106,18 @@ final class WrappedAssignment<K, V> {
    * @param context the wrapped consumer's context
    * @param consumer the application's Vert.x consumer
    * @param windows where the partitions' windows live
+   * @param kafkaConfig the consumer's config, for the rebuilds from the source topic
    * @param ownerConfig what every partition owner shares
    * @param registry where the partitions' meters are registered
    * @param groupId the consumer group
    * @param instanceId this consumer's instance id
-   * @param options validated options ({@code revocationTimeoutMs}, {@code maxBufferedPerPartition})
+   * @param options validated options ({@code revocationTimeoutMs}, {@code maxBufferedPerPartition},
+   *     {@code lookBackMs})
    * @param onFailure stops the consumer; called on the context with an {@link IllegalStateException} naming the
    *     partition
    */
   WrappedAssignment(Vertx vertx, WrappedContext context, KafkaConsumer<K, V> consumer, PartitionWindows windows,
-      OwnerConfig<K, V> ownerConfig, MeterRegistry registry, String groupId, String instanceId,
+      Map<String, Object> kafkaConfig, OwnerConfig<K, V> ownerConfig, MeterRegistry registry, String groupId, String instanceId,
       DedupKafkaOptions options, Handler<RuntimeException> onFailure) {
     this.vertx = vertx;
     this.context = context;
@@ -117,6 +128,8 @@ final class WrappedAssignment<K, V> {
     this.groupId = groupId;
     this.instanceId = instanceId;
     this.revocationTimeoutMs = options.getRevocationTimeoutMs();
+    this.kafkaConfig = kafkaConfig;
+    this.lookBackMs = options.getLookBackMs();
     this.onFailure = onFailure;
     this.pauses = new Pauses<>(
         tps -> consumer.pause(WrappedContext.vertx(tps)).onFailure(e -> LOG.debug("pausing {} failed: {}", tps,
@@ -178,7 +191,7 @@ final class WrappedAssignment<K, V> {
       OffsetAndMetadata committed = c.result();
       if (committed != null || lease.resumeOffset() < 0) {
         // The Vert.x consumer reads from Kafka's committed offset (or by auto.offset.reset): what it kept is next.
-        start(tp, s, lease, committed == null ? -1 : committed.getOffset());
+        rebuildThenStart(tp, s, lease, committed == null ? -1 : committed.getOffset());
         return;
       }
       s.seeking = true;
@@ -193,6 +206,32 @@ final class WrappedAssignment<K, V> {
           start(tp, s, lease, -1);
         }
       });
+    });
+  }
+
+  /**
+   * Rebuilds from the source topic what the window lacks before Kafka's committed offset, if anything, on the
+   * rebuild's own thread and group-less consumer, while the partition stays paused and its records kept; then
+   * starts the owner. A revocation meanwhile cancels the rebuild ({@link #revoked}).
+   */
+  private void rebuildThenStart(TopicPartition tp, Starting<K, V> s, PartitionWindows.Lease lease, long committed) {
+    WindowRebuild r = Rebuilds.create(tp, kafkaConfig, ownerConfig, lookBackMs, lease, committed,
+        s.metrics);
+    if (r == null) {
+      start(tp, s, lease, committed);
+      return;
+    }
+    s.rebuild = r;
+    r.start();
+    context.here(Future.fromCompletionStage(r.done())).onComplete(ar -> {
+      if (starting.get(tp) != s) {
+        return; // revoked meanwhile: the revocation hands the window back once the rebuild ended
+      }
+      if (ar.failed()) {
+        failed(tp, s, lease, "failed to rebuild the window of " + tp + " from the source topic", ar.cause());
+      } else {
+        start(tp, s, lease, committed);
+      }
     });
   }
 
@@ -260,8 +299,7 @@ final class WrappedAssignment<K, V> {
     for (TopicPartition tp : tps) {
       Starting<K, V> s = starting.remove(tp);
       if (s != null) {
-        handedBack.put(tp, s.lease.transform(ar -> ar.succeeded() ? windows.release(ar.result())
-            : Future.succeededFuture()).otherwiseEmpty());
+        handedBack.put(tp, giveUp(s));
       }
       AssignedPartition<K, V> o = owners.remove(tp);
       if (o != null) {
@@ -287,8 +325,7 @@ final class WrappedAssignment<K, V> {
    */
   Future<Void> retireAll(WrappedCommits<K, V> commits) {
     closing = true;
-    starting.forEach((tp, s) -> handedBack.put(tp, s.lease.transform(ar -> ar.succeeded()
-        ? windows.release(ar.result()) : Future.succeededFuture()).otherwiseEmpty()));
+    starting.forEach((tp, s) -> handedBack.put(tp, giveUp(s)));
     starting.clear();
     Map<TopicPartition, AssignedPartition<K, V>> mine = new HashMap<>(owners);
     List<Future<Void>> drains = new ArrayList<>();
@@ -304,6 +341,23 @@ final class WrappedAssignment<K, V> {
           assignment = Set.of();
           return context.here(Future.join(done)).<Void>mapEmpty().otherwiseEmpty();
         });
+  }
+
+  /**
+   * Gives up a partition whose window is not ready yet: cancels its rebuild, if one runs, and hands its window back
+   * once the rebuild has ended (so no rebuilt id reaches a window handed back) and the store has given it.
+   *
+   * @return completes (never fails) once the window is handed back, or at once if the store gave none
+   */
+  private Future<Void> giveUp(Starting<K, V> s) {
+    WindowRebuild r = s.rebuild;
+    Future<?> ended = Future.succeededFuture();
+    if (r != null) {
+      r.cancel();
+      ended = Future.fromCompletionStage(r.done());
+    }
+    return ended.transform(v -> s.lease.transform(ar -> ar.succeeded() ? windows.release(ar.result())
+        : Future.<Void>succeededFuture())).otherwiseEmpty();
   }
 
   /** Fences the owner; completes (never fails) when it drained, or after {@code revocationTimeoutMs}. */

@@ -147,8 +147,8 @@ public final class WrappedConsumer<K, V> extends ConsumerSetup<K, V> {
     synchronized (this) {
       context = ctx;
       PartitionWindows windows = windows();
-      partitions = new WrappedAssignment<>(vertx, ctx, consumer, windows, ownerConfig(this::wake), registry(),
-          groupId, instanceId, options, this::stop);
+      partitions = new WrappedAssignment<>(vertx, ctx, consumer, windows, config, ownerConfig(this::wake),
+          registry(), groupId, instanceId, options, this::stop);
       commits = new WrappedCommits<>(consumer, partitions.owners, windows, ctx);
     }
     WrappedAssignment<K, V> p = partitions;

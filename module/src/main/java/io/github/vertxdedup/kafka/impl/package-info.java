@@ -25,7 +25,8 @@
  *   that makes each offset commit a transaction ({@code ChangelogCommitter}), and the rebuild that reads it
  *   ({@code ChangelogRebuild});</li>
  *   <li>where a partition's window lives between owners ({@code PartitionWindows}: in memory, or on a journal handed over
- *   between instances);</li>
+ *   between instances), and the removal of the journals of partitions that left the machine once they remember
+ *   nothing ({@code JournalCleanup});</li>
  *   <li>dead letters sent to a Kafka topic with the application's Vert.x producer ({@code KafkaDeadLetterSender}).</li>
  * </ul>
  *

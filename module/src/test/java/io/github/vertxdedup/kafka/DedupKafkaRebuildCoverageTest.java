@@ -90,6 +90,12 @@ class DedupKafkaRebuildCoverageTest {
   /** A consumer on one machine, taking records its window does not cover to the dead-letter handler. */
   private Running start(String group, String topic, Path journalDir, KafkaTestSupport.Ledger ledger)
       throws Exception {
+    return start(group, topic, journalDir, false, ledger);
+  }
+
+  /** The same, with the changelog topic on or off. */
+  private Running start(String group, String topic, Path journalDir, boolean changelog,
+      KafkaTestSupport.Ledger ledger) throws Exception {
     Vertx vertx = Vertx.vertx();
     instances.add(vertx);
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
@@ -98,6 +104,7 @@ class DedupKafkaRebuildCoverageTest {
         .setDedup(new DedupOptions().setAddress("test.kafka.coverage")
             .setWindow(Duration.ofMinutes(WINDOW_MINUTES)).setJournalDir(journalDir.toString()))
         .setUncoveredRecords(UncoveredRecordPolicy.DEAD_LETTER)
+        .setChangelog(changelog)
         .setBackoffInitialMs(1)
         .setBackoffMaxMs(20)
         .setPollTimeoutMs(20);
@@ -179,6 +186,37 @@ class DedupKafkaRebuildCoverageTest {
     assertThat(count(again.registry, "dedup.kafka.rebuild.records")).isZero();
     assertThat(again.deadLetters).as("dead letters").isEmpty();
     assertThat(ledger.credits).containsKey("late-2");
+  }
+
+  @Test
+  void shouldCoverFromTheCutoffAfterAMoveThroughTheChangelog() throws Exception {
+    String topic = name("cover-changelog");
+    String group = name("g");
+    broker.createTopic(topic, 1);
+    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
+    long startedMs = System.currentTimeMillis();
+    Running a = start(group, topic, machineA, true, ledger);
+    for (int i = 0; i < 100; i++) {
+      sendAt(topic, "id-" + i, startedMs - 3 * MINUTE_MS);
+    }
+    flush();
+    broker.awaitCommitted(group, topic, 100);
+    stop(a);
+
+    // Machine B restores the window from the changelog alone (it covers every committed offset), so no rebuild from
+    // the source topic sets the coverage: the changelog's rebuild does, and a late record inside W is handled.
+    Running b = start(group, topic, machineB, true, ledger);
+    sendAt(topic, "late-1", System.currentTimeMillis() - 2 * MINUTE_MS);
+    sendAt(topic, "id-7", startedMs - 3 * MINUTE_MS); // a re-publish: a duplicate
+    flush();
+    broker.awaitCommitted(group, topic, 102);
+    assertThat(count(b.registry, "dedup.kafka.rebuild.changelog.entries")).isEqualTo(100);
+    assertThat(count(b.registry, "dedup.kafka.rebuild.records")).isZero();
+    assertThat(b.deadLetters).as("dead letters").isEmpty();
+    assertThat(ledger.credits).containsKey("late-1");
+    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
+    assertThat(coverageStart(b)).isBetween((double) startedMs - WINDOW_MINUTES * MINUTE_MS - MINUTE_MS,
+        (double) System.currentTimeMillis() - WINDOW_MINUTES * MINUTE_MS);
   }
 
   @Test

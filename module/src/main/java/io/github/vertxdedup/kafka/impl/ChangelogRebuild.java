@@ -239,6 +239,16 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
           throw e.getCause();
         }
       }
+      if (!cancelled && sourceRebuilds == 0) {
+        // No rebuild from the source topic set the window's coverage: the restored ids are those the previous owner
+        // remembered, so the window covers what it covered, event times from now - W - lookBack on (as a rebuild from
+        // the source topic with nothing lost; see RebuildRule#coverageStartMs).
+        long coverage = RebuildRule.cutoffMs(clock.nowMs(), windowMs, lookBackMs);
+        await(partition.coverFrom(coverage).mapEmpty());
+        if (!cancelled) {
+          metrics.coverageStartMs.set(coverage);
+        }
+      }
       long durationMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNs);
       Outcome o = new Outcome(entriesRead, idsRestored.get(), coveredFrom, coveredTo, sourceRebuilds, durationMs,
           cancelled);

@@ -29,7 +29,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Two machines of one consumer group, each a {@link KafkaMachineChild} JVM with a journal directory and a ledger of
- * its own, static membership and a 6 s session timeout; the test JVM runs the broker and publishes about 300 records
+ * its own, static membership and a 6 s session timeout; the test JVM runs the broker and publishes up to 300 records
  * a second on two partitions, one in ten a copy of an earlier id. One machine is lost mid-stream (SIGKILL), or stalls
  * past its session timeout and comes back (SIGSTOP, then SIGCONT: a zombie); the other takes its partition over,
  * rebuilding its window from the topic up to the group's committed offset. The effects are counted from both ledgers,
@@ -40,7 +40,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  *       are at most one decision batch of the lost partition.</li>
  *   <li>{@link AtomicityMode#EFFECT_FIRST}: no id is lost; the repeats are records of the lost partition at or after
  *       the offset the survivor started from, at most {@code maxUnansweredCommits + 1} plus what the lost machine
- *       settled within one {@code commitIntervalMs} and a commit's round trip (bounded here by the producer's rate).</li>
+ *       settled within one {@code commitIntervalMs} and a commit's round trip (bounded here by the producer's
+ *       rate).</li>
  * </ul>
  *
  * <p>This test crosses a process boundary, so it uses real time.
@@ -326,8 +327,8 @@ class KafkaMachineLossTest {
   }
 
   /**
-   * Publishes about 300 records a second until stopped: new ids, and every tenth record a copy of an earlier one
-   * (keyed by its id, so the copy lands on the same partition).
+   * Publishes up to 300 records a second (three, a flush, a 10 ms pause) until stopped: new ids, and every tenth
+   * record a copy of an earlier one (keyed by its id, so the copy lands on the same partition).
    */
   private static final class Producer {
     final List<String> sent = java.util.Collections.synchronizedList(new ArrayList<>());

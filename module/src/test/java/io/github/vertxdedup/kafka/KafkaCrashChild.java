@@ -114,6 +114,15 @@ public final class KafkaCrashChild {
           }
           return Future.succeededFuture();
         });
+    // SIGTERM (the driver's last stop, not its kills) closes the consumer: it drains, so the handlers of the records
+    // whose offsets it committed run before it leaves (record-first commits a run's offsets before its handlers).
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      try {
+        consumer.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        e.printStackTrace();
+      }
+    }));
     consumer.subscribe(Set.of(topic)).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
     synchronized (out) {
       out.println("subscribed");

@@ -33,8 +33,9 @@ import org.slf4j.LoggerFactory;
  * the same decisions, journal writes and failure codes as the event-bus service, without an event-bus round trip
  * (reply registration, timeout timer, two thread hops) per decision batch and per commit batch. A request is decided when it is made, and its future is already complete
  * unless its reply waits for a journal write. Everything but {@link #offer}, {@link #fence}, {@link #stop},
- * {@link #committableNext}, {@link #buffered} and {@link #wantsPause} runs on that context. Those six are called by
- * the poll thread; they only hand work to the context or read volatile fields.
+ * {@link #committableNext}, {@link #buffered}, {@link #wantsPause}, {@link #wantedNext}, {@link #committed} and
+ * {@link #refuseCommits} runs on that context. Those are called by the poll thread; they only hand work to the
+ * context or read volatile fields.
  *
  * <h2>A record's way</h2>
  * The head of the queue is the only record whose handler may run. A record is decided when it reaches the head
@@ -46,6 +47,15 @@ import org.slf4j.LoggerFactory;
  * ({@link PendingRecord.Coverage#NOT_COVERED}) is handled and counted, or dead-lettered, by
  * {@link UncoveredRecordPolicy}. Any verdict but ACCEPTED, DUPLICATE, CONFLICT or IN_FLIGHT fails closed: the record
  * goes to the dead-letter path ({@link DeadLetter.Reason#UNEXPECTED_VERDICT}), never committable unseen.
+ *
+ * <h2>Record-first commits before its handlers</h2>
+ * An accepted record's handler starts only once Kafka has acknowledged, for this member of the group, a commit of an
+ * offset past the record ({@link OffsetGate}). When the head is an accepted record no acknowledged commit covers, the
+ * owner publishes the end of its decided prefix as the committable offset and wakes the poll thread, which commits it
+ * at once and hands the acknowledgement back ({@link #committed}); one commit covers a whole decided run. So the next
+ * owner of the partition (another machine, after this one is lost) starts after every record whose effect this owner
+ * may have applied, and an owner no longer in the group's generation, whose commit is refused, handles none of what it
+ * decided since ({@link #refuseCommits}: the partition was lost, or a commit on revocation was refused).
  *
  * <h2>Fence</h2>
  * Once fenced (revocation) nothing new is decided. What was decided is finished: the running handler and its
@@ -155,6 +165,18 @@ final class PartitionOwner<K, V> {
   void refuseCommits() {
     loop.execute(() -> {
       gate.shut();
+      pump();
+    });
+  }
+
+  /**
+   * Revoked from a wrapped consumer, which commits nothing of the partition any more: in record-first mode the decided
+   * records are handled without a commit (their ids are recorded in the window the next owner of this process takes
+   * over, so leaving them would lose their effects). Any thread.
+   */
+  void finishWithoutCommits() {
+    loop.execute(() -> {
+      gate.open();
       pump();
     });
   }

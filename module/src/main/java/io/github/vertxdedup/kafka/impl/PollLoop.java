@@ -33,8 +33,8 @@ import org.slf4j.LoggerFactory;
  * commit the offsets that became committable since the last commit, at most once per {@code commitIntervalMs}, and at
  * once when a record-first owner waits for a commit before its handlers run ({@link OffsetCommits}); repeat. While a
  * record-first owner holds records, the loop polls for at most {@value #PAUSED_POLL_MS} ms, so that a commit it asks
- * for is sent, and its acknowledgement (handed over inside a poll) comes back, within that. Before each poll it ends the rebuilds of newly assigned partitions that finished
- * ({@link Rebuilds}), so their partitions are resumed. It ends when the consumer is closed ({@link #stop}) or a window failed to open,
+ * for is sent, and its acknowledgement (handed over inside a poll) comes back, within that. Before each poll it ends
+ * the rebuilds of newly assigned partitions that finished ({@link Rebuilds}), so their partitions are resumed. It ends when the consumer is closed ({@link #stop}) or a window failed to open,
  * revoking every partition (with a final commit, unless it ends on an error) and closing the Kafka consumer.
  *
  * <p>A paused partition must not wait out a poll timeout once its owner has caught up: with every partition paused, a
@@ -196,7 +196,7 @@ final class PollLoop<K, V> {
     if (!ownerConfig.effectFirst && recordFirstBusy()) {
       // A record-first owner waits for a commit before its handlers run, or may soon: a commit it asks for is sent
       // between two polls, and the acknowledgement is handed over inside a poll, so poll briefly.
-      timeoutMs = PAUSED_POLL_MS;
+      timeoutMs = Math.min(timeoutMs, PAUSED_POLL_MS);
     }
     if (!pauses.none()) {
       if (pauses.all()) {

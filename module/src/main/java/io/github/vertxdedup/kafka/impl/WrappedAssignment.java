@@ -307,8 +307,8 @@ final class WrappedAssignment<K, V> {
         if (!closing) { // closing retires every owner itself
           LOG.info("{}: revoked from {} of group {}; its owner finishes what it decided and hands the window back,"
               + " committing no more offsets", tp, instanceId, groupId);
-          // No commit of it follows: a record-first owner's decided records no commit covers are the next owner's.
-          o.owner.refuseCommits();
+          // No commit of it follows: a record-first owner finishes what it decided without one, as before the gate.
+          o.owner.finishWithoutCommits();
           handedBack.put(tp, drained(tp, o).eventually(() -> handBack(tp, o)));
         }
       }

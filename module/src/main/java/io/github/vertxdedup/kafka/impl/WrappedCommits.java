@@ -23,8 +23,9 @@ import org.slf4j.LoggerFactory;
  * from {@code owners} when the revocation reaches it, so nothing of it is sent after that, and the answer to a commit
  * sent before it is not journaled. A commit the Vert.x client runs after the rebalance it was sent before (its thread
  * runs tasks in order, and the rebalance happens inside a {@code poll}) names only records the old owner was done
- * with: it can move the group's offset back over what the next owner committed since (those records come back as
- * duplicates after a later restart), never forward past a record not done with.
+ * with (in record-first mode, had decided, which its drain finishes): it can move the group's offset back over what
+ * the next owner committed since (those records come back as duplicates after a later restart), never forward past a
+ * record not done with (not decided).
  *
  * <p>The wrapped consumer's context only.
  *
@@ -68,8 +69,8 @@ final class WrappedCommits<K, V> {
 
   /**
    * Commits at once, unless a commit is still unanswered, if a record-first owner waits for a commit before its
-   * handlers run ({@link OffsetGate}); called when an owner wakes the context. A commit still unanswered is followed
-   * by the periodic one.
+   * handlers run ({@link OffsetGate}); called when an owner wakes the context. A commit asked for while another is
+   * unanswered is sent once that one was accepted (after a failure, with the periodic one).
    */
   void commitWanted() {
     for (AssignedPartition<K, V> o : owners.values()) {

@@ -5,12 +5,13 @@
  *   and the window store): {@code ConsumerSetup};</li>
  *   <li>the consumer's life (start, close, an error that stops it): {@code DedupKafkaConsumerImpl};</li>
  *   <li>the poll thread: {@code PollLoop}, with the paused partitions ({@code Pauses}), the offset commits to Kafka
- *   ({@code OffsetCommits}, through the seam {@code GroupCommitter}) and the rebalance callbacks ({@code PartitionAssignment}, which takes and hands back the
- *   windows of {@code AssignedPartition}s);</li>
+ *   ({@code OffsetCommits}, through the seam {@code GroupCommitter}) and the rebalance callbacks
+ *   ({@code PartitionAssignment}, which takes and hands back the windows of {@code AssignedPartition}s);</li>
  *   <li>one owner per assigned topic-partition, on its window's event loop: the record pipeline
  *   ({@code PartitionOwner}, with its {@code RecordQueue}, {@code HeadWait}, {@code Trampoline} and
  *   {@code OwnerLoop}), the effect-first lease rule ({@code ClaimLeases}), the commit pipeline
- *   ({@code CommitPipeline}), retries and dead letters ({@code FailurePolicy}), the window's requests for a record
+ *   ({@code CommitPipeline}), record-first's wait for the offset commit before the handlers ({@code OffsetGate}),
+ *   retries and dead letters ({@code FailurePolicy}), the window's requests for a record
  *   ({@code RecordEvents}), the settings they share ({@code OwnerConfig}) and the meters ({@code KafkaMetrics});</li>
  *   <li>the application's Vert.x consumer with deduplication added ({@code DedupKafkaConsumer.wrap}): its life
  *   ({@code WrappedConsumer}), its partitions and their fence ({@code WrappedAssignment}), its offset commits

@@ -1,0 +1,111 @@
+package io.github.vertxdedup.kafka;
+
+import io.github.vertxdedup.DedupOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One "machine" of {@link KafkaMachineLossTest}: a journaled {@link DedupKafkaConsumer} in a JVM of its own, with a
+ * journal directory and a ledger no other machine shares, static membership ({@code group.instance.id}) and a 6 s
+ * session timeout (the broker's minimum), so that the group gives a killed or stopped machine's partitions to the
+ * other one 6 s after it fell silent. Real time (a process boundary): a ten-minute window and a 2 s lease.
+ *
+ * <p>The effect of a record is one line {@code <id> <partition> <offset>} appended to the ledger with one
+ * {@code write(2)}, before the handler's future completes: the kernel holds it once written, so neither a SIGKILL nor
+ * a SIGSTOP takes it back, and the test reads it outside the process. Output: {@code subscribed} once the consumer
+ * joined; the library's log lines (assignments and the offsets read from, refused commits) on standard error.
+ *
+ * <p>Arguments: bootstrap servers, topic, group id, instance id, journal directory, mode ({@link AtomicityMode}),
+ * ledger file.
+ */
+public final class KafkaMachineChild {
+
+  /** The child's {@code commitIntervalMs}: effect-first repeats across a machine loss what settles within it. */
+  static final long COMMIT_INTERVAL_MS = 200;
+
+  private KafkaMachineChild() {
+  }
+
+  /**
+   * Runs the machine until it is killed.
+   *
+   * @param args see the type's javadoc
+   * @throws Exception on any failure (the driver sees the exit code and the standard error)
+   */
+  public static void main(String[] args) throws Exception {
+    String bootstrap = args[0];
+    String topic = args[1];
+    String group = args[2];
+    String instanceId = args[3];
+    String journalDir = args[4];
+    AtomicityMode mode = AtomicityMode.valueOf(args[5]);
+    Path ledgerFile = Path.of(args[6]);
+    PrintStream out = System.out;
+
+    FileChannel ledger = FileChannel.open(ledgerFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+        StandardOpenOption.APPEND);
+    Vertx vertx = Vertx.vertx();
+    Map<String, String> config = Map.of(
+        "bootstrap.servers", bootstrap,
+        "group.id", group,
+        "group.instance.id", instanceId,
+        "session.timeout.ms", "6000",
+        "heartbeat.interval.ms", "500",
+        "auto.offset.reset", "earliest",
+        "max.poll.records", "100",
+        "key.deserializer", "org.apache.kafka.common.serialization.StringDeserializer",
+        "value.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
+    DedupKafkaOptions options = new DedupKafkaOptions()
+        .setDedup(new DedupOptions().setWindow(Duration.ofMinutes(10)).setLeaseMs(2_000).setJournalDir(journalDir)
+            .setMaxBatch(KafkaCrashChild.MAX_BATCH))
+        .setMode(mode)
+        .setCommitIntervalMs(COMMIT_INTERVAL_MS)
+        .setPollTimeoutMs(20);
+    DedupKafkaConsumer<String, String> consumer = DedupKafkaConsumer.<String, String>create(vertx, config, options)
+        .identity(IdentityExtractor.header("message-id"))
+        .handler(record -> {
+          byte[] line = (record.key() + " " + record.partition() + " " + record.offset() + "\n")
+              .getBytes(StandardCharsets.UTF_8);
+          // The write is a blocking call: off the event loop, in order per partition (ordered on its context).
+          return vertx.<Void>executeBlocking(() -> {
+            ByteBuffer buf = ByteBuffer.wrap(line);
+            while (buf.hasRemaining()) {
+              ledger.write(buf);
+            }
+            return null;
+          }, true);
+        })
+        .deadLetterHandler(d -> {
+          synchronized (out) {
+            out.println("dead-letter " + d);
+            out.flush();
+          }
+          return Future.succeededFuture();
+        });
+    // SIGTERM (the driver's last stop, not its kills) closes the consumer: it drains, so the handlers of the records
+    // whose offsets it committed run before it leaves (record-first commits a run's offsets before its handlers).
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      try {
+        consumer.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        e.printStackTrace();
+      }
+    }));
+    consumer.subscribe(Set.of(topic)).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+    synchronized (out) {
+      out.println("subscribed");
+      out.flush();
+    }
+    Thread.currentThread().join(); // until the driver kills this process
+  }
+}

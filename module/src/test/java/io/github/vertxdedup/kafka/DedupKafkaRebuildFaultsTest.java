@@ -11,11 +11,13 @@ import io.micrometer.core.instrument.LongTaskTimer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.kafka.client.consumer.KafkaConsumer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.HashMap;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -126,6 +128,32 @@ class DedupKafkaRebuildFaultsTest {
     return new Running(vertx, c, registry);
   }
 
+  /** The same on a wrapped Vert.x consumer built from {@code config} (auto-commit off). */
+  private Running startWrapped(String topic, Path journalDir, Map<String, String> config, long backoffMaxMs,
+      KafkaTestSupport.Ledger ledger, Consumer<Throwable> failures) throws Exception {
+    Vertx vertx = Vertx.vertx();
+    instances.add(vertx);
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    Map<String, String> wrappedConfig = new HashMap<>(config);
+    wrappedConfig.put("enable.auto.commit", "false");
+    DedupKafkaOptions options = new DedupKafkaOptions()
+        .setDedup(new DedupOptions().setAddress("test.kafka.faults").setWindow(Duration.ofMinutes(10))
+            .setJournalDir(journalDir.toString()))
+        .setBackoffInitialMs(1)
+        .setBackoffMaxMs(backoffMaxMs)
+        .setPollTimeoutMs(20)
+        .setCommitIntervalMs(20);
+    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>wrap(vertx,
+            KafkaConsumer.<String, String>create(vertx, wrappedConfig), wrappedConfig, options)
+        .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
+        .handler(r -> ledger.credit(r.key()))
+        .deadLetterHandler(d -> Future.succeededFuture())
+        .exceptionHandler(failures::accept)
+        .meterRegistry(registry);
+    c.subscribe(topic).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    return new Running(vertx, c, registry);
+  }
+
   private Running start(String group, String topic, Path journalDir, KafkaTestSupport.Ledger ledger)
       throws Exception {
     return start(topic, journalDir, broker.consumerConfig(group), 20,
@@ -197,6 +225,50 @@ class DedupKafkaRebuildFaultsTest {
         .satisfies(e -> assertThat(e.getMessage()).contains(p0.toString()));
 
     // The unreadable record goes (as retention would take it): the next attempt reads the rest, the partition flows.
+    admin.deleteRecords(Map.of(p0, RecordsToDelete.beforeOffset(11))).all().get(30, TimeUnit.SECONDS);
+    broker.awaitCommitted(group, topic, 33);
+    assertThat(ledger.credits).containsKeys("later-0", "later-1");
+    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
+    assertThat(reported).hasSize(1);
+  }
+
+  @Test
+  void shouldLeaveAPartitionWhoseRecordsCannotBeReadUnhandledOnAWrappedConsumerToo() throws Exception {
+    String topic = name("faults-unreadable-wrapped");
+    String group = name("g");
+    broker.createTopic(topic, 2);
+    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
+    Running a = start(group, topic, machineA, ledger);
+    for (int i = 0; i < 10; i++) {
+      send(topic, 0, "p-" + i, "v");
+    }
+    send(topic, 0, "p-poison", "poison");
+    for (int i = 10; i < 20; i++) {
+      send(topic, 0, "p-" + i, "v");
+      send(topic, 1, "q-" + i, "v");
+    }
+    producer.flush();
+    broker.awaitCommitted(group, topic, 31);
+    stop(a);
+
+    // Machine B wraps a Vert.x consumer whose deserializer rejects the poison record in partition 0's window: that
+    // partition waits and is rebuilt again, partition 1 flows, and the wrapper keeps running.
+    Map<String, String> strict = broker.consumerConfig(group);
+    strict.put("value.deserializer", RejectingDeserializer.class.getName());
+    List<Throwable> reported = new CopyOnWriteArrayList<>();
+    TopicPartition p0 = new TopicPartition(topic, 0);
+    Running b = startWrapped(topic, machineB, strict, 200, ledger, reported::add);
+    await().atMost(Duration.ofSeconds(60)).until(() -> partitionCount(b, "dedup.kafka.rebuild.failures", 0) >= 1);
+    double failures = partitionCount(b, "dedup.kafka.rebuild.failures", 0);
+    send(topic, 0, "later-0", "v");
+    send(topic, 1, "later-1", "v");
+    producer.flush();
+    await().atMost(Duration.ofSeconds(60)).until(() -> ledger.credits.containsKey("later-1")
+        && partitionCount(b, "dedup.kafka.rebuild.failures", 0) >= failures + 2);
+    assertThat(ledger.credits).doesNotContainKey("later-0");
+    assertThat(reported).as("one report per episode").singleElement()
+        .satisfies(e -> assertThat(e.getMessage()).contains(p0.toString()));
+
     admin.deleteRecords(Map.of(p0, RecordsToDelete.beforeOffset(11))).all().get(30, TimeUnit.SECONDS);
     broker.awaitCommitted(group, topic, 33);
     assertThat(ledger.credits).containsKeys("later-0", "later-1");

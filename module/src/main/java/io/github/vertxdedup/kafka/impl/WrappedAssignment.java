@@ -80,6 +80,9 @@ final class WrappedAssignment<K, V> {
   /** Per partition, the hand-back of the window this consumer held last; never fails. A new owner waits for it. */
   private final Map<TopicPartition, Future<?>> handedBack = new HashMap<>();
   private final Pauses<K, V> pauses;
+  private final Handler<RuntimeException> report;
+  /** How long after a failed rebuild the partition is rebuilt again, milliseconds ({@code backoffMaxMs}). */
+  private final long rebuildRetryMs;
   private volatile Set<TopicPartition> assignment = Set.of();
   /** Closing or stopping: no partition is taken any more, none paused or resumed. */
   private boolean closing;
@@ -94,6 +97,8 @@ final class WrappedAssignment<K, V> {
     boolean seeking;
     /** The rebuild of the window from the source topic, once started; the records stay kept meanwhile. */
     WindowRebuild rebuild;
+    /** Rebuilds of the window that failed in a row. */
+    int rebuildFailures;
 
     Starting(KafkaMetrics metrics, Future<PartitionWindows.Lease> lease) {
       this.metrics = metrics;
@@ -115,10 +120,12 @@ final class WrappedAssignment<K, V> {
    *     {@code lookBackMs})
    * @param onFailure stops the consumer; called on the context with an {@link IllegalStateException} naming the
    *     partition
+   * @param report receives the first failed rebuild of each episode (the consumer's exception handler), which does
+   *     not stop the consumer; called on the context
    */
   WrappedAssignment(Vertx vertx, WrappedContext context, KafkaConsumer<K, V> consumer, PartitionWindows windows,
       Map<String, Object> kafkaConfig, OwnerConfig<K, V> ownerConfig, MeterRegistry registry, String groupId, String instanceId,
-      DedupKafkaOptions options, Handler<RuntimeException> onFailure) {
+      DedupKafkaOptions options, Handler<RuntimeException> onFailure, Handler<RuntimeException> report) {
     this.vertx = vertx;
     this.context = context;
     this.consumer = consumer;
@@ -131,6 +138,8 @@ final class WrappedAssignment<K, V> {
     this.kafkaConfig = kafkaConfig;
     this.lookBackMs = options.getLookBackMs();
     this.onFailure = onFailure;
+    this.report = report;
+    this.rebuildRetryMs = options.getBackoffMaxMs();
     this.pauses = new Pauses<>(
         tps -> consumer.pause(WrappedContext.vertx(tps)).onFailure(e -> LOG.debug("pausing {} failed: {}", tps,
             e.toString())),
@@ -228,11 +237,40 @@ final class WrappedAssignment<K, V> {
         return; // revoked meanwhile: the revocation hands the window back once the rebuild ended
       }
       if (ar.failed()) {
-        failed(tp, s, lease, "failed to rebuild the window of " + tp + " from the source topic", ar.cause());
+        rebuildFailed(tp, s, lease, committed, ar.cause());
       } else {
+        if (s.rebuildFailures > 0) {
+          LOG.info("{}: window rebuilt after {} failed attempts; the partition is handled", tp, s.rebuildFailures);
+        }
         start(tp, s, lease, committed);
       }
     });
+  }
+
+  /**
+   * A rebuild that failed (the topic cannot be read): as for {@code create}'s consumer (see {@link Rebuilds}), the
+   * partition is left unhandled, paused with its records kept, and rebuilt again {@code backoffMaxMs} later for as
+   * long as it stays assigned here; the first failure of an episode is logged at ERROR and reported, and the consumer
+   * goes on.
+   */
+  private void rebuildFailed(TopicPartition tp, Starting<K, V> s, PartitionWindows.Lease lease, long committed,
+      Throwable cause) {
+    s.rebuild = null;
+    s.rebuildFailures++;
+    RuntimeException failure = cause instanceof IllegalStateException ise ? ise
+        : new IllegalStateException("failed to rebuild the window of " + tp + ": " + cause, cause);
+    if (s.rebuildFailures == 1) {
+      LOG.error("{}; the partition is left unhandled (paused, its records kept) and rebuilt again every {} ms"
+          + " (backoffMaxMs) while it stays assigned here", failure.getMessage(), rebuildRetryMs, failure.getCause());
+      report.handle(failure);
+    } else {
+      LOG.debug("{}; failed attempt {}, the next in {} ms", failure.getMessage(), s.rebuildFailures, rebuildRetryMs);
+    }
+    vertx.setTimer(rebuildRetryMs, t -> context.execute(() -> {
+      if (starting.get(tp) == s && !closing) {
+        rebuildThenStart(tp, s, lease, committed);
+      }
+    }));
   }
 
   /** Starts the partition's owner, hands it the records kept, and resumes the partition. */

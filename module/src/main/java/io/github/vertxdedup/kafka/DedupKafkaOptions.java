@@ -18,7 +18,7 @@ import java.util.Objects;
  * <p>JSON form: {@code {"dedup": {...DedupOptions...}, "mode": "EFFECT_FIRST", "maxAttempts": 5,
  * "backoffInitialMs": 100, "backoffMaxMs": 10000, "pollTimeoutMs": 100, "commitIntervalMs": 200,
  * "maxBufferedPerPartition": 4000, "maxUnansweredCommits": 8, "revocationTimeoutMs": 10000, "assignmentTimeoutMs":
- * 60000, "lookBackMs": 0, "instanceId": null, "eventTimeSource": "RECORD_TIMESTAMP", "uncoveredRecords": "ACCEPT"}}. It is read
+ * 60000, "lookBackMs": 0, "changelog": false, "instanceId": null, "eventTimeSource": "RECORD_TIMESTAMP", "uncoveredRecords": "ACCEPT"}}. It is read
  * strictly, as {@link DedupOptions}' is: an unknown key, a value of the wrong JSON type (a string for a number, a
  * fraction for an integer, a name that is not one of an enum's) and a value out of range are errors that name the
  * key and what it must be; a key whose value is JSON {@code null} keeps its default.
@@ -69,6 +69,8 @@ public class DedupKafkaOptions {
   public static final long DEFAULT_LOOK_BACK_MS = 0;
   /** Largest {@code lookBackMs}: 7 days. */
   public static final long MAX_LOOK_BACK_MS = 7 * 24 * 3_600_000L;
+  /** Default {@code changelog}: off, a partition's window moves through the source topic only. */
+  public static final boolean DEFAULT_CHANGELOG = false;
   /** Default event time sent to the window: the record's Kafka timestamp. */
   public static final EventTimeSource DEFAULT_EVENT_TIME_SOURCE = EventTimeSource.RECORD_TIMESTAMP;
   /**
@@ -92,6 +94,7 @@ public class DedupKafkaOptions {
           .longValue("revocationTimeoutMs", DedupKafkaOptions::setRevocationTimeoutMs)
           .longValue("assignmentTimeoutMs", DedupKafkaOptions::setAssignmentTimeoutMs)
           .longValue("lookBackMs", DedupKafkaOptions::setLookBackMs)
+          .bool("changelog", DedupKafkaOptions::setChangelog)
           .string("instanceId", DedupKafkaOptions::setInstanceId)
           .enumValue("eventTimeSource", EventTimeSource.class, DedupKafkaOptions::setEventTimeSource)
           .enumValue("uncoveredRecords", UncoveredRecordPolicy.class, DedupKafkaOptions::setUncoveredRecords);
@@ -108,6 +111,7 @@ public class DedupKafkaOptions {
   private long revocationTimeoutMs = DEFAULT_REVOCATION_TIMEOUT_MS;
   private long assignmentTimeoutMs = DEFAULT_ASSIGNMENT_TIMEOUT_MS;
   private long lookBackMs = DEFAULT_LOOK_BACK_MS;
+  private boolean changelog = DEFAULT_CHANGELOG;
   private String instanceId;
   private EventTimeSource eventTimeSource = DEFAULT_EVENT_TIME_SOURCE;
   private UncoveredRecordPolicy uncoveredRecords = DEFAULT_UNCOVERED_RECORDS;
@@ -135,6 +139,7 @@ public class DedupKafkaOptions {
     this.revocationTimeoutMs = other.revocationTimeoutMs;
     this.assignmentTimeoutMs = other.assignmentTimeoutMs;
     this.lookBackMs = other.lookBackMs;
+    this.changelog = other.changelog;
     this.instanceId = other.instanceId;
     this.eventTimeSource = other.eventTimeSource;
     this.uncoveredRecords = other.uncoveredRecords;
@@ -177,6 +182,7 @@ public class DedupKafkaOptions {
         .put("revocationTimeoutMs", revocationTimeoutMs)
         .put("assignmentTimeoutMs", assignmentTimeoutMs)
         .put("lookBackMs", lookBackMs)
+        .put("changelog", changelog)
         .put("eventTimeSource", eventTimeSource.name())
         .put("uncoveredRecords", uncoveredRecords.name());
     if (instanceId != null) {
@@ -493,6 +499,31 @@ public class DedupKafkaOptions {
           + lookBackMs);
     }
     this.lookBackMs = lookBackMs;
+    return this;
+  }
+
+  /** @return whether accepted ids are written to a changelog topic, and a newly assigned partition reads it */
+  public boolean isChangelog() {
+    return changelog;
+  }
+
+  /**
+   * Switches the changelog topic on or off (default off). With it, each offset commit of the consumer is one Kafka
+   * transaction that also writes, to the topic {@code <group.id>-<topic>-dedup-changelog} (created at subscribe if
+   * missing, with the source topic's partition count, {@code cleanup.policy=delete} and {@code retention.ms} of
+   * {@code W} plus one hour), a small entry per id accepted in the records the commit covers: the id, its key and
+   * payload hash, and until when it is remembered. A partition assigned to a machine whose window store does not
+   * cover it then reads those entries instead of the source topic's records, and restores each id until the instant
+   * its previous owner would have forgotten it; a rewind of the group's offsets finds the ids of the rewound records
+   * there too. It costs a transactional producer per consumer and, per commit, a transaction with the entries of
+   * the ids accepted since the last one (docs/kafka.md, "Changelog topic"). Subscribing fails if the topic exists
+   * with another partition count than its source topic.
+   *
+   * @param changelog true to write and read the changelog topic
+   * @return this
+   */
+  public DedupKafkaOptions setChangelog(boolean changelog) {
+    this.changelog = changelog;
     return this;
   }
 

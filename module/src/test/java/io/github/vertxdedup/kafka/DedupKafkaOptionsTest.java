@@ -167,7 +167,7 @@ class DedupKafkaOptionsTest {
     // Every key of the JSON form, each with a value other than its default: toJson writes them all back.
     JsonObject full = fullJson();
     assertThat(new DedupKafkaOptions(full).toJson()).isEqualTo(full);
-    assertThat(full.fieldNames()).hasSize(15);
+    assertThat(full.fieldNames()).hasSize(16);
     for (String key : full.fieldNames()) {
       assertThat(new DedupKafkaOptions().toJson().getValue(key)).as(key).isNotEqualTo(full.getValue(key));
     }
@@ -180,7 +180,7 @@ class DedupKafkaOptionsTest {
         .put("mode", "RECORD_FIRST").put("maxAttempts", 7).put("backoffInitialMs", 5L).put("backoffMaxMs", 500L)
         .put("pollTimeoutMs", 50L).put("commitIntervalMs", 25L).put("maxBufferedPerPartition", 64)
         .put("maxUnansweredCommits", 3).put("revocationTimeoutMs", 3_000L).put("assignmentTimeoutMs", 4_000L)
-        .put("lookBackMs", 60_000L).put("instanceId", "node-1").put("eventTimeSource", "NONE").put("uncoveredRecords", "DEAD_LETTER");
+        .put("lookBackMs", 60_000L).put("changelog", true).put("instanceId", "node-1").put("eventTimeSource", "NONE").put("uncoveredRecords", "DEAD_LETTER");
   }
 
   @Test

@@ -80,6 +80,11 @@ final class KafkaTestSupport implements BeforeAllCallback, AfterAllCallback {
     }
   }
 
+  /** @return the admin client of the broker; closed after the class's last test */
+  Admin admin() {
+    return admin;
+  }
+
   /** @return the broker's {@code bootstrap.servers} */
   String bootstrapServers() {
     return kafka.bootstrapServers();
@@ -224,9 +229,14 @@ final class KafkaTestSupport implements BeforeAllCallback, AfterAllCallback {
 
   /** Moves the (empty) group's committed offsets of the topic back to 0. */
   void rewind(String group, String topic, int partitions) throws Exception {
+    rewind(group, topic, partitions, 0);
+  }
+
+  /** Moves the (empty) group's committed offsets of the topic's partitions back to {@code offset}. */
+  void rewind(String group, String topic, int partitions, long offset) throws Exception {
     Map<TopicPartition, OffsetAndMetadata> zero = new HashMap<>();
     for (int p = 0; p < partitions; p++) {
-      zero.put(new TopicPartition(topic, p), new OffsetAndMetadata(0));
+      zero.put(new TopicPartition(topic, p), new OffsetAndMetadata(offset));
     }
     await().atMost(Duration.ofSeconds(60)).ignoreExceptions().pollInterval(Duration.ofMillis(100)).until(() -> {
       admin.alterConsumerGroupOffsets(group, zero).all().get(10, TimeUnit.SECONDS);
@@ -257,6 +267,11 @@ final class KafkaTestSupport implements BeforeAllCallback, AfterAllCallback {
 
     int size() {
       return credits.size();
+    }
+
+    /** @return handler calls over every id */
+    int total() {
+      return credits.values().stream().mapToInt(AtomicInteger::get).sum();
     }
 
     Map<String, Integer> creditedMoreThanOnce() {

@@ -60,6 +60,8 @@ final class CommitPipeline<K, V> {
   private final FailurePolicy<K, V> failures;
   /** The owner's pump, run when commits were answered: the next handler may start. */
   private final Runnable pump;
+  /** Where the ids the commits record go for the changelog topic, or null without one. */
+  private final ChangelogBuffer changelog;
 
   /** Records handed over by the poll thread and not yet committable. */
   private final AtomicInteger buffered = new AtomicInteger();
@@ -74,7 +76,7 @@ final class CommitPipeline<K, V> {
   private long toCommitLeaseEndMs = Long.MAX_VALUE;
 
   CommitPipeline(OwnerConfig<K, V> config, OwnerLoop loop, LocalPartition client, TopicPartition tp,
-      KafkaMetrics metrics, FailurePolicy<K, V> failures, Runnable pump) {
+      KafkaMetrics metrics, FailurePolicy<K, V> failures, ChangelogBuffer changelog, Runnable pump) {
     this.config = config;
     this.loop = loop;
     this.client = client;
@@ -82,6 +84,7 @@ final class CommitPipeline<K, V> {
     this.metrics = metrics;
     this.failures = failures;
     this.pump = pump;
+    this.changelog = changelog;
   }
 
   // --- any thread --------------------------------------------------------------------------------------------------
@@ -179,6 +182,7 @@ final class CommitPipeline<K, V> {
           DedupCommitResult r = results.get(i);
           if (r.committed()) {
             pending.commitAnswered = true;
+            recorded(pending);
           } else if (r.failureCode() == DedupFailure.STATE_CONFLICT) {
             metrics.lapsedClaims.increment();
             recordLate(pending, r.message());
@@ -224,6 +228,7 @@ final class CommitPipeline<K, V> {
         LOG.warn(lapsed + "the id could not be recorded: " + ar.cause());
       } else if (ar.result().verdict() == DedupVerdict.ACCEPTED) {
         metrics.lapsedClaimsRecorded.increment();
+        recorded(pending);
         LOG.warn(lapsed + "no other delivery had claimed it, and it is now remembered");
       } else {
         LOG.warn(lapsed + "another delivery of it is " + ar.result().verdict() + " (held or committed since the lease"
@@ -232,6 +237,13 @@ final class CommitPipeline<K, V> {
       pending.commitAnswered = true;
       publishAnswered();
     });
+  }
+
+  /** The window now remembers the record's id: its entry goes to the changelog with the offset commit past it. */
+  private void recorded(PendingRecord<K, V> pending) {
+    if (changelog != null) {
+      changelog.accepted(pending, config.clock.nowMs(), config.windowMs);
+    }
   }
 
   /** Commits were answered: makes the run of answered commits at the head of {@code committing} committable. */

@@ -29,6 +29,7 @@ import java.util.Map;
  * {@code dedup.kafka.window.open.failures} (assignments of the partition whose window could not be opened; each stops
  * the consumer, see {@code DedupKafkaConsumer#exceptionHandler}); of the rebuilds of the window from the source
  * topic on assignment ({@link PartitionRebuild}): {@code dedup.kafka.rebuild.records} (records read),
+ * {@code dedup.kafka.rebuild.changelog.entries} (entries read from the changelog topic, {@link ChangelogRebuild}),
  * {@code dedup.kafka.rebuild.ids} (ids put into the window), {@code dedup.kafka.rebuild.no.identity} (records
  * skipped), {@code dedup.kafka.rebuild.failures}, {@code dedup.kafka.rebuild.duration} (a timer) and
  * {@code dedup.kafka.rebuild.in.progress} (a long task timer: rebuilds running now).
@@ -51,6 +52,8 @@ final class KafkaMetrics {
   final Counter windowOpenFailures;
   /** Records read by rebuilds of the partition's window from the source topic. */
   final Counter rebuildRecords;
+  /** Accepted-id entries read from the changelog topic by rebuilds ({@link ChangelogRebuild}). */
+  final Counter rebuildChangelogEntries;
   /** Ids those rebuilds put into the window (new to it). */
   final Counter rebuildIds;
   /** Records those rebuilds skipped: no identity, or one the window refused. */
@@ -97,6 +100,9 @@ final class KafkaMetrics {
         .tags(tags).register(registry);
     rebuildRecords = Counter.builder("dedup.kafka.rebuild.records")
         .description("records read from the source topic to rebuild the window on assignment")
+        .tags(tags).register(registry);
+    rebuildChangelogEntries = Counter.builder("dedup.kafka.rebuild.changelog.entries")
+        .description("accepted-id entries read from the changelog topic to rebuild the window on assignment")
         .tags(tags).register(registry);
     rebuildIds = Counter.builder("dedup.kafka.rebuild.ids")
         .description("ids a rebuild from the source topic put into the window (new to it)")

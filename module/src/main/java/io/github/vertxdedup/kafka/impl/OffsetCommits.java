@@ -4,7 +4,6 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
@@ -13,9 +12,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The offset commits to Kafka of the assigned partitions: each commits the offset after the last record of its
- * owner's committable prefix ({@link PartitionOwner#committableNext}), never past a record that is not done with. The
- * poll loop commits with {@code commitAsync} at most once per {@code commitIntervalMs} ({@link #commitAsyncIfDue}); a
- * failed async commit is sent again with the next one. Revocation and close commit with {@code commitSync}
+ * owner's committable prefix ({@link PartitionOwner#committableNext}), never past a record that is not done with,
+ * through the {@link GroupCommitter}. The poll loop commits with {@code commitAsync} at most once per
+ * {@code commitIntervalMs} ({@link #commitAsyncIfDue}); a failed async commit is sent again with the next one. Revocation and close commit with {@code commitSync}
  * ({@link #commitSync}). Every offset Kafka accepted is handed to the window store
  * ({@link PartitionWindows#offsetsCommitted}), which journals it beside the accepted ids.
  *
@@ -28,7 +27,7 @@ final class OffsetCommits<K, V> {
 
   private static final Logger LOG = LoggerFactory.getLogger(DedupKafkaConsumerImpl.class);
 
-  private final KafkaConsumer<K, V> consumer;
+  private final GroupCommitter committer;
   /** The assigned partitions, shared with the rest of the poll loop. */
   private final Map<TopicPartition, AssignedPartition<K, V>> owners;
   private final PartitionWindows windows;
@@ -36,14 +35,14 @@ final class OffsetCommits<K, V> {
   private long lastCommitNs;
 
   /**
-   * @param consumer the Kafka consumer
+   * @param committer commits for the consumer's group
    * @param owners the assigned partitions, kept by the poll loop
    * @param windows the window store, told of every offset committed
    * @param commitIntervalMs the least time between two async commits, in milliseconds
    */
-  OffsetCommits(KafkaConsumer<K, V> consumer, Map<TopicPartition, AssignedPartition<K, V>> owners,
+  OffsetCommits(GroupCommitter committer, Map<TopicPartition, AssignedPartition<K, V>> owners,
       PartitionWindows windows, long commitIntervalMs) {
-    this.consumer = consumer;
+    this.committer = committer;
     this.owners = owners;
     this.windows = windows;
     this.commitIntervalNs = TimeUnit.MILLISECONDS.toNanos(commitIntervalMs);
@@ -51,6 +50,7 @@ final class OffsetCommits<K, V> {
 
   /** Commits without waiting ({@link #commitAsync}) if {@code commitIntervalMs} has passed since the last time. */
   void commitAsyncIfDue() {
+    committer.runCallbacks();
     long now = System.nanoTime();
     if (now - lastCommitNs >= commitIntervalNs) {
       lastCommitNs = now;
@@ -80,7 +80,7 @@ final class OffsetCommits<K, V> {
     for (TopicPartition tp : offsets.keySet()) {
       sentTo.put(tp, owners.get(tp));
     }
-    consumer.commitAsync(offsets, (done, failure) -> {
+    committer.commitAsync(offsets, (done, failure) -> {
       for (Map.Entry<TopicPartition, OffsetAndMetadata> e : offsets.entrySet()) {
         AssignedPartition<K, V> o = sentTo.get(e.getKey());
         if (owners.get(e.getKey()) != o) {
@@ -117,7 +117,7 @@ final class OffsetCommits<K, V> {
       return;
     }
     try {
-      consumer.commitSync(offsets);
+      committer.commitSync(offsets);
     } catch (WakeupException e) {
       // Closing: the final revocation commits again.
       return;

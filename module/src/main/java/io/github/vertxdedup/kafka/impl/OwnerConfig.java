@@ -45,6 +45,8 @@ final class OwnerConfig<K, V> {
    * ({@link UncoveredRecordPolicy#DEAD_LETTER}).
    */
   final boolean deadLetterNotCovered;
+  /** Accepted ids go to the changelog topic with the offset commits ({@link ChangelogBuffer}). */
+  final boolean changelog;
   /** Handler calls per record before it is dead-lettered. */
   final int maxAttempts;
   /** First retry delay, doubled per retry, in milliseconds. */
@@ -84,6 +86,7 @@ final class OwnerConfig<K, V> {
     this.leaseMs = options.getDedup().getLeaseMs();
     this.recordTimestamps = options.getEventTimeSource() == EventTimeSource.RECORD_TIMESTAMP;
     this.deadLetterNotCovered = options.getUncoveredRecords() == UncoveredRecordPolicy.DEAD_LETTER;
+    this.changelog = options.isChangelog();
     this.maxAttempts = options.getMaxAttempts();
     this.backoffInitialMs = options.getBackoffInitialMs();
     this.backoffMaxMs = options.getBackoffMaxMs();

@@ -72,6 +72,8 @@ final class PartitionOwner<K, V> {
   private final RecordQueue<K, V> queue;
   /** What the head of the queue waits for. */
   private final HeadWait head;
+  /** The accepted ids the next offset commits write to the changelog topic, or null without one. */
+  private final ChangelogBuffer changelog;
 
   /**
    * @param config what the consumer's owners share
@@ -89,7 +91,8 @@ final class PartitionOwner<K, V> {
     this.loop = new OwnerLoop(config.vertx, context);
     this.events = new RecordEvents<>(config);
     this.failures = new FailurePolicy<>(config, loop, tp, metrics);
-    this.commits = new CommitPipeline<>(config, loop, client, tp, metrics, failures, this::pump);
+    this.changelog = config.changelog ? new ChangelogBuffer() : null;
+    this.commits = new CommitPipeline<>(config, loop, client, tp, metrics, failures, changelog, this::pump);
     this.leases = new ClaimLeases(config.clock, config.leaseMs);
     this.queue = new RecordQueue<>(config.effectFirst, config.maxBatch);
     this.head = new HeadWait(loop, config.wakePoll);
@@ -123,6 +126,11 @@ final class PartitionOwner<K, V> {
   /** @return records handed over and not yet committable; any thread */
   int buffered() {
     return commits.buffered();
+  }
+
+  /** @return the accepted ids not yet in a committed changelog transaction, or null without a changelog; any thread */
+  ChangelogBuffer changelog() {
+    return changelog;
   }
 
   /** @return true while the head record waits for a lease or for the window (503); any thread */
@@ -322,6 +330,10 @@ final class PartitionOwner<K, V> {
       }
       if (pending.decided(r.result())) {
         metrics.firstAcceptance(pending, config.deadLetterNotCovered, now, config.windowMs);
+        if (changelog != null && !config.effectFirst) {
+          // Record-first: the check recorded the id. Effect-first records it with the claim's commit.
+          changelog.accepted(pending, now, config.windowMs);
+        }
       }
       if (config.effectFirst && pending.decision.verdict() == DedupVerdict.ACCEPTED && (refused || loop.fenced())) {
         releaseClaim(pending);

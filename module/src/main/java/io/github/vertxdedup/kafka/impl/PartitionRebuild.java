@@ -56,7 +56,7 @@ import org.slf4j.LoggerFactory;
  * @param <K> the record key type
  * @param <V> the record value type
  */
-final class PartitionRebuild<K, V> {
+final class PartitionRebuild<K, V> implements WindowRebuild {
 
   private static final Logger LOG = LoggerFactory.getLogger(DedupKafkaConsumerImpl.class);
   /** Check batches in flight at a time. */
@@ -146,7 +146,8 @@ final class PartitionRebuild<K, V> {
   }
 
   /** @return the partition rebuilt */
-  TopicPartition partition() {
+  @Override
+  public TopicPartition partition() {
     return tp;
   }
 
@@ -155,22 +156,26 @@ final class PartitionRebuild<K, V> {
    *
    * @param onDone the action
    */
-  void onDone(Runnable onDone) {
+  @Override
+  public void onDone(Runnable onDone) {
     this.onDone = onDone;
   }
 
   /** Starts the rebuild's thread. */
-  void start() {
+  @Override
+  public void start() {
     thread.start();
   }
 
   /** @return completes with the outcome, or exceptionally with what made the rebuild fail */
-  CompletableFuture<Outcome> done() {
+  @Override
+  public CompletableFuture<Outcome> done() {
     return done;
   }
 
   /** Ends the rebuild early: the reading consumer is woken, nothing more is checked. Any thread. */
-  void cancel() {
+  @Override
+  public void cancel() {
     cancelled = true;
     KafkaConsumer<K, V> r = reader;
     if (r != null) {
@@ -184,7 +189,8 @@ final class PartitionRebuild<K, V> {
    * @param timeoutMs at most this long, milliseconds
    * @return true if it ended
    */
-  boolean awaitEnd(long timeoutMs) throws InterruptedException {
+  @Override
+  public boolean awaitEnd(long timeoutMs) throws InterruptedException {
     thread.join(timeoutMs);
     return !thread.isAlive();
   }

@@ -75,6 +75,8 @@ final class PollLoop<K, V> {
   private OffsetCommits<K, V> commits;
   private Pauses<K, V> pauses;
   private Rebuilds<K, V> rebuilds;
+  /** The transactional committer with the changelog on, else null. */
+  private ChangelogCommitter changelog;
 
   /**
    * @param kafkaConfig the Kafka consumer config, {@code enable.auto.commit} off
@@ -111,8 +113,20 @@ final class PollLoop<K, V> {
    */
   void subscribe(Set<String> topics) {
     try {
+      if (ownerConfig.changelog) {
+        // Before the consumer exists: a changelog topic that cannot be used ends the subscribe with nothing to close.
+        ChangelogTopics.ensure(kafkaConfig, groupId, topics, ownerConfig.windowMs);
+      }
       consumer = new KafkaConsumer<>(kafkaConfig);
-      commits = new OffsetCommits<>(consumer, owners, windows, commitIntervalMs);
+      GroupCommitter committer = GroupCommitter.of(consumer);
+      if (ownerConfig.changelog) {
+        // Each commit is a transaction with the accepted ids' changelog entries (docs/kafka.md, "Changelog topic").
+        changelog = new ChangelogCommitter(new ChangelogWriter(kafkaConfig,
+            ChangelogWriter.transactionalId(groupId, instanceId)), consumer, groupId, owners::get,
+            ownerConfig.wakePoll);
+        committer = changelog;
+      }
+      commits = new OffsetCommits<>(committer, owners, windows, commitIntervalMs);
       pauses = new Pauses<>(consumer::pause, consumer::resume, owners, maxBufferedPerPartition);
       rebuilds = new Rebuilds<>(kafkaConfig, ownerConfig, lookBackMs, pauses);
       assignment = new PartitionAssignment<>(consumer, owners, windows, ownerConfig, commits, pauses, rebuilds,
@@ -149,6 +163,9 @@ final class PollLoop<K, V> {
       failure = assignment.windowFailure() != null ? assignment.windowFailure() : e;
       assignment.revokeAll(false);
     } finally {
+      if (changelog != null) {
+        changelog.close();
+      }
       try {
         consumer.close(Duration.ofSeconds(5));
       } catch (RuntimeException e) {

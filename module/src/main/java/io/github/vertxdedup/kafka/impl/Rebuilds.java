@@ -8,12 +8,15 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The rebuilds from the source topic of the poll loop's newly assigned partitions ({@link PartitionRebuild}), and
+ * The rebuilds from the source topic of the poll loop's newly assigned partitions ({@link PartitionRebuild}), or,
+ * with the changelog on, from the changelog topic and the source topic for what it does not cover
+ * ({@link ChangelogRebuild}, also where the store recorded nothing: {@link ChangelogRebuild#needed}), and
  * the pause that holds each partition's records back until its window is whole. {@link PartitionAssignment} starts
  * one when Kafka's committed offset for the group lies past what the window store covers
  * ({@link RebuildRule#needed}), right after it seeked the partition, and the partition is paused on the main consumer
@@ -36,8 +39,8 @@ final class Rebuilds<K, V> {
   private final OwnerConfig<K, V> ownerConfig;
   private final long lookBackMs;
   private final Pauses<K, V> pauses;
-  private final Map<TopicPartition, PartitionRebuild<K, V>> running = new HashMap<>();
-  private final Queue<PartitionRebuild<K, V>> ended = new ConcurrentLinkedQueue<>();
+  private final Map<TopicPartition, WindowRebuild> running = new HashMap<>();
+  private final Queue<WindowRebuild> ended = new ConcurrentLinkedQueue<>();
 
   /**
    * @param kafkaConfig the main consumer's config (the rebuilds read with the same settings, without the group)
@@ -64,12 +67,19 @@ final class Rebuilds<K, V> {
   void startIfNeeded(TopicPartition tp, AssignedPartition<K, V> assigned, long committedOffset,
       KafkaMetrics metrics) {
     long storeNext = assigned.lease.resumeOffset();
-    if (!RebuildRule.needed(storeNext, committedOffset)) {
+    WindowRebuild r;
+    if (ownerConfig.changelog && ChangelogRebuild.needed(storeNext, committedOffset)) {
+      // The changelog first, the source topic for what it does not cover (docs/kafka.md, "Changelog topic").
+      r = new ChangelogRebuild<>(tp, ChangelogTopics.name((String) kafkaConfig.get(ConsumerConfig.GROUP_ID_CONFIG),
+          tp.topic()), kafkaConfig, assigned.lease.partition(), ownerConfig.identity, ownerConfig.clock,
+          ownerConfig.windowMs, lookBackMs, storeNext, committedOffset, ownerConfig.maxBatch, metrics);
+    } else if (RebuildRule.needed(storeNext, committedOffset)) {
+      r = new PartitionRebuild<>(tp, kafkaConfig, assigned.lease.partition(), ownerConfig.identity,
+          ownerConfig.clock, ownerConfig.windowMs, lookBackMs, storeNext, committedOffset, ownerConfig.maxBatch,
+          metrics, null);
+    } else {
       return;
     }
-    PartitionRebuild<K, V> r = new PartitionRebuild<>(tp, kafkaConfig, assigned.lease.partition(),
-        ownerConfig.identity, ownerConfig.clock, ownerConfig.windowMs, lookBackMs, storeNext, committedOffset,
-        ownerConfig.maxBatch, metrics, null);
     r.onDone(() -> {
       ended.add(r);
       ownerConfig.wakePoll.run();
@@ -91,7 +101,7 @@ final class Rebuilds<K, V> {
    */
   RuntimeException collect() {
     RuntimeException failure = null;
-    PartitionRebuild<K, V> r;
+    WindowRebuild r;
     while ((r = ended.poll()) != null) {
       TopicPartition tp = r.partition();
       if (running.get(tp) != r) {
@@ -123,16 +133,16 @@ final class Rebuilds<K, V> {
    * @param timeoutMs the longest wait, in milliseconds
    */
   void cancel(Collection<TopicPartition> tps, long timeoutMs) {
-    List<PartitionRebuild<K, V>> cancelled = new ArrayList<>();
+    List<WindowRebuild> cancelled = new ArrayList<>();
     for (TopicPartition tp : tps) {
-      PartitionRebuild<K, V> r = running.remove(tp);
+      WindowRebuild r = running.remove(tp);
       if (r != null) {
         r.cancel();
         cancelled.add(r);
       }
     }
     long deadlineNs = System.nanoTime() + timeoutMs * 1_000_000L;
-    for (PartitionRebuild<K, V> r : cancelled) {
+    for (WindowRebuild r : cancelled) {
       try {
         long leftMs = Math.max(1, (deadlineNs - System.nanoTime()) / 1_000_000L);
         if (!r.awaitEnd(leftMs)) {

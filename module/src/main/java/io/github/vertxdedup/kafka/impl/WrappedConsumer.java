@@ -68,7 +68,8 @@ public final class WrappedConsumer<K, V> extends ConsumerSetup<K, V> {
    * @param options the options (copied and validated)
    * @param clock the clock of the windows
    * @throws IllegalArgumentException if the options are invalid, the consumer has no {@code group.id}, the map names
-   *     another group or instance id than the consumer's, or {@code enable.auto.commit} is not {@code false}
+   *     another group or instance id than the consumer's, {@code enable.auto.commit} is not {@code false}, or
+   *     {@code changelog} is on
    * @throws IllegalStateException if the consumer is busy on its poll thread (subscribed already)
    */
   public WrappedConsumer(Vertx vertx, KafkaConsumer<K, V> consumer, Map<String, String> kafkaConfig,
@@ -80,6 +81,10 @@ public final class WrappedConsumer<K, V> extends ConsumerSetup<K, V> {
       throw new IllegalArgumentException("kafkaConfig enable.auto.commit must be \"false\" for a wrapped consumer but "
           + (autoCommit == null ? "is absent, and Kafka's default is true" : "was " + autoCommit)
           + ": the consumer would commit the offsets of records not handled yet");
+    }
+    if (this.options.isChangelog()) {
+      throw new IllegalArgumentException("changelog must be false for a wrapped consumer: its offsets are committed"
+          + " by the Vert.x consumer, not in the changelog's transactions; use DedupKafkaConsumer.create");
     }
   }
 

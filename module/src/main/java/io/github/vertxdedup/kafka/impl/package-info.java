@@ -5,7 +5,7 @@
  *   and the window store): {@code ConsumerSetup};</li>
  *   <li>the consumer's life (start, close, an error that stops it): {@code DedupKafkaConsumerImpl};</li>
  *   <li>the poll thread: {@code PollLoop}, with the paused partitions ({@code Pauses}), the offset commits to Kafka
- *   ({@code OffsetCommits}) and the rebalance callbacks ({@code PartitionAssignment}, which takes and hands back the
+ *   ({@code OffsetCommits}, through the seam {@code GroupCommitter}) and the rebalance callbacks ({@code PartitionAssignment}, which takes and hands back the
  *   windows of {@code AssignedPartition}s);</li>
  *   <li>one owner per assigned topic-partition, on its window's event loop: the record pipeline
  *   ({@code PartitionOwner}, with its {@code RecordQueue}, {@code HeadWait}, {@code Trampoline} and

@@ -199,6 +199,15 @@ class WrappedAssignmentTest {
   }
 
   @Test
+  void shouldRefuseTheChangelog() {
+    KafkaConsumer<String, String> kafka = KafkaConsumer.create(vertx, mock);
+    assertThatThrownBy(() -> DedupKafkaConsumer.wrap(vertx, kafka, config("false"),
+        options(AtomicityMode.EFFECT_FIRST).setChangelog(true)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("changelog must be false for a wrapped consumer");
+  }
+
+  @Test
   void shouldRefuseAVertxConsumerThatIsAlreadySubscribed() throws Exception {
     KafkaConsumer<String, String> kafka = on(() -> {
       KafkaConsumer<String, String> k = KafkaConsumer.create(vertx, mock);

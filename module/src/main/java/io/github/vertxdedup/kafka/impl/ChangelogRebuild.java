@@ -1,0 +1,428 @@
+package io.github.vertxdedup.kafka.impl;
+
+import io.github.vertxdedup.DedupBatchResult;
+import io.github.vertxdedup.DedupEvent;
+import io.github.vertxdedup.DedupFailure;
+import io.github.vertxdedup.DedupVerdict;
+import io.github.vertxdedup.impl.service.LocalPartition;
+import io.github.vertxdedup.kafka.IdentityExtractor;
+import io.github.vertxdedup.time.DedupClock;
+import io.micrometer.core.instrument.LongTaskTimer;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.eventbus.ReplyException;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The rebuild of a newly assigned partition's window from its changelog partition ({@code changelog} on), then from
+ * the source topic for the offsets the changelog does not cover. It runs on a thread of its own while the partition
+ * stays paused, as {@link PartitionRebuild} does.
+ *
+ * <h2>The changelog</h2>
+ * It reads partition {@code p} of the changelog topic ({@link ChangelogTopics}) with a group-less assigned consumer
+ * of its own, {@code read_committed} whatever the main consumer's isolation (only entries whose transaction committed
+ * the group's offsets count), from the first entry stamped at or after {@code now - W - lookBack}
+ * ({@code offsetsForTimes}; an entry is stamped when its transaction is sent, after its id was accepted, so no entry
+ * of an id still remembered is older) to the end. Each {@link ChangelogEntry.Kind#ACCEPTED} entry restores its id
+ * with a {@code checkBatch} whose {@code rememberUntilMs} is the entry's (at most {@code now + W}): the id is
+ * forgotten when its previous owner would have forgotten it, whatever the consumer's lag was; an id already
+ * forgotten, or forgotten within {@link RebuildRule#MIN_REMAINING_MS}, is not restored.
+ *
+ * <h2>What it covers, and the source topic</h2>
+ * The {@link ChangelogEntry.Kind#COMMIT} marks say which source offsets the entries cover: a chain of marks, each
+ * starting at or before the end of the one before, covers {@code [from of its first, to of its last)}; a mark that
+ * starts past the chain's end (an offset was committed without the changelog in between) starts a new chain, and
+ * the last chain counts. The source topic is then read as {@link PartitionRebuild} reads it, for what the chain does
+ * not cover of the records before the group's committed offset: before the chain (the changelog was switched on
+ * recently) and after it (an offset committed without the changelog since). Without any mark, the whole rebuild
+ * reads the source topic. Records after a rewound committed offset are inside the chain: their ids are restored
+ * from the changelog and the records are duplicates when the main consumer reads them again.
+ *
+ * <p>The outcome completes {@link #done()}; {@code onDone} runs on the rebuild's thread after it. {@link #cancel}
+ * (a revocation, the consumer closing) ends the reading and the source rebuild it started.
+ *
+ * @param <K> the record key type
+ * @param <V> the record value type
+ */
+final class ChangelogRebuild<K, V> implements WindowRebuild {
+
+  private static final Logger LOG = LoggerFactory.getLogger(DedupKafkaConsumerImpl.class);
+  private static final long POLL_MS = 100;
+  private static final long BACKOFF_INITIAL_MS = 20;
+  private static final long BACKOFF_MAX_MS = 1_000;
+
+  /**
+   * What a rebuild did.
+   *
+   * @param entriesRead accepted entries read from the changelog
+   * @param idsRestored ids new to the window, from the changelog
+   * @param coveredFrom the first source offset the changelog covered, or -1 if it had no commit mark
+   * @param coveredTo the source offset up to which it covered, or -1
+   * @param sourceRebuilds rebuilds from the source topic run for what it did not cover
+   * @param durationMs the whole rebuild's duration, milliseconds
+   * @param cancelled true if it was cancelled
+   */
+  record Outcome(long entriesRead, long idsRestored, long coveredFrom, long coveredTo, int sourceRebuilds,
+      long durationMs, boolean cancelled) {}
+
+  private final TopicPartition tp;
+  private final TopicPartition changelogPartition;
+  private final Map<String, Object> kafkaConfig;
+  private final LocalPartition partition;
+  private final IdentityExtractor<K, V> identity;
+  private final DedupClock clock;
+  private final long windowMs;
+  private final long lookBackMs;
+  private final long storeNextOffset;
+  private final long committedOffset;
+  private final int maxBatch;
+  private final KafkaMetrics metrics;
+  private final CompletableFuture<Outcome> done = new CompletableFuture<>();
+  private final Thread thread;
+  private volatile Runnable onDone = () -> { };
+  private volatile boolean cancelled;
+  private volatile KafkaConsumer<byte[], byte[]> reader;
+  private volatile PartitionRebuild<K, V> source;
+  private final AtomicLong idsRestored = new AtomicLong();
+  /** The rebuild's thread. */
+  private long entriesRead;
+  private long coveredFrom = -1;
+  private long coveredTo = -1;
+
+  /**
+   * @param tp the source partition
+   * @param changelogTopic its changelog topic
+   * @param kafkaConfig the main consumer's config (the readers take it without the group)
+   * @param partition the partition's window, ready
+   * @param identity the identity extractor (for the source topic's records)
+   * @param clock the clock of the windows, epoch milliseconds
+   * @param windowMs the window {@code W}, milliseconds
+   * @param lookBackMs {@code lookBackMs}
+   * @param storeNextOffset the window store's last recorded offset commit, or -1
+   * @param committedOffset Kafka's committed offset for the group, or -1
+   * @param maxBatch events per check batch
+   * @param metrics the partition's meters
+   */
+  ChangelogRebuild(TopicPartition tp, String changelogTopic, Map<String, Object> kafkaConfig,
+      LocalPartition partition, IdentityExtractor<K, V> identity, DedupClock clock, long windowMs, long lookBackMs,
+      long storeNextOffset, long committedOffset, int maxBatch, KafkaMetrics metrics) {
+    this.tp = tp;
+    this.changelogPartition = new TopicPartition(changelogTopic, tp.partition());
+    this.kafkaConfig = kafkaConfig;
+    this.partition = partition;
+    this.identity = identity;
+    this.clock = clock;
+    this.windowMs = windowMs;
+    this.lookBackMs = lookBackMs;
+    this.storeNextOffset = storeNextOffset;
+    this.committedOffset = committedOffset;
+    this.maxBatch = maxBatch;
+    this.metrics = metrics;
+    this.thread = new Thread(this::run, "dedup-kafka-changelog-rebuild-" + tp);
+    this.thread.setDaemon(true);
+  }
+
+  /**
+   * @param storeNextOffset the window store's last recorded offset commit, or -1 if none
+   * @param committedOffset Kafka's committed offset for the group, or -1 if none
+   * @return true if a newly assigned partition reads its changelog: the store does not cover the committed offset
+   *     ({@link RebuildRule#needed}), or it recorded nothing (a machine without a journal of the partition, where a
+   *     rewound committed offset, even to 0, hides which later records were handled)
+   */
+  static boolean needed(long storeNextOffset, long committedOffset) {
+    return storeNextOffset < 0 || RebuildRule.needed(storeNextOffset, committedOffset);
+  }
+
+  /** The changelog reader's config: the rebuild reader's, with bytes for key and value, {@code read_committed}. */
+  static Map<String, Object> readerConfig(Map<String, Object> kafkaConfig, TopicPartition tp) {
+    Map<String, Object> c = PartitionRebuild.readerConfig(kafkaConfig, tp);
+    c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+    c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+    c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    c.remove(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG);
+    Object clientId = kafkaConfig.get(ConsumerConfig.CLIENT_ID_CONFIG);
+    if (clientId != null) {
+      c.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId + "-changelog-" + tp);
+    }
+    return c;
+  }
+
+  @Override
+  public TopicPartition partition() {
+    return tp;
+  }
+
+  @Override
+  public void onDone(Runnable onDone) {
+    this.onDone = onDone;
+  }
+
+  @Override
+  public void start() {
+    thread.start();
+  }
+
+  @Override
+  public CompletableFuture<Outcome> done() {
+    return done;
+  }
+
+  @Override
+  public void cancel() {
+    cancelled = true;
+    KafkaConsumer<byte[], byte[]> r = reader;
+    if (r != null) {
+      r.wakeup();
+    }
+    PartitionRebuild<K, V> s = source;
+    if (s != null) {
+      s.cancel();
+    }
+  }
+
+  @Override
+  public boolean awaitEnd(long timeoutMs) throws InterruptedException {
+    thread.join(timeoutMs);
+    return !thread.isAlive();
+  }
+
+  private void run() {
+    long startedNs = System.nanoTime();
+    int sourceRebuilds = 0;
+    try {
+      LongTaskTimer.Sample reading = metrics.rebuildsInProgress.start();
+      try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(readerConfig(kafkaConfig, tp))) {
+        reader = c;
+        if (!cancelled) {
+          read(c);
+        }
+      } catch (WakeupException e) {
+        if (!cancelled) {
+          throw e;
+        }
+      } finally {
+        reading.stop();
+      }
+      List<long[]> ranges = new ArrayList<>();
+      if (coveredTo < 0) {
+        ranges.add(new long[] {storeNextOffset, committedOffset});
+      } else {
+        ranges.add(new long[] {storeNextOffset, Math.min(committedOffset, coveredFrom)});
+        ranges.add(new long[] {Math.max(storeNextOffset, coveredTo), committedOffset});
+      }
+      for (long[] range : ranges) {
+        if (cancelled || !RebuildRule.needed(range[0], range[1])) {
+          continue;
+        }
+        PartitionRebuild<K, V> s = new PartitionRebuild<>(tp, kafkaConfig, partition, identity, clock, windowMs,
+            lookBackMs, range[0], range[1], maxBatch, metrics, null);
+        source = s;
+        if (cancelled) {
+          break;
+        }
+        sourceRebuilds++;
+        s.start();
+        try {
+          s.done().get();
+        } catch (ExecutionException e) {
+          throw e.getCause();
+        }
+      }
+      long durationMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNs);
+      Outcome o = new Outcome(entriesRead, idsRestored.get(), coveredFrom, coveredTo, sourceRebuilds, durationMs,
+          cancelled);
+      LOG.info("{}: window {} from the changelog {} in {} ms: {} entries read, {} ids restored, source offsets {} "
+              + "covered, {} rebuild(s) from the source topic for the rest", tp,
+          cancelled ? "rebuild cancelled" : "rebuilt", changelogPartition, durationMs, entriesRead, o.idsRestored(),
+          coveredTo < 0 ? "none" : coveredFrom + ".." + coveredTo, sourceRebuilds);
+      done.complete(o);
+    } catch (Throwable e) {
+      metrics.rebuildFailures.increment();
+      done.completeExceptionally(e instanceof IllegalStateException ise && ise.getMessage() != null
+          && ise.getMessage().startsWith("failed to rebuild") ? ise
+          : new IllegalStateException("failed to rebuild the window of " + tp + " from the changelog "
+              + changelogPartition + ": " + e, e));
+    } finally {
+      onDone.run();
+    }
+  }
+
+  /** Reads the changelog partition from {@code now - W - lookBack} to its end, restoring ids and the coverage. */
+  private void read(KafkaConsumer<byte[], byte[]> c) throws InterruptedException, ExecutionException {
+    c.assign(List.of(changelogPartition));
+    long cutoff = RebuildRule.cutoffMs(clock.nowMs(), windowMs, lookBackMs);
+    OffsetAndTimestamp first = c.offsetsForTimes(Map.of(changelogPartition, cutoff)).get(changelogPartition);
+    if (first == null) {
+      return; // no entry that recent: nothing to restore, and no coverage
+    }
+    long end = c.endOffsets(List.of(changelogPartition)).get(changelogPartition);
+    c.seek(changelogPartition, first.offset());
+    ArrayDeque<Future<Void>> inFlight = new ArrayDeque<>();
+    List<ChangelogEntry> batch = new ArrayList<>(maxBatch);
+    while (!cancelled && c.position(changelogPartition) < end) {
+      for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(POLL_MS)).records(changelogPartition)) {
+        ChangelogEntry e;
+        try {
+          e = ChangelogEntry.read(r.key(), r.value());
+        } catch (IllegalArgumentException bad) {
+          throw new IllegalStateException("failed to rebuild the window of " + tp + ": the changelog entry at "
+              + changelogPartition + " offset " + r.offset() + " cannot be read: " + bad.getMessage(), bad);
+        }
+        if (e.kind() == ChangelogEntry.Kind.COMMIT) {
+          covered(e.fromOffset(), e.toOffset());
+          continue;
+        }
+        entriesRead++;
+        metrics.rebuildChangelogEntries.increment();
+        batch.add(e);
+        if (batch.size() == maxBatch) {
+          send(batch, inFlight);
+          batch = new ArrayList<>(maxBatch);
+        }
+      }
+    }
+    if (!batch.isEmpty()) {
+      send(batch, inFlight);
+    }
+    while (!inFlight.isEmpty()) {
+      await(inFlight.poll());
+    }
+  }
+
+  /** Extends the chain of commit marks, or starts a new one at a mark past its end. */
+  private void covered(long from, long to) {
+    if (coveredTo < 0 || from > coveredTo) {
+      coveredFrom = from;
+      coveredTo = to;
+    } else {
+      coveredTo = Math.max(coveredTo, to);
+    }
+  }
+
+  private void send(List<ChangelogEntry> batch, ArrayDeque<Future<Void>> inFlight)
+      throws InterruptedException, ExecutionException {
+    while (inFlight.size() >= PartitionRebuild.IN_FLIGHT) {
+      await(inFlight.poll());
+    }
+    Promise<Void> checked = Promise.promise();
+    partition.context().runOnContext(v -> check(events(batch), BACKOFF_INITIAL_MS, checked));
+    inFlight.add(checked.future());
+  }
+
+  /** The checks of the entries whose ids are still remembered: each until its entry's instant, at most now + W. */
+  private List<DedupEvent> events(List<ChangelogEntry> entries) {
+    long now = clock.nowMs();
+    List<DedupEvent> events = new ArrayList<>(entries.size());
+    for (ChangelogEntry e : entries) {
+      long until = Math.min(e.rememberUntilMs(), now + windowMs);
+      if (until - now >= RebuildRule.MIN_REMAINING_MS) {
+        events.add(new DedupEvent(e.id()).setKey(e.key()).setPayloadHash(e.payloadHash()).setRememberUntilMs(until));
+      }
+    }
+    return events;
+  }
+
+  /**
+   * Checks the events: a batch refused whole with 400 is checked one by one, skipping the refused ones (counted in
+   * {@code dedup.kafka.rebuild.no.identity}); the events refused with 503 are checked again after a backoff.
+   * Partition context.
+   */
+  private void check(List<DedupEvent> events, long backoffMs, Promise<Void> checked) {
+    if (events.isEmpty() || cancelled) {
+      checked.tryComplete();
+      return;
+    }
+    partition.checkBatch(events).onComplete(ar -> {
+      if (ar.failed()) {
+        int code = ar.cause() instanceof ReplyException re ? re.failureCode() : -1;
+        if (code == DedupFailure.BAD_REQUEST && events.size() > 1) {
+          checkSingly(events, 0, checked);
+        } else if (code == DedupFailure.BAD_REQUEST) {
+          metrics.rebuildNoIdentity.increment();
+          checked.tryComplete();
+        } else if (code == DedupFailure.UNAVAILABLE) {
+          retryLater(events, backoffMs, checked);
+        } else {
+          checked.tryFail(ar.cause());
+        }
+        return;
+      }
+      List<DedupEvent> again = new ArrayList<>();
+      List<DedupBatchResult> results = ar.result();
+      for (int i = 0; i < results.size(); i++) {
+        DedupBatchResult r = results.get(i);
+        if (r.succeeded()) {
+          if (r.result().verdict() == DedupVerdict.ACCEPTED) {
+            idsRestored.incrementAndGet();
+            metrics.rebuildIds.increment();
+          }
+        } else if (r.failureCode() == DedupFailure.UNAVAILABLE) {
+          again.add(events.get(i));
+        } else if (r.failureCode() == DedupFailure.BAD_REQUEST) {
+          metrics.rebuildNoIdentity.increment();
+        } else {
+          checked.tryFail(new IllegalStateException("the window refused a restored id: " + r.message()));
+          return;
+        }
+      }
+      if (again.isEmpty()) {
+        checked.tryComplete();
+      } else {
+        retryLater(again, backoffMs, checked);
+      }
+    });
+  }
+
+  private void checkSingly(List<DedupEvent> events, int i, Promise<Void> checked) {
+    if (i == events.size()) {
+      checked.tryComplete();
+      return;
+    }
+    Promise<Void> one = Promise.promise();
+    check(List.of(events.get(i)), BACKOFF_INITIAL_MS, one);
+    one.future().onComplete(ar -> {
+      if (ar.failed()) {
+        checked.tryFail(ar.cause());
+      } else {
+        checkSingly(events, i + 1, checked);
+      }
+    });
+  }
+
+  private void retryLater(List<DedupEvent> events, long backoffMs, Promise<Void> checked) {
+    partition.context().owner().setTimer(backoffMs,
+        t -> check(events, Math.min(backoffMs * 2, BACKOFF_MAX_MS), checked));
+  }
+
+  private void await(Future<Void> f) throws InterruptedException, ExecutionException {
+    CompletableFuture<Void> cf = f.toCompletionStage().toCompletableFuture();
+    while (true) {
+      try {
+        cf.get(POLL_MS, TimeUnit.MILLISECONDS);
+        return;
+      } catch (TimeoutException e) {
+        if (cancelled) {
+          return;
+        }
+      }
+    }
+  }
+}

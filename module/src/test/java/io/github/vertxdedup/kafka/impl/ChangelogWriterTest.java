@@ -1,0 +1,137 @@
+package io.github.vertxdedup.kafka.impl;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.github.vertxdedup.kafka.testkit.LocalKafkaExtension;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.CommitFailedException;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The changelog's transactional producer on a real broker: the entries become visible to a {@code read_committed}
+ * reader exactly when the offsets are committed for the group, and a consumer that lost its partition to another
+ * member (a zombie) has its transaction refused: neither its entries nor its offsets are committed.
+ */
+class ChangelogWriterTest {
+
+  @RegisterExtension
+  static final LocalKafkaExtension kafka = new LocalKafkaExtension(1);
+  private static final AtomicInteger NAMES = new AtomicInteger();
+
+  private static Map<String, Object> config(String group, long maxPollIntervalMs) {
+    Map<String, Object> c = new HashMap<>();
+    c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    c.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+    c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    c.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "6000");
+    c.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "500");
+    c.put(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, Long.toString(maxPollIntervalMs));
+    return c;
+  }
+
+  /** Polls until the consumer is assigned a partition. */
+  private static void awaitAssigned(KafkaConsumer<String, String> c) {
+    await().atMost(Duration.ofSeconds(60)).until(() -> {
+      c.poll(Duration.ofMillis(100));
+      return !c.assignment().isEmpty();
+    });
+  }
+
+  private static ProducerRecord<byte[], byte[]> record(String topic, ChangelogEntry e) {
+    return new ProducerRecord<>(topic, 0, e.recordKey(), e.value());
+  }
+
+  /** The entries a read_committed reader sees in partition 0 of the changelog, in order. */
+  private static List<ChangelogEntry> committedEntries(String topic) {
+    Map<String, Object> c = ChangelogRebuild.readerConfig(config("unused", 300_000), new TopicPartition(topic, 0));
+    c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+    c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+    List<ChangelogEntry> out = new ArrayList<>();
+    try (KafkaConsumer<byte[], byte[]> r = new KafkaConsumer<>(c)) {
+      TopicPartition tp = new TopicPartition(topic, 0);
+      r.assign(List.of(tp));
+      r.seekToBeginning(List.of(tp));
+      long end = r.endOffsets(List.of(tp)).get(tp);
+      while (r.position(tp) < end) {
+        for (ConsumerRecord<byte[], byte[]> rec : r.poll(Duration.ofMillis(100))) {
+          out.add(ChangelogEntry.read(rec.key(), rec.value()));
+        }
+      }
+    }
+    return out;
+  }
+
+  @Test
+  void shouldCommitTheEntriesWithTheOffsetsAndRefuseTheTransactionOfAConsumerThatLostItsPartition()
+      throws Exception {
+    int n = NAMES.incrementAndGet();
+    String source = "writer-source-" + n;
+    String group = "writer-g-" + n;
+    String changelog = ChangelogTopics.name(group, source);
+    kafka.createTopic(source, 1);
+    kafka.createTopic(changelog, 1);
+    TopicPartition tp = new TopicPartition(source, 0);
+
+    try (KafkaConsumer<String, String> zombie = new KafkaConsumer<>(config(group, 1_000));
+        ChangelogWriter writer = new ChangelogWriter(config(group, 1_000),
+            ChangelogWriter.transactionalId(group, "zombie"))) {
+      zombie.subscribe(List.of(source));
+      awaitAssigned(zombie);
+      ConsumerGroupMetadata generation = zombie.groupMetadata();
+      ChangelogEntry a = ChangelogEntry.accepted("a", "k", null, 0, 1_000, 2_000);
+      java.util.concurrent.CompletableFuture<Void> first = writer.commit(List.of(record(changelog, a),
+          record(changelog, ChangelogEntry.commit(0, 1))), Map.of(tp, new OffsetAndMetadata(1)), generation);
+      // A live member polls: the first transaction also starts the producer, which may take longer than the poll
+      // interval.
+      while (!first.isDone()) {
+        zombie.poll(Duration.ofMillis(50));
+      }
+      first.get();
+      assertThat(committedEntries(changelog)).containsExactly(a, ChangelogEntry.commit(0, 1));
+      assertThat(zombie.committed(java.util.Set.of(tp)).get(tp).offset()).isEqualTo(1);
+
+      // The zombie stops polling; past its max.poll.interval.ms the group gives its partition to another member.
+      try (KafkaConsumer<String, String> next = new KafkaConsumer<>(config(group, 300_000))) {
+        next.subscribe(List.of(source));
+        awaitAssigned(next);
+
+        // Still running, the zombie commits what it accepted since, with the generation it had.
+        ChangelogEntry b = ChangelogEntry.accepted("b", null, null, 1, 1_100, 2_100);
+        ExecutionException refused = assertThrows(ExecutionException.class, () -> writer.commit(
+            List.of(record(changelog, b), record(changelog, ChangelogEntry.commit(1, 2))),
+            Map.of(tp, new OffsetAndMetadata(2)), generation).get(30, TimeUnit.SECONDS));
+        assertThat(refused.getCause()).isInstanceOf(CommitFailedException.class);
+        assertThat(committedEntries(changelog)).containsExactly(a, ChangelogEntry.commit(0, 1));
+        assertThat(next.committed(java.util.Set.of(tp)).get(tp).offset()).isEqualTo(1);
+
+        // The writer is not broken by a refusal: with the live member's generation the next transaction commits.
+        writer.commit(List.of(record(changelog, b), record(changelog, ChangelogEntry.commit(1, 2))),
+            Map.of(tp, new OffsetAndMetadata(2)), next.groupMetadata()).get(30, TimeUnit.SECONDS);
+        assertThat(committedEntries(changelog)).containsExactly(a, ChangelogEntry.commit(0, 1), b,
+            ChangelogEntry.commit(1, 2));
+      }
+    }
+  }
+}

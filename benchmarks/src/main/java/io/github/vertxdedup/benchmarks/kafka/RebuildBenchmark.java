@@ -63,8 +63,11 @@ import org.apache.kafka.common.TopicPartition;
  *       from the topic;
  *   <li>{@value RebuildResults#REBUILD} (b): an empty journal directory: the window is rebuilt from the source topic
  *       ({@code PartitionRebuild}) and journaled;
- *   <li>{@value RebuildResults#CHANGELOG} (c): the window read from a changelog topic of accepted ids: not available
- *       on this build (the consumer has no changelog option yet); asked for, it is reported as not measured;
+ *   <li>{@value RebuildResults#CHANGELOG} (c): an empty journal directory and {@code changelog} on: the window is
+ *       read from the group's changelog topic of accepted ids ({@code ChangelogRebuild}), which the consumer that
+ *       built the journal wrote (it ran with {@code changelog} on whenever this scenario is asked for); its records
+ *       read are the changelog entries read, and it has no read phase of its own ({@code ChangelogRebuild} records
+ *       no {@code dedup.kafka.rebuild.duration}): its figure is the time from the assignment to the first record;
  *   <li>{@value RebuildResults#BARE_SCAN}: a plain {@link KafkaConsumer} with the consumer's config and no group
  *       (as the rebuild's reading consumer is configured), assigned the partition, from offset 0 to the committed
  *       offset, running the same {@link IdentityExtractor} on each record wrapped as the consumer wraps it
@@ -98,9 +101,6 @@ public final class RebuildBenchmark {
   /** Scenarios in their default order. */
   static final List<String> ALL = List.of(RebuildResults.JOURNAL, RebuildResults.REBUILD,
       RebuildResults.CHANGELOG, RebuildResults.BARE_SCAN);
-  /** Why {@link RebuildResults#CHANGELOG} is not measured on this build. */
-  static final String CHANGELOG_UNAVAILABLE = RebuildResults.CHANGELOG + ": not available yet (DedupKafkaOptions"
-      + " has no changelog topic on this build)";
   private static final long WAIT_SECONDS = 600;
   /** The consumers' {@code revocationTimeoutMs}, ms. */
   private static final long CLOSE_DRAIN_MS = 1_000;
@@ -156,16 +156,7 @@ public final class RebuildBenchmark {
     if (windowMinutes < 1) {
       throw new IllegalArgumentException("bench.windowMinutes must be >= 1 but was " + windowMinutes);
     }
-    List<String> asked = scenarios(System.getProperty("bench.scenarios", String.join(",", ALL)));
-    List<String> unavailable = new ArrayList<>();
-    List<String> run = new ArrayList<>(asked);
-    if (run.remove(RebuildResults.CHANGELOG)) {
-      unavailable.add(CHANGELOG_UNAVAILABLE);
-      System.out.println("not measured: " + CHANGELOG_UNAVAILABLE);
-    }
-    if (run.isEmpty()) {
-      throw new IllegalArgumentException("bench.scenarios names no scenario this build can run: " + asked);
-    }
+    List<String> run = scenarios(System.getProperty("bench.scenarios", String.join(",", ALL)));
     long windowMs = TimeUnit.MINUTES.toMillis(windowMinutes);
     String resultsFile = System.getProperty("bench.results");
     String date = Instant.now().toString();
@@ -173,7 +164,7 @@ public final class RebuildBenchmark {
     Files.createDirectories(tmp);
     Path work = Files.createTempDirectory(tmp, "rebuild-bench-");
     OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
-    Setup setup = new Setup(records, windowMs, expectedIds);
+    Setup setup = new Setup(records, windowMs, expectedIds, run.contains(RebuildResults.CHANGELOG));
     try (LocalKafka kafka = LocalKafka.start(1)) {
       String bootstrap = kafka.bootstrapServers();
       LocalKafka.createTopic(bootstrap, TOPIC, 1);
@@ -184,12 +175,13 @@ public final class RebuildBenchmark {
             TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
         Path built = work.resolve("built");
         long journalBytes = -1;
-        if (run.contains(RebuildResults.JOURNAL)) {
+        if (run.contains(RebuildResults.JOURNAL) || run.contains(RebuildResults.CHANGELOG)) {
           t0 = System.nanoTime();
           buildJournal(setup, bootstrap, admin, built);
           journalBytes = Processes.duKib(built) * 1024;
-          System.out.printf("journal covering the window built in %,d ms: %,d KiB on disk%n",
-              TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0), journalBytes / 1024);
+          System.out.printf("journal covering the window built in %,d ms: %,d KiB on disk%s%n",
+              TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0), journalBytes / 1024,
+              setup.changelog() ? "; changelog written" : "");
         }
         // The record after the window's: the first one every consumer scenario handles.
         produce(bootstrap, "after-", 1);
@@ -206,8 +198,8 @@ public final class RebuildBenchmark {
                 FileUtils.copyDirectory(built.toFile(), dir.toFile());
                 yield consumer(setup, name, bootstrap, admin, dir);
               }
-              case RebuildResults.REBUILD -> consumer(setup, name, bootstrap, admin,
-                  Files.createDirectories(work.resolve("round-" + round + "-rebuild")));
+              case RebuildResults.REBUILD, RebuildResults.CHANGELOG -> consumer(setup, name, bootstrap, admin,
+                  Files.createDirectories(work.resolve("round-" + round + "-" + name)));
               case RebuildResults.BARE_SCAN -> bareScan(setup, bootstrap);
               default -> throw new IllegalStateException("no scenario " + name);
             };
@@ -220,7 +212,7 @@ public final class RebuildBenchmark {
           done.add(new RebuildResults.Round(round, load, measured));
         }
         RebuildResults results = new RebuildResults(date, records, windowMs, expectedIds,
-            Runtime.getRuntime().availableProcessors(), journalBytes, unavailable, done);
+            Runtime.getRuntime().availableProcessors(), journalBytes, setup.changelog(), done);
         System.out.println();
         System.out.print(results.report());
         if (resultsFile != null) {
@@ -237,8 +229,13 @@ public final class RebuildBenchmark {
     return ns < 0 ? -1 : TimeUnit.NANOSECONDS.toMillis(ns);
   }
 
-  /** The workload's sizes, as every scenario needs them. */
-  private record Setup(int records, long windowMs, int expectedIds) {}
+  /**
+   * The workload, as every scenario needs it.
+   *
+   * @param changelog whether the journal's builder writes the changelog topic ({@link RebuildResults#CHANGELOG} is
+   *     asked for)
+   */
+  private record Setup(int records, long windowMs, int expectedIds, boolean changelog) {}
 
   /**
    * Writes {@code count} records with ids {@code prefix + i}, as the id header and the key, and small values; the
@@ -268,16 +265,17 @@ public final class RebuildBenchmark {
     return c;
   }
 
-  private static DedupKafkaOptions options(Setup setup, Path journalDir) {
+  private static DedupKafkaOptions options(Setup setup, Path journalDir, boolean changelog) {
     // A short drain on close: a scenario's consumer closes with its first record's handler still running.
-    return new DedupKafkaOptions().setRevocationTimeoutMs(CLOSE_DRAIN_MS)
+    return new DedupKafkaOptions().setRevocationTimeoutMs(CLOSE_DRAIN_MS).setChangelog(changelog)
         .setDedup(new DedupOptions().setAddress(ADDRESS).setWindow(Duration.ofMillis(setup.windowMs()))
             .setExpectedIdsPerPartition(setup.expectedIds()).setJournalDir(journalDir.toString()));
   }
 
   /**
    * Builds the journal that covers the window: a consumer of the group with its journal under {@code dir} handles
-   * every record from the start, and its close commits the end offset to Kafka and to the journal.
+   * every record from the start, and its close commits the end offset to Kafka and to the journal (and, with the
+   * changelog on, the last of the window's ids to the changelog).
    */
   private static void buildJournal(Setup setup, String bootstrap, Admin admin, Path dir) throws Exception {
     Vertx vertx = Vertx.vertx();
@@ -285,7 +283,7 @@ public final class RebuildBenchmark {
       LongAdder handled = new LongAdder();
       CountDownLatch all = new CountDownLatch(1);
       DedupKafkaConsumer<String, String> consumer = DedupKafkaConsumer.<String, String>create(vertx,
-              config(bootstrap), options(setup, dir))
+              config(bootstrap), options(setup, dir, setup.changelog()))
           .identity(IDENTITY)
           .handler(r -> {
             handled.increment();
@@ -337,7 +335,9 @@ public final class RebuildBenchmark {
    * A dedup consumer with its journal under {@code journalDir}, from subscribe to its first handled record.
    *
    * @throws IllegalStateException if the first record handled is not {@link #FIRST_ID}, or the rebuild read other
-   *     than the scenario's records: none for {@code journal}, every one of the window's for {@code rebuild}
+   *     than the scenario's records: none for {@code journal}, every one of the window's from the source topic for
+   *     {@code rebuild}, an entry of every one from the changelog and none from the source topic for
+   *     {@code changelog}
    */
   private static RebuildResults.Scenario consumer(Setup setup, String name, String bootstrap, Admin admin,
       Path journalDir) throws Exception {
@@ -356,7 +356,7 @@ public final class RebuildBenchmark {
       AtomicReference<String> firstKey = new AtomicReference<>();
       CountDownLatch first = new CountDownLatch(1);
       DedupKafkaConsumer<String, String> consumer = DedupKafkaConsumer.<String, String>create(vertx,
-              config(bootstrap), options(setup, journalDir))
+              config(bootstrap), options(setup, journalDir, name.equals(RebuildResults.CHANGELOG)))
           .identity(IDENTITY)
           .handler(r -> {
             if (firstAt.compareAndSet(-1, System.nanoTime())) {
@@ -376,6 +376,7 @@ public final class RebuildBenchmark {
       }
       long cpuNs = cpu < 0 ? -1 : processCpuNs() - cpu;
       long read = (long) counter(registry, "dedup.kafka.rebuild.records");
+      long entries = (long) counter(registry, "dedup.kafka.rebuild.changelog.entries");
       long ids = (long) counter(registry, "dedup.kafka.rebuild.ids");
       Timer t = registry.find("dedup.kafka.rebuild.duration").timer();
       long readNs = t == null ? 0 : (long) t.totalTime(TimeUnit.NANOSECONDS);
@@ -384,13 +385,17 @@ public final class RebuildBenchmark {
         throw new IllegalStateException(name + ": the first record handled was " + firstKey.get() + ", expected "
             + FIRST_ID);
       }
-      long expected = name.equals(RebuildResults.REBUILD) ? setup.records() : 0;
-      if (read != expected || ids != expected) {
-        throw new IllegalStateException(name + ": the rebuild read " + read + " records and restored " + ids
-            + " ids, expected " + expected);
+      long fromSource = name.equals(RebuildResults.REBUILD) ? setup.records() : 0;
+      long fromChangelog = name.equals(RebuildResults.CHANGELOG) ? setup.records() : 0;
+      // An id may have more than one entry in the changelog (restoring it twice is harmless): at least one each.
+      if (read != fromSource || entries < fromChangelog || (fromChangelog == 0 && entries != 0)
+          || ids != fromSource + fromChangelog) {
+        throw new IllegalStateException(name + ": the rebuild read " + read + " records and " + entries
+            + " changelog entries and restored " + ids + " ids, expected " + fromSource + ", at least "
+            + fromChangelog + " and " + (fromSource + fromChangelog));
       }
-      return new RebuildResults.Scenario(name, assignedAt.get() - start, firstAt.get() - start, readNs, read, ids,
-          cpuNs);
+      return new RebuildResults.Scenario(name, assignedAt.get() - start, firstAt.get() - start, readNs,
+          read + entries, ids, cpuNs);
     } finally {
       await(vertx.close());
     }

@@ -22,11 +22,11 @@ import java.util.function.ToDoubleFunction;
  * @param availableProcessors {@link Runtime#availableProcessors()} of the harness's JVM
  * @param journalBytes bytes of the journal directory that covers the window (scenario {@link #JOURNAL}), or -1 if
  *     it was not built
- * @param unavailable scenarios asked for that this build cannot run, each with the reason
+ * @param changelog whether the journal's builder wrote the changelog topic (scenario {@link #CHANGELOG} ran)
  * @param rounds the rounds in order
  */
 public record RebuildResults(String date, int records, long windowMs, int expectedIdsPerPartition,
-    int availableProcessors, long journalBytes, List<String> unavailable, List<Round> rounds) {
+    int availableProcessors, long journalBytes, boolean changelog, List<Round> rounds) {
 
   /** (a) The local journal covers the window: the window is replayed from it, nothing is read from the topic. */
   public static final String JOURNAL = "journal";
@@ -67,8 +67,8 @@ public record RebuildResults(String date, int records, long windowMs, int expect
    * @param firstRecordNs from {@code subscribe} to the first handled record, ns, or -1
    * @param readNs the read phase, ns: the rebuild's duration as the consumer measured it (from its reading
    *     consumer's creation to its last id checked), the bare scan's from its consumer's creation to its last record
-   *     identified; 0 where nothing was read
-   * @param recordsRead records read in the read phase
+   *     identified; 0 where nothing was read from the source topic (a rebuild from the changelog records none)
+   * @param recordsRead records read from the source topic, or entries from the changelog
    * @param idsRestored ids the read phase put into the window (the rebuild), or records identified (the bare scan)
    * @param cpuNs CPU time of the whole process (broker included) from the start of the scenario to its end, ns, or -1
    *     where the JVM does not say
@@ -133,18 +133,19 @@ public record RebuildResults(String date, int records, long windowMs, int expect
   }
 
   /**
-   * Per measured round, the ratio of a figure of the rebuild to the bare scan's read phase of the same round.
+   * Per measured round, the ratio of a figure of a scenario to the bare scan's read phase of the same round.
    *
-   * @param figure the rebuild's figure, ns
+   * @param scenario the scenario
+   * @param figure its figure, ns
    * @return the ratios, in round order; rounds without both scenarios are left out
    */
-  public List<Double> ratiosToBareScan(ToDoubleFunction<Scenario> figure) {
+  public List<Double> ratiosToBareScan(String scenario, ToDoubleFunction<Scenario> figure) {
     List<Double> ratios = new ArrayList<>();
     for (Round r : measured()) {
-      Scenario rebuild = r.scenario(REBUILD);
+      Scenario s = r.scenario(scenario);
       Scenario bare = r.scenario(BARE_SCAN);
-      if (rebuild != null && bare != null && bare.readNs() > 0) {
-        ratios.add(figure.applyAsDouble(rebuild) / bare.readNs());
+      if (s != null && bare != null && bare.readNs() > 0) {
+        ratios.add(figure.applyAsDouble(s) / bare.readNs());
       }
     }
     return ratios;
@@ -171,12 +172,14 @@ public record RebuildResults(String date, int records, long windowMs, int expect
   public String report() {
     StringBuilder sb = new StringBuilder();
     sb.append(String.format(Locale.ROOT, "%,d records (one id each) in one partition, W = %d ms, "
-        + "expectedIdsPerPartition %,d, %d processors, journal of the window %s%n%n", records, windowMs,
+        + "expectedIdsPerPartition %,d, %d processors, journal of the window %s%s%n%n", records, windowMs,
         expectedIdsPerPartition, availableProcessors, journalBytes < 0 ? "not built"
-            : String.format(Locale.ROOT, "%.1f MiB", journalBytes / 1048576.0)));
+            : String.format(Locale.ROOT, "%.1f MiB", journalBytes / 1048576.0),
+        changelog ? ", changelog written" : ""));
     MarkdownTable perRound = new MarkdownTable().column("round", true).column("load avg", true)
         .column("scenario", false).column("subscribe to assigned, ms", true)
-        .column("assigned to first record, ms", true).column("read phase, ms", true).column("records read", true)
+        .column("assigned to first record, ms", true).column("read phase, ms", true)
+        .column("records (changelog: entries) read", true)
         .column("records/s read", true).column("process CPU, µs/record read", true);
     for (Round r : rounds) {
       for (Scenario s : r.scenarios()) {
@@ -205,18 +208,19 @@ public record RebuildResults(String date, int records, long windowMs, int expect
           read > 0 ? ms(read) : "-", rate(records, read)));
     }
     sb.append(medians).append('\n');
-    for (String u : unavailable) {
-      sb.append("Not measured: ").append(u).append('\n');
-    }
-    List<Double> read = ratiosToBareScan(Scenario::readNs);
-    List<Double> whole = ratiosToBareScan(Scenario::assignedToFirstNs);
+    List<Double> read = ratiosToBareScan(REBUILD, Scenario::readNs);
     if (!read.isEmpty()) {
       double r = median(read);
       sb.append(String.format(Locale.ROOT, "rebuild read phase / bare scan, same round: median %.2fx (range %s), "
           + "%d of %d rounds <= %.1fx: target %s%n", r, range(read), read.stream().filter(x -> x <= TARGET_RATIO)
           .count(), read.size(), TARGET_RATIO, r <= TARGET_RATIO ? "met" : "MISSED"));
-      sb.append(String.format(Locale.ROOT, "rebuild assigned to first record / bare scan, same round: median "
-          + "%.2fx (range %s)%n", median(whole), range(whole)));
+    }
+    for (String name : List.of(JOURNAL, REBUILD, CHANGELOG)) {
+      List<Double> whole = ratiosToBareScan(name, Scenario::assignedToFirstNs);
+      if (!whole.isEmpty()) {
+        sb.append(String.format(Locale.ROOT, "%s assigned to first record / bare scan, same round: median %.2fx "
+            + "(range %s)%n", name, median(whole), range(whole)));
+      }
     }
     return sb.toString();
   }

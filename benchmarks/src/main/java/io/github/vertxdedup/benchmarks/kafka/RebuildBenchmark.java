@@ -52,21 +52,21 @@ import org.apache.kafka.common.TopicPartition;
  * reading the same records, in one run on one in-process KRaft broker.
  *
  * <p>The topic has one partition: {@code bench.records} records with distinct ids ({@code message-id} header and
- * key), small values, timestamps of when they were written (inside W), then one record more. The group's committed
- * offset is set (Kafka's {@code Admin.alterConsumerGroupOffsets}) to the last of the window's records before each
- * consumer scenario, so the one record more is the first the consumer handles, and the window's ids lie before it.
- * Scenarios:
+ * key), small values, timestamps of when they were written (inside W), then one record more. Before the first
+ * round a consumer of the group handles the window's records with a journal directory (and {@code changelog} on when
+ * scenario (c) is asked for) and closes, committing their end. The group's committed offset is set there again
+ * (Kafka's {@code Admin.alterConsumerGroupOffsets}) before each consumer scenario, so the one record more is the first
+ * the consumer handles, and the window's ids lie before it; the scenarios' handlers never finish, so no scenario
+ * commits an offset or writes the changelog. Scenarios:
  * <ul>
- *   <li>{@value RebuildResults#JOURNAL} (a): the consumer's journal directory is a copy of one a consumer built before
- *       the first round by handling every record of the window (copied before each round, outside the timing, as a
- *       consumer that handles a record appends to it): the window is replayed from the journal, nothing is read
- *       from the topic;
+ *   <li>{@value RebuildResults#JOURNAL} (a): the consumer's journal directory is a copy of the one built before the
+ *       first round (copied before each round, outside the timing, as a consumer that handles a record appends to
+ *       it): the window is replayed from the journal, nothing is read from the topic;
  *   <li>{@value RebuildResults#REBUILD} (b): an empty journal directory: the window is rebuilt from the source topic
  *       ({@code PartitionRebuild}) and journaled;
  *   <li>{@value RebuildResults#CHANGELOG} (c): an empty journal directory and {@code changelog} on: the window is
  *       read from the group's changelog topic of accepted ids ({@code ChangelogRebuild}), which the consumer that
- *       built the journal wrote (it ran with {@code changelog} on whenever this scenario is asked for); its records
- *       read are the changelog entries read, and it has no read phase of its own ({@code ChangelogRebuild} records
+ *       built the journal wrote; its records read are the changelog entries read, and it has no read phase of its own ({@code ChangelogRebuild} records
  *       no {@code dedup.kafka.rebuild.duration}): its figure is the time from the assignment to the first record;
  *   <li>{@value RebuildResults#BARE_SCAN}: a plain {@link KafkaConsumer} with the consumer's config and no group
  *       (as the rebuild's reading consumer is configured), assigned the partition, from offset 0 to the committed

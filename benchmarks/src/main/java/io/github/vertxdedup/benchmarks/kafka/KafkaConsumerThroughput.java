@@ -291,15 +291,25 @@ public final class KafkaConsumerThroughput {
     }
   }
 
-  private static int produce(String bootstrap, String topic, int records) {
+  /**
+   * The producer that writes a harness's topic: String keys and values, {@code acks=1}, batches of up to 256 KiB
+   * lingering 5 ms.
+   *
+   * @param bootstrap the broker
+   * @return a new producer; the caller closes it
+   */
+  static KafkaProducer<String, String> producer(String bootstrap) {
     Properties p = new Properties();
     p.put("bootstrap.servers", bootstrap);
     p.put("acks", "1");
     p.put("linger.ms", "5");
     p.put("batch.size", "262144");
+    return new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
+  }
+
+  private static int produce(String bootstrap, String topic, int records) {
     int distinct = 0;
-    try (KafkaProducer<String, String> producer = new KafkaProducer<>(p, new StringSerializer(),
-        new StringSerializer())) {
+    try (KafkaProducer<String, String> producer = producer(bootstrap)) {
       for (int i = 0; i < records; i++) {
         // Every tenth record repeats the record 1,001 before it (which is never itself a copy).
         boolean copy = i % 10 == 9 && i >= 1001;

@@ -38,8 +38,16 @@ final class ChangelogCommitter implements GroupCommitter {
   private final ChangelogWriter writer;
   private final Consumer<?, ?> consumer;
   private final String groupId;
-  /** An assigned partition, or null if it is not assigned any more. */
-  private final Function<TopicPartition, AssignedPartition<?, ?>> assigned;
+  /** An assigned partition's changelog buffer and committed offset, or null if it is not assigned any more. */
+  private final Function<TopicPartition, Partition> assigned;
+
+  /**
+   * What a commit needs of an assigned partition.
+   *
+   * @param buffer the accepted ids its owner captured and no committed transaction holds yet
+   * @param committed the offset last committed for it, or -1
+   */
+  record Partition(ChangelogBuffer buffer, long committed) {}
   private final Runnable wakePoll;
   private final Queue<Runnable> answered = new ConcurrentLinkedQueue<>();
   /** Async commits not sent yet, in the order they came; poll thread. */
@@ -56,11 +64,11 @@ final class ChangelogCommitter implements GroupCommitter {
    * @param writer the transactional producer
    * @param consumer the consumer whose group the offsets are committed for (its group metadata)
    * @param groupId the consumer group (the changelog topics' names)
-   * @param assigned an assigned partition (its changelog buffer, its committed offset), or null; poll thread
+   * @param assigned an assigned partition's changelog buffer and committed offset, or null; poll thread
    * @param wakePoll wakes the poll thread when a transaction ended; any thread
    */
   ChangelogCommitter(ChangelogWriter writer, Consumer<?, ?> consumer, String groupId,
-      Function<TopicPartition, AssignedPartition<?, ?>> assigned, Runnable wakePoll) {
+      Function<TopicPartition, Partition> assigned, Runnable wakePoll) {
     this.writer = writer;
     this.consumer = consumer;
     this.groupId = groupId;
@@ -80,7 +88,8 @@ final class ChangelogCommitter implements GroupCommitter {
     // The transaction in flight ends first, and the async commits still waiting go with this one: none may commit
     // an older offset after it.
     awaitInFlight();
-    runCallbacks();
+    // Its answer only: sending the waiting async commits now would put the same entries in two transactions.
+    runAnswered();
     List<Request> waiting = new ArrayList<>(pending);
     pending.clear();
     Map<TopicPartition, OffsetAndMetadata> merged = merge(waiting);
@@ -106,11 +115,16 @@ final class ChangelogCommitter implements GroupCommitter {
 
   @Override
   public void runCallbacks() {
+    runAnswered();
+    sendPending();
+  }
+
+  /** Runs the answers of the transactions that ended: their entries leave the buffers, their callbacks run. */
+  private void runAnswered() {
     Runnable r;
     while ((r = answered.poll()) != null) {
       r.run();
     }
-    sendPending();
   }
 
   /**
@@ -126,9 +140,9 @@ final class ChangelogCommitter implements GroupCommitter {
     pending.clear();
     Map<TopicPartition, OffsetAndMetadata> merged = merge(requests);
     Map<TopicPartition, ChangelogBuffer> sent = new HashMap<>();
-    CompletableFuture<Void> f = send(merged, sent);
-    inFlight = f;
-    f.whenComplete((v, e) -> {
+    // inFlight is the stage after the answer was queued, so that commitSync, once it ended, finds the answer (and
+    // confirms its entries) before it sends entries of its own.
+    inFlight = send(merged, sent).whenComplete((v, e) -> {
       answered.add(() -> {
         inFlight = null;
         Exception failure = e == null ? null : unwrap(e);
@@ -183,14 +197,14 @@ final class ChangelogCommitter implements GroupCommitter {
     List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
     for (Map.Entry<TopicPartition, OffsetAndMetadata> e : offsets.entrySet()) {
       TopicPartition tp = e.getKey();
-      AssignedPartition<?, ?> o = assigned.apply(tp);
-      ChangelogBuffer buffer = o == null ? null : o.owner.changelog();
-      if (buffer == null) {
+      Partition o = assigned.apply(tp);
+      if (o == null) {
         continue;
       }
+      ChangelogBuffer buffer = o.buffer();
       sent.put(tp, buffer);
       String topic = ChangelogTopics.name(groupId, tp.topic());
-      for (ChangelogEntry entry : buffer.below(e.getValue().offset(), o.committed)) {
+      for (ChangelogEntry entry : buffer.below(e.getValue().offset(), o.committed())) {
         records.add(new ProducerRecord<>(topic, tp.partition(), entry.recordKey(), entry.value()));
       }
     }

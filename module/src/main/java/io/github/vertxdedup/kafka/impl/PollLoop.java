@@ -132,8 +132,11 @@ final class PollLoop<K, V> {
       if (ownerConfig.changelog) {
         // Each commit is a transaction with the accepted ids' changelog entries (docs/kafka.md, "Changelog topic").
         changelog = new ChangelogCommitter(new ChangelogWriter(kafkaConfig,
-            ChangelogWriter.transactionalId(groupId, instanceId)), consumer, groupId, owners::get,
-            ownerConfig.wakePoll);
+            ChangelogWriter.transactionalId(groupId, instanceId)), consumer, groupId, tp -> {
+              AssignedPartition<K, V> o = owners.get(tp);
+              return o == null || o.owner.changelog() == null ? null
+                  : new ChangelogCommitter.Partition(o.owner.changelog(), o.committed);
+            }, ownerConfig.wakePoll);
         committer = changelog;
       }
       commits = new OffsetCommits<>(committer, owners, windows, commitIntervalMs);

@@ -134,4 +134,41 @@ class ChangelogWriterTest {
       }
     }
   }
+
+  /**
+   * A synchronous commit (a revocation's, a close's) that comes while an async commit's transaction is in flight and
+   * another async commit waits: each accepted id's entry is written once, not again with the later transaction.
+   */
+  @Test
+  void shouldWriteEachEntryOnceWhenASyncCommitFollowsAsyncCommits() throws Exception {
+    int n = NAMES.incrementAndGet();
+    String source = "committer-source-" + n;
+    String group = "committer-g-" + n;
+    String changelog = ChangelogTopics.name(group, source);
+    kafka.createTopic(source, 1);
+    kafka.createTopic(changelog, 1);
+    TopicPartition tp = new TopicPartition(source, 0);
+    ChangelogBuffer buffer = new ChangelogBuffer();
+    for (int i = 0; i < 10; i++) {
+      buffer.accepted(ChangelogEntry.accepted("id-" + i, null, null, i, 1_000, 2_000));
+    }
+    long[] committed = {-1};
+    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(config(group, 300_000))) {
+      consumer.subscribe(List.of(source));
+      awaitAssigned(consumer);
+      ChangelogCommitter committer = new ChangelogCommitter(new ChangelogWriter(config(group, 300_000),
+          ChangelogWriter.transactionalId(group, "c")), consumer, group,
+          p -> new ChangelogCommitter.Partition(buffer, committed[0]), () -> { });
+      List<Exception> answers = new ArrayList<>();
+      committer.commitAsync(Map.of(tp, new OffsetAndMetadata(5)), (o, e) -> answers.add(e));
+      committer.commitAsync(Map.of(tp, new OffsetAndMetadata(7)), (o, e) -> answers.add(e));
+      committer.commitSync(Map.of(tp, new OffsetAndMetadata(10)));
+      committer.close();
+      assertThat(answers).hasSize(2).containsOnlyNulls();
+    }
+    List<String> ids = committedEntries(changelog).stream()
+        .filter(e -> e.kind() == ChangelogEntry.Kind.ACCEPTED).map(ChangelogEntry::id).toList();
+    assertThat(ids).containsExactly("id-0", "id-1", "id-2", "id-3", "id-4", "id-5", "id-6", "id-7", "id-8", "id-9");
+    assertThat(buffer.size()).isZero();
+  }
 }

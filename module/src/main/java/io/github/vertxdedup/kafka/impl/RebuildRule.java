@@ -40,7 +40,7 @@ package io.github.vertxdedup.kafka.impl;
  * records were removed, since Kafka keeps no trace of what it removed. It errs that way because a false warning
  * costs a few records taken as uncovered (their event time is older than the first record left), while a missed
  * gap would answer a re-published id as new. It trusts record timestamps to follow offsets; records whose create
- * times go back (a producer that stamps them itself, out of order) may make it vouch a little too early.
+ * times go back (a producer that stamps them itself, out of order) may make it cover a little too early.
  *
  * <p>Stateless; any thread.
  */

@@ -12,6 +12,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -95,7 +97,8 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
   private final Thread thread;
   private volatile Runnable onDone = () -> { };
   private volatile boolean cancelled;
-  private volatile KafkaConsumer<byte[], byte[]> reader;
+  private final Function<Map<String, Object>, Consumer<byte[], byte[]>> readers;
+  private volatile Consumer<byte[], byte[]> reader;
   private volatile PartitionRebuild<K, V> source;
   /** Retries the reader's calls that fail with a retriable exception. */
   private final RebuildBackoff backoff;
@@ -123,6 +126,19 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
   ChangelogRebuild(TopicPartition tp, String changelogTopic, Map<String, Object> kafkaConfig,
       LocalPartition partition, IdentityExtractor<K, V> identity, DedupClock clock, long windowMs, long lookBackMs,
       long storeNextOffset, long committedOffset, int maxBatch, KafkaMetrics metrics) {
+    this(tp, changelogTopic, kafkaConfig, partition, identity, clock, windowMs, lookBackMs, storeNextOffset,
+        committedOffset, maxBatch, metrics, KafkaConsumer::new);
+  }
+
+  /**
+   * As the other constructor, with the changelog's reading consumer made by {@code readers}.
+   *
+   * @param readers makes the changelog's reading consumer from its config ({@link #readerConfig})
+   */
+  ChangelogRebuild(TopicPartition tp, String changelogTopic, Map<String, Object> kafkaConfig,
+      LocalPartition partition, IdentityExtractor<K, V> identity, DedupClock clock, long windowMs, long lookBackMs,
+      long storeNextOffset, long committedOffset, int maxBatch, KafkaMetrics metrics,
+      Function<Map<String, Object>, Consumer<byte[], byte[]>> readers) {
     this.tp = tp;
     this.changelogPartition = new TopicPartition(changelogTopic, tp.partition());
     this.kafkaConfig = kafkaConfig;
@@ -135,6 +151,7 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
     this.committedOffset = committedOffset;
     this.maxBatch = maxBatch;
     this.metrics = metrics;
+    this.readers = readers;
     this.backoff = PartitionRebuild.readerBackoff(tp, metrics, () -> cancelled);
     this.restore = new WindowRestore<>(partition, this::events, () -> cancelled, metrics, "restored");
     this.thread = new Thread(this::run, "dedup-kafka-changelog-rebuild-" + tp);
@@ -189,7 +206,7 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
   @Override
   public void cancel() {
     cancelled = true;
-    KafkaConsumer<byte[], byte[]> r = reader;
+    Consumer<byte[], byte[]> r = reader;
     if (r != null) {
       r.wakeup();
     }
@@ -210,7 +227,7 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
     int sourceRebuilds = 0;
     try {
       LongTaskTimer.Sample reading = metrics.rebuildsInProgress.start();
-      try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(readerConfig(kafkaConfig, tp))) {
+      try (Consumer<byte[], byte[]> c = readers.apply(readerConfig(kafkaConfig, tp))) {
         reader = c;
         if (!cancelled) {
           read(c);
@@ -270,7 +287,7 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
   }
 
   /** Reads the changelog partition from {@code now - W - lookBack} to its end, restoring ids and the coverage. */
-  private void read(KafkaConsumer<byte[], byte[]> c) throws InterruptedException, ExecutionException {
+  private void read(Consumer<byte[], byte[]> c) throws InterruptedException, ExecutionException {
     c.assign(List.of(changelogPartition));
     Duration timeout = Duration.ofMillis(PartitionRebuild.CALL_TIMEOUT_MS);
     long cutoff = RebuildRule.cutoffMs(clock.nowMs(), windowMs, lookBackMs);

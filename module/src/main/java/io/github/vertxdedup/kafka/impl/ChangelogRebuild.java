@@ -1,26 +1,19 @@
 package io.github.vertxdedup.kafka.impl;
 
-import io.github.vertxdedup.DedupBatchResult;
 import io.github.vertxdedup.DedupEvent;
-import io.github.vertxdedup.DedupFailure;
-import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.impl.service.LocalPartition;
 import io.github.vertxdedup.kafka.IdentityExtractor;
 import io.github.vertxdedup.time.DedupClock;
 import io.micrometer.core.instrument.LongTaskTimer;
-import io.vertx.core.Future;
-import io.vertx.core.Promise;
-import io.vertx.core.eventbus.ReplyException;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -56,6 +49,13 @@ import org.slf4j.LoggerFactory;
  * reads the source topic. Records after a rewound committed offset are inside the chain: their ids are restored
  * from the changelog and the records are duplicates when the main consumer reads them again.
  *
+ * <h2>Faults</h2>
+ * Each call of the changelog's reader that fails with one of Kafka's retriable exceptions (the broker briefly
+ * unreachable) is made again after a backoff, as the source rebuild's are ({@link PartitionRebuild#readerBackoff});
+ * any other failure, a retriable one past the budget, or an entry that cannot be read fails the rebuild. The ids go
+ * into the window as the source rebuild's do ({@link WindowRestore}): a batch refused whole with 400 is checked one
+ * by one, skipping the refused ids, and a 503 is tried again after a backoff.
+ *
  * <p>The outcome completes {@link #done()}; {@code onDone} runs on the rebuild's thread after it. {@link #cancel}
  * (a revocation, the consumer closing) ends the reading and the source rebuild it started.
  *
@@ -66,8 +66,6 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
 
   private static final Logger LOG = LoggerFactory.getLogger(DedupKafkaConsumerImpl.class);
   private static final long POLL_MS = 100;
-  private static final long BACKOFF_INITIAL_MS = 20;
-  private static final long BACKOFF_MAX_MS = 1_000;
 
   /**
    * What a rebuild did.
@@ -99,9 +97,13 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
   private final Thread thread;
   private volatile Runnable onDone = () -> { };
   private volatile boolean cancelled;
-  private volatile KafkaConsumer<byte[], byte[]> reader;
+  private final Function<Map<String, Object>, Consumer<byte[], byte[]>> readers;
+  private volatile Consumer<byte[], byte[]> reader;
   private volatile PartitionRebuild<K, V> source;
-  private final AtomicLong idsRestored = new AtomicLong();
+  /** Retries the reader's calls that fail with a retriable exception. */
+  private final RebuildBackoff backoff;
+  /** Puts the changelog's ids into the window, and counts them. */
+  private final WindowRestore<ChangelogEntry> restore;
   /** The rebuild's thread. */
   private long entriesRead;
   private long coveredFrom = -1;
@@ -124,6 +126,19 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
   ChangelogRebuild(TopicPartition tp, String changelogTopic, Map<String, Object> kafkaConfig,
       LocalPartition partition, IdentityExtractor<K, V> identity, DedupClock clock, long windowMs, long lookBackMs,
       long storeNextOffset, long committedOffset, int maxBatch, KafkaMetrics metrics) {
+    this(tp, changelogTopic, kafkaConfig, partition, identity, clock, windowMs, lookBackMs, storeNextOffset,
+        committedOffset, maxBatch, metrics, KafkaConsumer::new);
+  }
+
+  /**
+   * As the other constructor, with the changelog's reading consumer made by {@code readers}.
+   *
+   * @param readers makes the changelog's reading consumer from its config ({@link #readerConfig})
+   */
+  ChangelogRebuild(TopicPartition tp, String changelogTopic, Map<String, Object> kafkaConfig,
+      LocalPartition partition, IdentityExtractor<K, V> identity, DedupClock clock, long windowMs, long lookBackMs,
+      long storeNextOffset, long committedOffset, int maxBatch, KafkaMetrics metrics,
+      Function<Map<String, Object>, Consumer<byte[], byte[]>> readers) {
     this.tp = tp;
     this.changelogPartition = new TopicPartition(changelogTopic, tp.partition());
     this.kafkaConfig = kafkaConfig;
@@ -136,6 +151,9 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
     this.committedOffset = committedOffset;
     this.maxBatch = maxBatch;
     this.metrics = metrics;
+    this.readers = readers;
+    this.backoff = PartitionRebuild.readerBackoff(tp, metrics, () -> cancelled);
+    this.restore = new WindowRestore<>(partition, this::events, () -> cancelled, metrics, "restored");
     this.thread = new Thread(this::run, "dedup-kafka-changelog-rebuild-" + tp);
     this.thread.setDaemon(true);
   }
@@ -188,7 +206,7 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
   @Override
   public void cancel() {
     cancelled = true;
-    KafkaConsumer<byte[], byte[]> r = reader;
+    Consumer<byte[], byte[]> r = reader;
     if (r != null) {
       r.wakeup();
     }
@@ -209,7 +227,7 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
     int sourceRebuilds = 0;
     try {
       LongTaskTimer.Sample reading = metrics.rebuildsInProgress.start();
-      try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(readerConfig(kafkaConfig, tp))) {
+      try (Consumer<byte[], byte[]> c = readers.apply(readerConfig(kafkaConfig, tp))) {
         reader = c;
         if (!cancelled) {
           read(c);
@@ -244,13 +262,13 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
         // remembered, so the window covers what it covered, event times from now - W - lookBack on (as a rebuild from
         // the source topic with nothing lost; see RebuildRule#coverageStartMs).
         long coverage = RebuildRule.cutoffMs(clock.nowMs(), windowMs, lookBackMs);
-        await(partition.coverFrom(coverage).mapEmpty());
+        restore.await(partition.coverFrom(coverage));
         if (!cancelled) {
           metrics.coverageStartMs.set(coverage);
         }
       }
       long durationMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNs);
-      Outcome o = new Outcome(entriesRead, idsRestored.get(), coveredFrom, coveredTo, sourceRebuilds, durationMs,
+      Outcome o = new Outcome(entriesRead, restore.restoredIds(), coveredFrom, coveredTo, sourceRebuilds, durationMs,
           cancelled);
       LOG.info("{}: window {} from the changelog {} in {} ms: {} entries read, {} ids restored, source offsets {} "
               + "covered, {} rebuild(s) from the source topic for the rest", tp,
@@ -269,19 +287,22 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
   }
 
   /** Reads the changelog partition from {@code now - W - lookBack} to its end, restoring ids and the coverage. */
-  private void read(KafkaConsumer<byte[], byte[]> c) throws InterruptedException, ExecutionException {
+  private void read(Consumer<byte[], byte[]> c) throws InterruptedException, ExecutionException {
     c.assign(List.of(changelogPartition));
+    Duration timeout = Duration.ofMillis(PartitionRebuild.CALL_TIMEOUT_MS);
     long cutoff = RebuildRule.cutoffMs(clock.nowMs(), windowMs, lookBackMs);
-    OffsetAndTimestamp first = c.offsetsForTimes(Map.of(changelogPartition, cutoff)).get(changelogPartition);
+    OffsetAndTimestamp first = backoff.call("offsetsForTimes",
+        () -> c.offsetsForTimes(Map.of(changelogPartition, cutoff), timeout).get(changelogPartition));
     if (first == null) {
       return; // no entry that recent: nothing to restore, and no coverage
     }
-    long end = c.endOffsets(List.of(changelogPartition)).get(changelogPartition);
+    long end = backoff.call("endOffsets", () -> c.endOffsets(List.of(changelogPartition), timeout))
+        .get(changelogPartition);
     c.seek(changelogPartition, first.offset());
-    ArrayDeque<Future<Void>> inFlight = new ArrayDeque<>();
     List<ChangelogEntry> batch = new ArrayList<>(maxBatch);
-    while (!cancelled && c.position(changelogPartition) < end) {
-      for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(POLL_MS)).records(changelogPartition)) {
+    while (!cancelled && backoff.call("position", () -> c.position(changelogPartition, timeout)) < end) {
+      for (ConsumerRecord<byte[], byte[]> r
+          : backoff.call("poll", () -> c.poll(Duration.ofMillis(POLL_MS))).records(changelogPartition)) {
         ChangelogEntry e;
         try {
           e = ChangelogEntry.read(r.key(), r.value());
@@ -297,17 +318,15 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
         metrics.rebuildChangelogEntries.increment();
         batch.add(e);
         if (batch.size() == maxBatch) {
-          send(batch, inFlight);
+          restore.send(batch);
           batch = new ArrayList<>(maxBatch);
         }
       }
     }
     if (!batch.isEmpty()) {
-      send(batch, inFlight);
+      restore.send(batch);
     }
-    while (!inFlight.isEmpty()) {
-      await(inFlight.poll());
-    }
+    restore.drain();
   }
 
   /** Extends the chain of commit marks, or starts a new one at a mark past its end. */
@@ -355,16 +374,6 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
         new long[] {Math.max(storeNextOffset, coveredTo), committedOffset});
   }
 
-  private void send(List<ChangelogEntry> batch, ArrayDeque<Future<Void>> inFlight)
-      throws InterruptedException, ExecutionException {
-    while (inFlight.size() >= PartitionRebuild.IN_FLIGHT) {
-      await(inFlight.poll());
-    }
-    Promise<Void> checked = Promise.promise();
-    partition.context().runOnContext(v -> check(events(batch), BACKOFF_INITIAL_MS, checked));
-    inFlight.add(checked.future());
-  }
-
   /** The checks of the entries whose ids are still remembered: each until its entry's instant, at most now + W. */
   private List<DedupEvent> events(List<ChangelogEntry> entries) {
     long now = clock.nowMs();
@@ -376,91 +385,5 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
       }
     }
     return events;
-  }
-
-  /**
-   * Checks the events: a batch refused whole with 400 is checked one by one, skipping the refused ones (counted in
-   * {@code dedup.kafka.rebuild.no.identity}); the events refused with 503 are checked again after a backoff.
-   * Partition context.
-   */
-  private void check(List<DedupEvent> events, long backoffMs, Promise<Void> checked) {
-    if (events.isEmpty() || cancelled) {
-      checked.tryComplete();
-      return;
-    }
-    partition.checkBatch(events).onComplete(ar -> {
-      if (ar.failed()) {
-        int code = ar.cause() instanceof ReplyException re ? re.failureCode() : -1;
-        if (code == DedupFailure.BAD_REQUEST && events.size() > 1) {
-          checkSingly(events, 0, checked);
-        } else if (code == DedupFailure.BAD_REQUEST) {
-          metrics.rebuildNoIdentity.increment();
-          checked.tryComplete();
-        } else if (code == DedupFailure.UNAVAILABLE) {
-          retryLater(events, backoffMs, checked);
-        } else {
-          checked.tryFail(ar.cause());
-        }
-        return;
-      }
-      List<DedupEvent> again = new ArrayList<>();
-      List<DedupBatchResult> results = ar.result();
-      for (int i = 0; i < results.size(); i++) {
-        DedupBatchResult r = results.get(i);
-        if (r.succeeded()) {
-          if (r.result().verdict() == DedupVerdict.ACCEPTED) {
-            idsRestored.incrementAndGet();
-            metrics.rebuildIds.increment();
-          }
-        } else if (r.failureCode() == DedupFailure.UNAVAILABLE) {
-          again.add(events.get(i));
-        } else if (r.failureCode() == DedupFailure.BAD_REQUEST) {
-          metrics.rebuildNoIdentity.increment();
-        } else {
-          checked.tryFail(new IllegalStateException("the window refused a restored id: " + r.message()));
-          return;
-        }
-      }
-      if (again.isEmpty()) {
-        checked.tryComplete();
-      } else {
-        retryLater(again, backoffMs, checked);
-      }
-    });
-  }
-
-  private void checkSingly(List<DedupEvent> events, int i, Promise<Void> checked) {
-    if (i == events.size()) {
-      checked.tryComplete();
-      return;
-    }
-    Promise<Void> one = Promise.promise();
-    check(List.of(events.get(i)), BACKOFF_INITIAL_MS, one);
-    one.future().onComplete(ar -> {
-      if (ar.failed()) {
-        checked.tryFail(ar.cause());
-      } else {
-        checkSingly(events, i + 1, checked);
-      }
-    });
-  }
-
-  private void retryLater(List<DedupEvent> events, long backoffMs, Promise<Void> checked) {
-    partition.context().owner().setTimer(backoffMs,
-        t -> check(events, Math.min(backoffMs * 2, BACKOFF_MAX_MS), checked));
-  }
-
-  private void await(Future<Void> f) throws InterruptedException, ExecutionException {
-    CompletableFuture<Void> cf = f.toCompletionStage().toCompletableFuture();
-    while (true) {
-      try {
-        cf.get(POLL_MS, TimeUnit.MILLISECONDS);
-        return;
-      } catch (TimeoutException e) {
-        if (cancelled) {
-          return;
-        }
-      }
-    }
   }
 }

@@ -1,22 +1,14 @@
 package io.github.vertxdedup.kafka.impl;
 
-import io.github.vertxdedup.DedupBatchResult;
 import io.github.vertxdedup.DedupEvent;
-import io.github.vertxdedup.DedupFailure;
-import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.impl.service.LocalPartition;
 import io.github.vertxdedup.kafka.IdentityExtractor;
 import io.github.vertxdedup.kafka.RecordIdentity;
 import io.github.vertxdedup.time.DedupClock;
 import io.micrometer.core.instrument.LongTaskTimer;
-import io.vertx.core.Context;
-import io.vertx.core.Future;
-import io.vertx.core.Promise;
-import io.vertx.core.eventbus.ReplyException;
 import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -24,14 +16,12 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * the window and its journal: the narrow interface's own check, journaled as any accept, so the next restart on
  * this machine trusts its journal up to the offsets it records. A record without identity, or whose identity the
  * window refuses (400), is skipped and counted; a 503 (the window full, too many replies pending) is tried again
- * after a backoff. At most {@value #IN_FLIGHT} batches are in flight at a time.
+ * after a backoff. At most {@value WindowRestore#IN_FLIGHT} batches are in flight at a time ({@link WindowRestore}).
  *
  * <p>Once every id read is in the window, the rebuild tells the window from which instant it now covers event times
  * ({@link LocalPartition#coverFrom}, journaled, so a restart on this machine keeps it): the cutoff
@@ -82,16 +72,12 @@ import org.slf4j.LoggerFactory;
 final class PartitionRebuild<K, V> implements WindowRebuild {
 
   private static final Logger LOG = LoggerFactory.getLogger(DedupKafkaConsumerImpl.class);
-  /** Check batches in flight at a time. */
-  static final int IN_FLIGHT = 4;
   /** How long one poll of the reading consumer blocks, in milliseconds. */
   private static final long POLL_MS = 100;
-  private static final long BACKOFF_INITIAL_MS = 20;
-  private static final long BACKOFF_MAX_MS = 1_000;
   /** Interval between progress lines of a long rebuild, in milliseconds (journal replay's interval). */
   static final long PROGRESS_INTERVAL_MS = 1_000;
   /** How long one metadata call of the reading consumer may block, in milliseconds. */
-  private static final long CALL_TIMEOUT_MS = 5_000;
+  static final long CALL_TIMEOUT_MS = 5_000;
   /** The first wait before a retriable failure is tried again, in milliseconds. */
   static final long RETRY_INITIAL_MS = 100;
   /** The longest wait between retries, in milliseconds. */
@@ -137,9 +123,8 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
   private long coverageStartMs = -1;
   /** Records read; the rebuild's thread. */
   private long recordsRead;
-  /** Ids new to the window, and records skipped without identity: counted on the partition's context. */
-  private final AtomicLong idsRestored = new AtomicLong();
-  private final AtomicLong noIdentity = new AtomicLong();
+  /** Puts the ids into the window, and counts them and the records skipped without identity. */
+  private final WindowRestore<ConsumerRecord<K, V>> restore;
 
   /**
    * @param tp the partition
@@ -172,8 +157,9 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
     if (onDone != null) {
       this.onDone = onDone;
     }
-    this.backoff = new RebuildBackoff(RETRY_INITIAL_MS, RETRY_MAX_MS, RETRY_BUDGET_MS, System::nanoTime,
-        Thread::sleep, () -> cancelled, this::retrying);
+    this.backoff = readerBackoff(tp, metrics, () -> cancelled);
+    this.restore = new WindowRestore<>(partition, batch -> events(PollLoop.wrap(batch)), () -> cancelled, metrics,
+        "rebuilt");
     this.thread = new Thread(this::run, "dedup-kafka-rebuild-" + tp);
     this.thread.setDaemon(true);
   }
@@ -262,8 +248,8 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
       }
       long durationMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNs);
       metrics.rebuildDuration.record(durationMs, TimeUnit.MILLISECONDS);
-      Outcome o = new Outcome(start, committedOffset, recordsRead, idsRestored.get(),
-          noIdentity.get(), durationMs, cancelled, coverageStartMs);
+      Outcome o = new Outcome(start, committedOffset, recordsRead, restore.restoredIds(), restore.skippedIds(),
+          durationMs, cancelled, coverageStartMs);
       LOG.info("{}: window {} from the source topic in {} ms, offsets {}..{}: {} records read, {} ids restored, {}"
               + " skipped without identity{}", tp, cancelled ? "rebuild cancelled" : "rebuilt", durationMs,
           start < 0 ? committedOffset : start, committedOffset, recordsRead, o.idsRestored(), o.noIdentity(),
@@ -313,7 +299,7 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
           storeNextOffset, Instant.ofEpochMilli(cutoff), cutoff, Instant.ofEpochMilli(coverage), coverage,
           Instant.ofEpochMilli(coverage));
     }
-    await(partition.coverFrom(coverage).mapEmpty());
+    restore.await(partition.coverFrom(coverage));
     if (!cancelled) {
       coverageStartMs = coverage;
       metrics.coverageStartMs.set(coverage);
@@ -323,7 +309,6 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
 
   /** Reads {@code [start, committedOffset)} and checks the ids, logging progress; the consumer is seeked. */
   private void readRange(KafkaConsumer<K, V> c, long start) throws InterruptedException, ExecutionException {
-    ArrayDeque<Future<Void>> inFlight = new ArrayDeque<>();
     long startedNs = System.nanoTime();
     long nextProgressNs = startedNs + PROGRESS_INTERVAL_MS * 1_000_000L;
     long position = start;
@@ -338,12 +323,12 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
         metrics.rebuildRecords.increment();
         batch.add(r);
         if (batch.size() == maxBatch) {
-          send(batch, inFlight);
+          restore.send(batch);
           batch = new ArrayList<>(maxBatch);
         }
       }
       if (!batch.isEmpty()) {
-        send(batch, inFlight);
+        restore.send(batch);
       }
       position = backoff.call("position", () -> c.position(tp, Duration.ofMillis(CALL_TIMEOUT_MS)));
       long nowNs = System.nanoTime();
@@ -352,9 +337,7 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
         logProgress(start, position, nowNs - startedNs);
       }
     }
-    while (!inFlight.isEmpty()) {
-      await(inFlight.poll());
-    }
+    restore.drain();
   }
 
   /**
@@ -370,30 +353,24 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
         + " records/s, %,d ms", tp, read, percent, start, committedOffset, perSecond, elapsedNs / 1_000_000L)).log();
   }
 
-  /** Counts a retry; the first of an episode is a WARN line, the others DEBUG. */
-  private void retrying(String what, RetriableException failure, long waitMs, int retry) {
-    metrics.rebuildRetries.increment();
-    (retry == 1 ? LOG.atWarn() : LOG.atDebug()).log("{}: rebuild: {} failed ({}); trying again with backoff, first in"
-        + " {} ms, for up to {} ms", tp, what, failure.toString(), waitMs, RETRY_BUDGET_MS);
-  }
-
-  private void send(List<ConsumerRecord<K, V>> batch, ArrayDeque<Future<Void>> inFlight)
-      throws InterruptedException, ExecutionException {
-    while (inFlight.size() >= IN_FLIGHT) {
-      await(inFlight.poll());
-    }
-    Promise<Void> checked = Promise.promise();
-    Context ctx = partition.context();
-    ctx.runOnContext(v -> {
-      if (cancelled) {
-        // Queued before a cancel: identify nothing, so the revocation's drain does not wait for the extractor.
-        checked.tryComplete();
-        return;
-      }
-      List<DedupEvent> events = events(PollLoop.wrap(batch));
-      check(events, BACKOFF_INITIAL_MS, checked);
-    });
-    inFlight.add(checked.future());
+  /**
+   * The retries of a rebuild's reader ({@link RebuildBackoff}: {@value #RETRY_INITIAL_MS} ms doubling to
+   * {@value #RETRY_MAX_MS} ms, for at most {@value #RETRY_BUDGET_MS} ms per episode), each counted in
+   * {@code dedup.kafka.rebuild.retries}; the first of an episode is a WARN line, the others DEBUG. Also the
+   * changelog rebuild's.
+   *
+   * @param tp the partition rebuilt
+   * @param metrics its meters
+   * @param cancelled true once the rebuild is cancelled
+   * @return the backoff, for the rebuild's thread
+   */
+  static RebuildBackoff readerBackoff(TopicPartition tp, KafkaMetrics metrics, BooleanSupplier cancelled) {
+    return new RebuildBackoff(RETRY_INITIAL_MS, RETRY_MAX_MS, RETRY_BUDGET_MS, System::nanoTime, Thread::sleep,
+        cancelled, (what, failure, waitMs, retry) -> {
+          metrics.rebuildRetries.increment();
+          (retry == 1 ? LOG.atWarn() : LOG.atDebug()).log("{}: rebuild: {} failed ({}); trying again with backoff,"
+              + " first in {} ms, for up to {} ms", tp, what, failure.toString(), waitMs, RETRY_BUDGET_MS);
+        });
   }
 
   /** Identifies the records (on the partition's context, as for a delivered record) and builds their checks. */
@@ -408,7 +385,7 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
         id = null;
       }
       if (id == null) {
-        skipped();
+        restore.skip();
         continue;
       }
       long until = RebuildRule.rememberUntilMs(r.timestamp(), now, windowMs, lookBackMs);
@@ -418,106 +395,5 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
       }
     }
     return events;
-  }
-
-  private void skipped() {
-    noIdentity.incrementAndGet();
-    metrics.rebuildNoIdentity.increment();
-  }
-
-  /**
-   * Checks the events: a batch refused whole with 400 (one invalid identity) is checked one by one, skipping the
-   * invalid ones; the events refused with 503 are checked again after a backoff. Partition context.
-   */
-  private void check(List<DedupEvent> events, long backoffMs, Promise<Void> checked) {
-    if (events.isEmpty() || cancelled) {
-      checked.tryComplete();
-      return;
-    }
-    partition.checkBatch(events).onComplete(ar -> {
-      if (ar.failed()) {
-        if (isBadRequest(ar.cause()) && events.size() > 1) {
-          checkSingly(events, 0, checked);
-        } else if (isBadRequest(ar.cause())) {
-          skipped();
-          checked.tryComplete();
-        } else if (isUnavailable(ar.cause())) {
-          retryLater(events, backoffMs, checked);
-        } else {
-          checked.tryFail(ar.cause());
-        }
-        return;
-      }
-      List<DedupEvent> again = new ArrayList<>();
-      List<DedupBatchResult> results = ar.result();
-      for (int i = 0; i < results.size(); i++) {
-        DedupBatchResult r = results.get(i);
-        if (r.succeeded()) {
-          restored(r.result().verdict());
-        } else if (r.failureCode() == DedupFailure.UNAVAILABLE) {
-          again.add(events.get(i));
-        } else if (r.failureCode() == DedupFailure.BAD_REQUEST) {
-          skipped();
-        } else {
-          checked.tryFail(new IllegalStateException("the window refused a rebuilt id: " + r.message()));
-          return;
-        }
-      }
-      if (again.isEmpty()) {
-        checked.tryComplete();
-      } else {
-        retryLater(again, backoffMs, checked);
-      }
-    });
-  }
-
-  private void checkSingly(List<DedupEvent> events, int i, Promise<Void> checked) {
-    if (i == events.size()) {
-      checked.tryComplete();
-      return;
-    }
-    Promise<Void> one = Promise.promise();
-    check(List.of(events.get(i)), BACKOFF_INITIAL_MS, one);
-    one.future().onComplete(ar -> {
-      if (ar.failed()) {
-        checked.tryFail(ar.cause());
-      } else {
-        checkSingly(events, i + 1, checked);
-      }
-    });
-  }
-
-  private void retryLater(List<DedupEvent> events, long backoffMs, Promise<Void> checked) {
-    partition.context().owner().setTimer(backoffMs,
-        t -> check(events, Math.min(backoffMs * 2, BACKOFF_MAX_MS), checked));
-  }
-
-  private void restored(DedupVerdict verdict) {
-    if (verdict == DedupVerdict.ACCEPTED) {
-      idsRestored.incrementAndGet();
-      metrics.rebuildIds.increment();
-    }
-  }
-
-  private static boolean isBadRequest(Throwable t) {
-    return t instanceof ReplyException re && re.failureCode() == DedupFailure.BAD_REQUEST;
-  }
-
-  private static boolean isUnavailable(Throwable t) {
-    return t instanceof ReplyException re && re.failureCode() == DedupFailure.UNAVAILABLE;
-  }
-
-  private void await(Future<Void> f) throws InterruptedException, ExecutionException {
-    CompletableFuture<Void> cf = f.toCompletionStage().toCompletableFuture();
-    while (true) {
-      try {
-        cf.get(POLL_MS, TimeUnit.MILLISECONDS);
-        return;
-      } catch (TimeoutException e) {
-        if (cancelled) {
-          return;
-        }
-      }
-    }
   }
 }

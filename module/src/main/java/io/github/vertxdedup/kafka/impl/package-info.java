@@ -18,8 +18,9 @@
  *   ({@code WrappedCommits}) and its context ({@code WrappedContext}); the same owners and window stores;</li>
  *   <li>the rebuild of a newly assigned partition's window from its source topic, on a thread and a group-less
  *   consumer of its own while the partition stays paused ({@code Rebuilds}, {@code PartitionRebuild}, the rule of what
- *   is read and from when the window covers in {@code RebuildRule}, the reader's retries in {@code RebuildBackoff};
- *   both kinds of rebuild are {@code WindowRebuild}s);</li>
+ *   is read and from when the window covers in {@code RebuildRule}, the reader's retries in {@code RebuildBackoff},
+ *   the checks that put restored ids into the window in {@code WindowRestore}; both kinds of rebuild are
+ *   {@code WindowRebuild}s and share the last two);</li>
  *   <li>the optional changelog topic of accepted ids: its names and creation ({@code ChangelogTopics}), its entry
  *   layout ({@code ChangelogEntry}), the entries an owner captured and no committed transaction holds yet
  *   ({@code ChangelogBuffer}), the transactional producer ({@code ChangelogWriter}) behind the {@code GroupCommitter}

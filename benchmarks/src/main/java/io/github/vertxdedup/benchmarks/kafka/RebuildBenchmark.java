@@ -66,8 +66,8 @@ import org.apache.kafka.common.TopicPartition;
  *       ({@code PartitionRebuild}) and journaled;
  *   <li>{@value RebuildResults#CHANGELOG} (c): an empty journal directory and {@code changelog} on: the window is
  *       read from the group's changelog topic of accepted ids ({@code ChangelogRebuild}), which the consumer that
- *       built the journal wrote; its records read are the changelog entries read, and it has no read phase of its own ({@code ChangelogRebuild} records
- *       no {@code dedup.kafka.rebuild.duration}): its figure is the time from the assignment to the first record;
+ *       built the journal wrote; its records read are the changelog entries read, and its read phase is the
+ *       changelog read's {@code dedup.kafka.rebuild.duration};
  *   <li>{@value RebuildResults#BARE_SCAN}: a plain {@link KafkaConsumer} with the consumer's config and no group
  *       (as the rebuild's reading consumer is configured), assigned the partition, from offset 0 to the committed
  *       offset, running the same {@link IdentityExtractor} on each record wrapped as the consumer wraps it

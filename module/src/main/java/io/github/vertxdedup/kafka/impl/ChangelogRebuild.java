@@ -239,6 +239,8 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
       } finally {
         reading.stop();
       }
+      // The changelog's read as one rebuild; each rebuild from the source topic that follows records its own.
+      metrics.rebuildDuration.record(System.nanoTime() - startedNs, TimeUnit.NANOSECONDS);
       for (long[] range : sourceRanges(storeNextOffset, committedOffset, coveredFrom, coveredTo)) {
         if (cancelled || !RebuildRule.needed(range[0], range[1])) {
           continue;

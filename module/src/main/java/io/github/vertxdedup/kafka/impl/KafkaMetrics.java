@@ -127,7 +127,7 @@ final class KafkaMetrics {
         .description("rebuilds from the source topic that failed; the partition stays unhandled until one succeeds")
         .tags(tags).register(registry);
     rebuildDuration = Timer.builder("dedup.kafka.rebuild.duration")
-        .description("time from the start of a rebuild from the source topic to its end")
+        .description("time from the start of a rebuild to its end: from the source topic, or the changelog's read")
         .tags(tags).register(registry);
     rebuildsInProgress = LongTaskTimer.builder("dedup.kafka.rebuild.in.progress")
         .description("rebuilds from the source topic running now (active tasks), and for how long")

@@ -33,12 +33,6 @@ class DedupKafkaJournalTest {
   @RegisterExtension
   final KafkaMachines machines = new KafkaMachines(broker, "test.kafka.journal");
 
-  /** A consumer in a Vert.x instance of its own over the journal directory; close it with {@code machines.stop}. */
-  private Running start(String group, String topic, AtomicityMode mode, KafkaTestSupport.Ledger ledger)
-      throws Exception {
-    return machines.start(group, topic, mode, "A", ledger);
-  }
-
   @ParameterizedTest
   @EnumSource(AtomicityMode.class)
   void shouldFindThePreviousIdsAfterARestartInANewVertxOnTheSameJournalDir(AtomicityMode mode) throws Exception {
@@ -47,7 +41,7 @@ class DedupKafkaJournalTest {
     String group = name("g");
     broker.createTopic(topic, 2);
     KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    Running first = start(group, topic, mode, ledger);
+    Running first = machines.start(group, topic, mode, "A", ledger);
     for (int i = 0; i < 50; i++) {
       broker.send(topic, "id-" + i, "v");
     }
@@ -63,7 +57,7 @@ class DedupKafkaJournalTest {
       broker.send(topic, "id-" + i, "v");
     }
     broker.flush();
-    Running second = start(group, topic, mode, ledger);
+    Running second = machines.start(group, topic, mode, "A", ledger);
     broker.awaitCommitted(group, topic, 80);
     // Record-first commits a decided run's offsets before its handlers run: wait for the handlers too.
     await().atMost(Duration.ofSeconds(30)).until(() -> ledger.size() >= 70);
@@ -80,7 +74,7 @@ class DedupKafkaJournalTest {
     String group = name("g");
     broker.createTopic(topic, 1);
     KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    Running first = start(group, topic, AtomicityMode.EFFECT_FIRST, ledger);
+    Running first = machines.start(group, topic, AtomicityMode.EFFECT_FIRST, "A", ledger);
     for (int i = 0; i < 30; i++) {
       broker.send(topic, "id-" + i, "v");
     }
@@ -94,7 +88,7 @@ class DedupKafkaJournalTest {
       broker.send(topic, "id-" + i, "v");
     }
     broker.flush();
-    Running second = start(group, topic, AtomicityMode.EFFECT_FIRST, ledger);
+    Running second = machines.start(group, topic, AtomicityMode.EFFECT_FIRST, "A", ledger);
     broker.awaitCommitted(group, topic, 40);
 
     assertThat(ledger.size()).isEqualTo(40);
@@ -147,7 +141,7 @@ class DedupKafkaJournalTest {
     // The stopped consumer handed partition 1's window back and left the group: once the directory is mended, a new
     // consumer takes both partitions and every record is credited once.
     Files.delete(blocked);
-    Running second = start(group, topic, AtomicityMode.EFFECT_FIRST, ledger);
+    Running second = machines.start(group, topic, AtomicityMode.EFFECT_FIRST, "A", ledger);
     broker.awaitCommitted(group, topic, 20);
     assertThat(ledger.size()).isEqualTo(20);
     assertThat(ledger.creditedMoreThanOnce()).isEmpty();

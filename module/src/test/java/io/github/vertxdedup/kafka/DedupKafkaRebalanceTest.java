@@ -21,15 +21,8 @@ class DedupKafkaRebalanceTest {
 
   @RegisterExtension
   static final KafkaTestSupport broker = new KafkaTestSupport();
-
   @RegisterExtension
   final KafkaMachines machines = new KafkaMachines(broker, "test.kafka.rebalance");
-
-  /** A consumer on one machine; the config names no assignor. */
-  private Running start(String group, String topic, String machine, KafkaTestSupport.Ledger ledger)
-      throws Exception {
-    return machines.start(group, topic, AtomicityMode.EFFECT_FIRST, machine, ledger);
-  }
 
   /** The rebuilds each partition's window went through on one machine. */
   private static long rebuilds(Running r, TopicPartition tp) {
@@ -43,7 +36,8 @@ class DedupKafkaRebalanceTest {
     String group = "g-rebalance-join";
     broker.createTopic(topic, 4);
     KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    Running a = start(group, topic, "A", ledger);
+    // The machines' config (KafkaTestSupport.consumerConfig) names no assignor.
+    Running a = machines.start(group, topic, AtomicityMode.EFFECT_FIRST, "A", ledger);
     machines.publish(topic, 0, 400);
     broker.awaitCommitted(group, topic, 400);
     assertThat(a.consumer().assignment()).hasSize(4);
@@ -51,7 +45,7 @@ class DedupKafkaRebalanceTest {
     Set<String> windowsBefore = Set.copyOf(a.vertx().deploymentIDs());
     assertThat(windowsBefore).hasSize(4);
 
-    Running b = start(group, topic, "B", ledger);
+    Running b = machines.start(group, topic, AtomicityMode.EFFECT_FIRST, "B", ledger);
     await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20))
         .until(() -> a.consumer().assignment().size() == 2 && b.consumer().assignment().size() == 2);
     Set<TopicPartition> kept = Set.copyOf(a.consumer().assignment());

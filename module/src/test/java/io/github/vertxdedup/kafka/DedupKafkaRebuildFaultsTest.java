@@ -101,9 +101,8 @@ class DedupKafkaRebuildFaultsTest {
     strict.put("value.deserializer", RejectingDeserializer.class.getName());
     List<Throwable> reported = new CopyOnWriteArrayList<>();
     TopicPartition p0 = new TopicPartition(topic, 0);
-    KafkaMachines.Start machineB = consumer(group, "B", ledger).config(strict).backoffMaxMs(200)
-        .exceptionHandler(reported::add);
-    Running b = (wrapped ? machineB.wrapped() : machineB).subscribe(topic);
+    Running b = consumer(group, "B", ledger).wrapped(wrapped).config(strict).backoffMaxMs(200)
+        .exceptionHandler(reported::add).subscribe(topic);
     await().atMost(Duration.ofSeconds(60)).until(() -> b.count("dedup.kafka.rebuild.failures", 0) >= 1);
     double failures = b.count("dedup.kafka.rebuild.failures", 0);
     broker.send(topic, 0, "later-0", "v");

@@ -9,10 +9,13 @@ import io.github.vertxdedup.kafka.KafkaMachines.Running;
 import io.micrometer.core.instrument.Timer;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Windows that follow their partition: two "machines" are two consumers of one group, each in a Vert.x instance of
@@ -27,21 +30,27 @@ class DedupKafkaRebuildTest {
   @RegisterExtension
   final KafkaMachines machines = new KafkaMachines(broker, "test.kafka.rebuild");
 
-  @ParameterizedTest
-  @EnumSource(AtomicityMode.class)
-  void shouldApplyNoIdTwiceWhenTheProducerRepublishesAfterACleanMoveToAnotherMachine(AtomicityMode mode)
-      throws Exception {
-    String topic = name("rebuild-move");
+  /** @return every mode, for {@code create}'s consumer and for a wrapped Vert.x consumer */
+  static Stream<Arguments> modesCreatedAndWrapped() {
+    return Stream.of(AtomicityMode.values()).flatMap(m -> Stream.of(Arguments.of(m, false), Arguments.of(m, true)));
+  }
+
+  /** Both machines run {@code create}'s consumer, or both wrap the application's Vert.x consumer. */
+  @ParameterizedTest(name = "{0}, wrapped {1}")
+  @MethodSource("modesCreatedAndWrapped")
+  void shouldApplyNoIdTwiceWhenTheProducerRepublishesAfterACleanMoveToAnotherMachine(AtomicityMode mode,
+      boolean wrapped) throws Exception {
+    String topic = name(wrapped ? "wrapped-rebuild-move" : "rebuild-move");
     String group = name("g");
     broker.createTopic(topic, 2);
     KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    Running a = machines.start(group, topic, mode, "A", ledger);
+    Running a = machines.consumer(group, "A", ledger).mode(mode).wrapped(wrapped).subscribe(topic);
     machines.publish(topic, 0, 300);
     broker.awaitCommitted(group, topic, 300);
     machines.stop(a);
 
     // Machine B has no journal of either partition; the producer publishes every id again under new offsets.
-    Running b = machines.start(group, topic, mode, "B", ledger);
+    Running b = machines.consumer(group, "B", ledger).mode(mode).wrapped(wrapped).subscribe(topic);
     machines.publish(topic, 0, 300);
     machines.publish(topic, 300, 320);
     broker.awaitCommitted(group, topic, 620);

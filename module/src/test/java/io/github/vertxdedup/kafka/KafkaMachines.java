@@ -212,7 +212,12 @@ final class KafkaMachines implements BeforeEachCallback, AfterEachCallback {
      * every 20 ms, instead of {@link DedupKafkaConsumer#create}.
      */
     Start wrapped() {
-      this.wrap = true;
+      return wrapped(true);
+    }
+
+    /** As {@link #wrapped()} if {@code wrap}; {@link DedupKafkaConsumer#create} if not (the default). */
+    Start wrapped(boolean wrap) {
+      this.wrap = wrap;
       return this;
     }
 

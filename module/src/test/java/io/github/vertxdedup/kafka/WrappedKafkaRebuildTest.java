@@ -15,7 +15,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 /**
  * Windows that follow their partition, for a wrapped Vert.x consumer ({@link DedupKafkaConsumer#wrap}): two
  * "machines" are two wrapped consumers of one group, each in a Vert.x instance of its own with a journal directory of
- * its own, so nothing of a window reaches the other machine except through the source topic.
+ * its own, so nothing of a window reaches the other machine except through the source topic. The clean move of a
+ * wrapped consumer's partitions to another machine is tested beside {@code create}'s, in {@link DedupKafkaRebuildTest}.
  */
 class WrappedKafkaRebuildTest {
 
@@ -28,34 +29,6 @@ class WrappedKafkaRebuildTest {
   private Running start(String group, String topic, AtomicityMode mode, String machine,
       KafkaTestSupport.Ledger ledger) throws Exception {
     return machines.consumer(group, machine, ledger).mode(mode).wrapped().subscribe(topic);
-  }
-
-  @ParameterizedTest
-  @EnumSource(AtomicityMode.class)
-  void shouldApplyNoIdTwiceWhenTheProducerRepublishesAfterACleanMoveToAnotherMachine(AtomicityMode mode)
-      throws Exception {
-    String topic = name("wrapped-rebuild-move");
-    String group = name("g");
-    broker.createTopic(topic, 2);
-    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    Running a = start(group, topic, mode, "A", ledger);
-    machines.publish(topic, 0, 300);
-    broker.awaitCommitted(group, topic, 300);
-    machines.stop(a);
-
-    // Machine B has no journal of either partition; the producer publishes every id again under new offsets.
-    Running b = start(group, topic, mode, "B", ledger);
-    machines.publish(topic, 0, 300);
-    machines.publish(topic, 300, 320);
-    broker.awaitCommitted(group, topic, 620);
-
-    assertThat(ledger.size()).isEqualTo(320);
-    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
-    assertThat(count(b.registry(), "dedup.kafka.rebuild.records")).isEqualTo(300);
-    assertThat(count(b.registry(), "dedup.kafka.rebuild.ids")).isEqualTo(300);
-    assertThat(count(b.registry(), "dedup.kafka.duplicates")).isEqualTo(300);
-    assertThat(b.registry().find("dedup.kafka.rebuild.duration").timers()).hasSize(2)
-        .allSatisfy(t -> assertThat(t.count()).isEqualTo(1));
   }
 
   @ParameterizedTest

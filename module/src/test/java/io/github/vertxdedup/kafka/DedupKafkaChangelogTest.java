@@ -1,27 +1,22 @@
 package io.github.vertxdedup.kafka;
 
+import static io.github.vertxdedup.kafka.KafkaMachines.WINDOW_MS;
+import static io.github.vertxdedup.kafka.KafkaMachines.name;
 import static io.github.vertxdedup.kafka.KafkaTestSupport.count;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.github.vertxdedup.DedupOptions;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.github.vertxdedup.kafka.KafkaMachines.Running;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.config.ConfigResource;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -35,64 +30,12 @@ class DedupKafkaChangelogTest {
 
   @RegisterExtension
   static final KafkaTestSupport broker = new KafkaTestSupport();
-  private static final AtomicInteger NAMES = new AtomicInteger();
-  private static final long WINDOW_MS = 600_000;
+  @RegisterExtension
+  final KafkaMachines machines = new KafkaMachines(broker, "test.kafka.changelog");
 
-  @TempDir
-  Path machineA;
-  @TempDir
-  Path machineB;
-
-  private final List<Vertx> instances = new CopyOnWriteArrayList<>();
-
-  @AfterEach
-  void tearDown() throws Exception {
-    for (Vertx v : instances) {
-      v.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    }
-  }
-
-  private static String name(String prefix) {
-    return prefix + "-" + NAMES.incrementAndGet();
-  }
-
-  private static DedupKafkaOptions options(AtomicityMode mode, Path journalDir, boolean changelog) {
-    return new DedupKafkaOptions()
-        .setDedup(new DedupOptions().setAddress("test.kafka.changelog").setWindowMs(WINDOW_MS)
-            .setJournalDir(journalDir.toString()))
-        .setMode(mode)
-        .setChangelog(changelog)
-        .setBackoffInitialMs(1)
-        .setBackoffMaxMs(20)
-        .setPollTimeoutMs(20);
-  }
-
-  private Running start(String group, String topic, AtomicityMode mode, Path journalDir, boolean changelog,
+  private Running start(String group, String topic, AtomicityMode mode, String machine, boolean changelog,
       KafkaTestSupport.Ledger ledger) throws Exception {
-    Vertx vertx = Vertx.vertx();
-    instances.add(vertx);
-    SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx,
-            broker.consumerConfig(group), options(mode, journalDir, changelog))
-        .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
-        .handler(r -> ledger.credit(r.key()))
-        .deadLetterHandler(d -> Future.failedFuture("no dead letter expected: " + d))
-        .meterRegistry(registry);
-    c.subscribe(topic).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
-    return new Running(vertx, c, registry);
-  }
-
-  private void stop(Running r) throws Exception {
-    r.consumer.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    r.vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    instances.remove(r.vertx);
-  }
-
-  private void publish(String topic, int from, int to) {
-    for (int i = from; i < to; i++) {
-      broker.send(topic, "id-" + i, "v");
-    }
-    broker.flush();
+    return machines.consumer(group, machine, ledger).mode(mode).changelog(changelog).subscribe(topic);
   }
 
   /** Waits until the handler was called {@code total} times over all ids. */
@@ -100,8 +43,6 @@ class DedupKafkaChangelogTest {
     await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20))
         .until(() -> ledger.total() >= total);
   }
-
-  private record Running(Vertx vertx, DedupKafkaConsumer<String, String> consumer, SimpleMeterRegistry registry) {}
 
   @ParameterizedTest
   @EnumSource(AtomicityMode.class)
@@ -111,11 +52,11 @@ class DedupKafkaChangelogTest {
     String group = name("g");
     broker.createTopic(topic, 2);
     KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    Running a = start(group, topic, mode, machineA, true, ledger);
-    publish(topic, 0, 300);
+    Running a = start(group, topic, mode, "A", true, ledger);
+    machines.publish(topic, 0, 300);
     broker.awaitCommitted(group, topic, 300);
     awaitHandled(ledger, 300);
-    stop(a);
+    machines.stop(a);
 
     // The changelog topic was created beside the source topic: same partition count, retention W + 1 h, delete.
     String changelog = group + "-" + topic + "-dedup-changelog";
@@ -127,19 +68,19 @@ class DedupKafkaChangelogTest {
     assertThat(config.get("cleanup.policy").value()).isEqualTo("delete");
 
     // Machine B has no journal of either partition; the producer publishes every id again under new offsets.
-    Running b = start(group, topic, mode, machineB, true, ledger);
-    publish(topic, 0, 300);
-    publish(topic, 300, 320);
+    Running b = start(group, topic, mode, "B", true, ledger);
+    machines.publish(topic, 0, 300);
+    machines.publish(topic, 300, 320);
     broker.awaitCommitted(group, topic, 620);
     awaitHandled(ledger, 320);
 
     assertThat(ledger.size()).isEqualTo(320);
     assertThat(ledger.creditedMoreThanOnce()).isEmpty();
     // The ids came from the changelog's entries: no record of the source topic was read to rebuild.
-    assertThat(count(b.registry, "dedup.kafka.rebuild.changelog.entries")).isEqualTo(300);
-    assertThat(count(b.registry, "dedup.kafka.rebuild.records")).isZero();
-    assertThat(count(b.registry, "dedup.kafka.rebuild.ids")).isEqualTo(300);
-    assertThat(count(b.registry, "dedup.kafka.duplicates")).isEqualTo(300);
+    assertThat(count(b.registry(), "dedup.kafka.rebuild.changelog.entries")).isEqualTo(300);
+    assertThat(count(b.registry(), "dedup.kafka.rebuild.records")).isZero();
+    assertThat(count(b.registry(), "dedup.kafka.rebuild.ids")).isEqualTo(300);
+    assertThat(count(b.registry(), "dedup.kafka.duplicates")).isEqualTo(300);
   }
 
   @ParameterizedTest
@@ -150,21 +91,21 @@ class DedupKafkaChangelogTest {
     String group = name("g");
     broker.createTopic(topic, 1);
     KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    Running a = start(group, topic, mode, machineA, true, ledger);
-    publish(topic, 0, 200);
+    Running a = start(group, topic, mode, "A", true, ledger);
+    machines.publish(topic, 0, 200);
     broker.awaitCommitted(group, topic, 200);
     awaitHandled(ledger, 200);
-    stop(a);
+    machines.stop(a);
 
     // The operator moves the stopped group back to offset 50; the partition then goes to machine B (no journal).
     broker.rewind(group, topic, 1, 50);
-    Running b = start(group, topic, mode, machineB, true, ledger);
+    Running b = start(group, topic, mode, "B", true, ledger);
     broker.awaitCommitted(group, topic, 200);
 
     assertThat(ledger.creditedMoreThanOnce()).isEmpty();
-    assertThat(count(b.registry, "dedup.kafka.rebuild.changelog.entries")).isEqualTo(200);
-    assertThat(count(b.registry, "dedup.kafka.rebuild.records")).isZero();
-    assertThat(count(b.registry, "dedup.kafka.duplicates")).isEqualTo(150);
+    assertThat(count(b.registry(), "dedup.kafka.rebuild.changelog.entries")).isEqualTo(200);
+    assertThat(count(b.registry(), "dedup.kafka.rebuild.records")).isZero();
+    assertThat(count(b.registry(), "dedup.kafka.duplicates")).isEqualTo(150);
   }
 
   /**
@@ -178,22 +119,22 @@ class DedupKafkaChangelogTest {
     String group = name("g");
     broker.createTopic(topic, 1);
     KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    Running a = start(group, topic, AtomicityMode.EFFECT_FIRST, machineA, false, ledger);
-    publish(topic, 0, 200);
+    Running a = start(group, topic, AtomicityMode.EFFECT_FIRST, "A", false, ledger);
+    machines.publish(topic, 0, 200);
     broker.awaitCommitted(group, topic, 200);
     awaitHandled(ledger, 200);
-    stop(a);
+    machines.stop(a);
 
     broker.rewind(group, topic, 1, 50);
-    Running b = start(group, topic, AtomicityMode.EFFECT_FIRST, machineB, false, ledger);
+    Running b = start(group, topic, AtomicityMode.EFFECT_FIRST, "B", false, ledger);
     broker.awaitCommitted(group, topic, 200);
     awaitHandled(ledger, 350);
 
     // The rebuild read offsets 0..49 (their ids are duplicates no more); ids 50..199 were applied a second time.
-    assertThat(count(b.registry, "dedup.kafka.rebuild.records")).isEqualTo(50);
+    assertThat(count(b.registry(), "dedup.kafka.rebuild.records")).isEqualTo(50);
     assertThat(ledger.creditedMoreThanOnce()).hasSize(150).containsKeys("id-50", "id-199")
         .doesNotContainKey("id-49");
-    assertThat(count(b.registry, "dedup.kafka.duplicates")).isZero();
+    assertThat(count(b.registry(), "dedup.kafka.duplicates")).isZero();
   }
 
   /**
@@ -207,24 +148,24 @@ class DedupKafkaChangelogTest {
     String group = name("g");
     broker.createTopic(topic, 1);
     KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    Running a = start(group, topic, mode, machineA, false, ledger);
-    publish(topic, 0, 100);
+    Running a = start(group, topic, mode, "A", false, ledger);
+    machines.publish(topic, 0, 100);
     broker.awaitCommitted(group, topic, 100);
-    stop(a);
-    Running b = start(group, topic, mode, machineB, false, ledger);
-    publish(topic, 100, 150);
+    machines.stop(a);
+    Running b = start(group, topic, mode, "B", false, ledger);
+    machines.publish(topic, 100, 150);
     broker.awaitCommitted(group, topic, 150);
     awaitHandled(ledger, 150);
-    stop(b);
+    machines.stop(b);
 
     broker.rewind(group, topic, 1, 0);
-    Running again = start(group, topic, mode, machineB, false, ledger);
+    Running again = start(group, topic, mode, "B", false, ledger);
     broker.awaitCommitted(group, topic, 150);
 
     assertThat(ledger.size()).isEqualTo(150);
     assertThat(ledger.creditedMoreThanOnce()).isEmpty();
-    assertThat(count(again.registry, "dedup.kafka.duplicates")).isEqualTo(150);
-    assertThat(count(again.registry, "dedup.kafka.rebuild.records")).isZero();
+    assertThat(count(again.registry(), "dedup.kafka.duplicates")).isEqualTo(150);
+    assertThat(count(again.registry(), "dedup.kafka.rebuild.records")).isZero();
   }
 
   @Test
@@ -235,10 +176,8 @@ class DedupKafkaChangelogTest {
     String changelog = group + "-" + topic + "-dedup-changelog";
     broker.admin().createTopics(List.of(new NewTopic(changelog, 3, (short) 1))).all().get(30, TimeUnit.SECONDS);
 
-    Vertx vertx = Vertx.vertx();
-    instances.add(vertx);
-    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx,
-            broker.consumerConfig(group), options(AtomicityMode.EFFECT_FIRST, machineA, true))
+    DedupKafkaConsumer<String, String> c = machines.consumer(group, "A", new KafkaTestSupport.Ledger())
+        .mode(AtomicityMode.EFFECT_FIRST).changelog(true).build(machines.vertx())
         .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
         .handler(r -> Future.succeededFuture());
     ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,

@@ -1,14 +1,13 @@
 package io.github.vertxdedup.kafka;
 
+import static io.github.vertxdedup.kafka.KafkaMachines.name;
 import static io.github.vertxdedup.kafka.KafkaTestSupport.count;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.kafka.KafkaMachines.Running;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -17,11 +16,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -34,72 +30,24 @@ class DedupKafkaJournalTest {
 
   @RegisterExtension
   static final KafkaTestSupport broker = new KafkaTestSupport();
-  private static final AtomicInteger NAMES = new AtomicInteger();
-
-  @TempDir
-  Path journalDir;
-
-  private final List<Vertx> instances = new CopyOnWriteArrayList<>();
-
-  @AfterEach
-  void tearDown() throws Exception {
-    for (Vertx v : instances) {
-      v.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    }
-  }
-
-  private static String name(String prefix) {
-    return prefix + "-" + NAMES.incrementAndGet();
-  }
-
-  private DedupKafkaOptions options(AtomicityMode mode) {
-    return new DedupKafkaOptions()
-        .setDedup(new DedupOptions().setAddress("test.kafka.journal").setWindow(Duration.ofMinutes(10))
-            .setJournalDir(journalDir.toString()))
-        .setMode(mode)
-        .setBackoffInitialMs(1)
-        .setBackoffMaxMs(20)
-        .setPollTimeoutMs(20);
-  }
-
-  /** A consumer in a Vert.x instance of its own; close it with {@link #stop}. */
-  private Running start(String group, String topic, AtomicityMode mode, KafkaTestSupport.Ledger ledger)
-      throws Exception {
-    Vertx vertx = Vertx.vertx();
-    instances.add(vertx);
-    SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx,
-            broker.consumerConfig(group), options(mode))
-        .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
-        .handler(r -> ledger.credit(r.key()))
-        .deadLetterHandler(d -> Future.failedFuture("no dead letter expected: " + d))
-        .meterRegistry(registry);
-    c.subscribe(topic).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    return new Running(vertx, c, registry);
-  }
-
-  private void stop(Running r) throws Exception {
-    r.consumer.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    r.vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    instances.remove(r.vertx);
-  }
-
-  private record Running(Vertx vertx, DedupKafkaConsumer<String, String> consumer, SimpleMeterRegistry registry) {}
+  @RegisterExtension
+  final KafkaMachines machines = new KafkaMachines(broker, "test.kafka.journal");
 
   @ParameterizedTest
   @EnumSource(AtomicityMode.class)
   void shouldFindThePreviousIdsAfterARestartInANewVertxOnTheSameJournalDir(AtomicityMode mode) throws Exception {
+    Path journalDir = machines.dir("A");
     String topic = name("journal-restart");
     String group = name("g");
     broker.createTopic(topic, 2);
     KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    Running first = start(group, topic, mode, ledger);
+    Running first = machines.start(group, topic, mode, "A", ledger);
     for (int i = 0; i < 50; i++) {
       broker.send(topic, "id-" + i, "v");
     }
     broker.flush();
     broker.awaitCommitted(group, topic, 50);
-    stop(first);
+    machines.stop(first);
     assertThat(journalDir.resolve(group).resolve(topic + "-0")).isDirectory();
     assertThat(journalDir.resolve(group).resolve(topic + "-1")).isDirectory();
 
@@ -109,29 +57,30 @@ class DedupKafkaJournalTest {
       broker.send(topic, "id-" + i, "v");
     }
     broker.flush();
-    Running second = start(group, topic, mode, ledger);
+    Running second = machines.start(group, topic, mode, "A", ledger);
     broker.awaitCommitted(group, topic, 80);
     // Record-first commits a decided run's offsets before its handlers run: wait for the handlers too.
     await().atMost(Duration.ofSeconds(30)).until(() -> ledger.size() >= 70);
 
     assertThat(ledger.size()).isEqualTo(70);
     assertThat(ledger.creditedMoreThanOnce()).isEmpty();
-    assertThat(count(second.registry, "dedup.kafka.duplicates")).isEqualTo(60);
+    assertThat(count(second.registry(), "dedup.kafka.duplicates")).isEqualTo(60);
   }
 
   @Test
   void shouldResumeAtTheJournalsOffsetWhenKafkaHasNone() throws Exception {
+    Path journalDir = machines.dir("A");
     String topic = name("journal-resume");
     String group = name("g");
     broker.createTopic(topic, 1);
     KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    Running first = start(group, topic, AtomicityMode.EFFECT_FIRST, ledger);
+    Running first = machines.start(group, topic, AtomicityMode.EFFECT_FIRST, "A", ledger);
     for (int i = 0; i < 30; i++) {
       broker.send(topic, "id-" + i, "v");
     }
     broker.flush();
     broker.awaitCommitted(group, topic, 30);
-    stop(first);
+    machines.stop(first);
 
     // The group's offsets are gone from Kafka (auto.offset.reset is earliest): only the journal knows where to go on.
     broker.deleteGroup(group);
@@ -139,19 +88,20 @@ class DedupKafkaJournalTest {
       broker.send(topic, "id-" + i, "v");
     }
     broker.flush();
-    Running second = start(group, topic, AtomicityMode.EFFECT_FIRST, ledger);
+    Running second = machines.start(group, topic, AtomicityMode.EFFECT_FIRST, "A", ledger);
     broker.awaitCommitted(group, topic, 40);
 
     assertThat(ledger.size()).isEqualTo(40);
     assertThat(ledger.creditedMoreThanOnce()).isEmpty();
     // Resumed at offset 30: the thirty records before it were not even read again.
-    assertThat(count(second.registry, "dedup.kafka.records")).isEqualTo(10);
-    assertThat(count(second.registry, "dedup.kafka.duplicates")).isZero();
+    assertThat(count(second.registry(), "dedup.kafka.records")).isEqualTo(10);
+    assertThat(count(second.registry(), "dedup.kafka.duplicates")).isZero();
     assertThat(Files.list(journalDir.resolve(group))).hasSize(1);
   }
 
   @Test
   void shouldStopLeaveTheGroupAndCallTheExceptionHandlerWhenAWindowCannotOpen() throws Exception {
+    Path journalDir = machines.dir("A");
     String topic = name("journal-unopenable");
     String group = name("g");
     broker.createTopic(topic, 2);
@@ -164,22 +114,17 @@ class DedupKafkaJournalTest {
     Files.createDirectories(blocked.getParent());
     Files.writeString(blocked, "not a directory");
 
-    Vertx vertx = Vertx.vertx();
-    instances.add(vertx);
-    SimpleMeterRegistry registry = new SimpleMeterRegistry();
     KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
     CompletableFuture<Throwable> reported = new CompletableFuture<>();
     List<Throwable> reports = new CopyOnWriteArrayList<>();
-    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx,
-            broker.consumerConfig(group), options(AtomicityMode.EFFECT_FIRST))
-        .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
-        .handler(r -> ledger.credit(r.key()))
-        .meterRegistry(registry)
+    Running first = machines.consumer(group, "A", ledger).mode(AtomicityMode.EFFECT_FIRST)
         .exceptionHandler(e -> {
           reports.add(e);
           reported.complete(e);
-        });
-    c.subscribe(topic).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        })
+        .subscribe(topic);
+    DedupKafkaConsumer<String, String> c = first.consumer();
+    SimpleMeterRegistry registry = first.registry();
 
     Throwable failure = reported.get(60, TimeUnit.SECONDS);
     assertThat(failure).isInstanceOf(IllegalStateException.class)
@@ -191,16 +136,15 @@ class DedupKafkaJournalTest {
         .isInstanceOf(ExecutionException.class).cause().isSameAs(failure);
     assertThat(c.assignment()).isEmpty();
     assertThat(reports).containsExactly(failure);
-    vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    instances.remove(vertx);
+    machines.closeVertx(first.vertx());
 
     // The stopped consumer handed partition 1's window back and left the group: once the directory is mended, a new
     // consumer takes both partitions and every record is credited once.
     Files.delete(blocked);
-    Running second = start(group, topic, AtomicityMode.EFFECT_FIRST, ledger);
+    Running second = machines.start(group, topic, AtomicityMode.EFFECT_FIRST, "A", ledger);
     broker.awaitCommitted(group, topic, 20);
     assertThat(ledger.size()).isEqualTo(20);
     assertThat(ledger.creditedMoreThanOnce()).isEmpty();
-    assertThat(count(second.registry, "dedup.kafka.window.open.failures")).isZero();
+    assertThat(count(second.registry(), "dedup.kafka.window.open.failures")).isZero();
   }
 }

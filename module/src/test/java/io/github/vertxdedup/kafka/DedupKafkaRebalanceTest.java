@@ -4,22 +4,13 @@ import static io.github.vertxdedup.kafka.KafkaTestSupport.count;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.kafka.KafkaMachines.Running;
 import io.micrometer.core.instrument.Timer;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.vertx.core.Future;
-import io.vertx.core.Vertx;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.TopicPartition;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Rebalances of {@code create}'s consumer under its default assignor, Kafka's {@code CooperativeStickyAssignor}: a
@@ -30,56 +21,12 @@ class DedupKafkaRebalanceTest {
 
   @RegisterExtension
   static final KafkaTestSupport broker = new KafkaTestSupport();
-
-  @TempDir
-  Path machineA;
-  @TempDir
-  Path machineB;
-
-  private final List<Vertx> instances = new CopyOnWriteArrayList<>();
-
-  @AfterEach
-  void tearDown() throws Exception {
-    for (Vertx v : instances) {
-      v.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    }
-  }
-
-  private record Running(Vertx vertx, DedupKafkaConsumer<String, String> consumer, SimpleMeterRegistry registry) {}
-
-  /** A consumer on one machine: a Vert.x instance of its own over {@code journalDir}; the config names no assignor. */
-  private Running start(String group, String topic, Path journalDir, KafkaTestSupport.Ledger ledger)
-      throws Exception {
-    Vertx vertx = Vertx.vertx();
-    instances.add(vertx);
-    SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    DedupKafkaOptions options = new DedupKafkaOptions()
-        .setDedup(new DedupOptions().setAddress("test.kafka.rebalance").setWindow(Duration.ofMinutes(10))
-            .setJournalDir(journalDir.toString()))
-        .setMode(AtomicityMode.EFFECT_FIRST)
-        .setBackoffInitialMs(1)
-        .setBackoffMaxMs(20)
-        .setPollTimeoutMs(20);
-    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx,
-            broker.consumerConfig(group), options)
-        .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
-        .handler(r -> ledger.credit(r.key()))
-        .deadLetterHandler(d -> Future.failedFuture("no dead letter expected: " + d))
-        .meterRegistry(registry);
-    c.subscribe(topic).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    return new Running(vertx, c, registry);
-  }
-
-  private void publish(String topic, int from, int to) {
-    for (int i = from; i < to; i++) {
-      broker.send(topic, "id-" + i, "v");
-    }
-    broker.flush();
-  }
+  @RegisterExtension
+  final KafkaMachines machines = new KafkaMachines(broker, "test.kafka.rebalance");
 
   /** The rebuilds each partition's window went through on one machine. */
   private static long rebuilds(Running r, TopicPartition tp) {
-    return r.registry.find("dedup.kafka.rebuild.duration").tag("topic", tp.topic())
+    return r.registry().find("dedup.kafka.rebuild.duration").tag("topic", tp.topic())
         .tag("partition", Integer.toString(tp.partition())).timers().stream().mapToLong(Timer::count).sum();
   }
 
@@ -89,31 +36,32 @@ class DedupKafkaRebalanceTest {
     String group = "g-rebalance-join";
     broker.createTopic(topic, 4);
     KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    Running a = start(group, topic, machineA, ledger);
-    publish(topic, 0, 400);
+    // The machines' config (KafkaTestSupport.consumerConfig) names no assignor.
+    Running a = machines.start(group, topic, AtomicityMode.EFFECT_FIRST, "A", ledger);
+    machines.publish(topic, 0, 400);
     broker.awaitCommitted(group, topic, 400);
-    assertThat(a.consumer.assignment()).hasSize(4);
+    assertThat(a.consumer().assignment()).hasSize(4);
     // One partition verticle per window on machine A.
-    Set<String> windowsBefore = Set.copyOf(a.vertx.deploymentIDs());
+    Set<String> windowsBefore = Set.copyOf(a.vertx().deploymentIDs());
     assertThat(windowsBefore).hasSize(4);
 
-    Running b = start(group, topic, machineB, ledger);
+    Running b = machines.start(group, topic, AtomicityMode.EFFECT_FIRST, "B", ledger);
     await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20))
-        .until(() -> a.consumer.assignment().size() == 2 && b.consumer.assignment().size() == 2);
-    Set<TopicPartition> kept = Set.copyOf(a.consumer.assignment());
-    Set<TopicPartition> moved = Set.copyOf(b.consumer.assignment());
+        .until(() -> a.consumer().assignment().size() == 2 && b.consumer().assignment().size() == 2);
+    Set<TopicPartition> kept = Set.copyOf(a.consumer().assignment());
+    Set<TopicPartition> moved = Set.copyOf(b.consumer().assignment());
 
     // The producer publishes every id again under new offsets, and some new ones.
-    publish(topic, 0, 400);
-    publish(topic, 400, 420);
+    machines.publish(topic, 0, 400);
+    machines.publish(topic, 400, 420);
     broker.awaitCommitted(group, topic, 820);
 
     assertThat(ledger.size()).isEqualTo(420);
     assertThat(ledger.creditedMoreThanOnce()).isEmpty();
     // A kept the windows of the partitions it retained: none was handed back and opened again, none rebuilt.
-    assertThat(a.consumer.assignment()).isEqualTo(kept);
-    assertThat(windowsBefore).containsAll(a.vertx.deploymentIDs());
-    assertThat(a.vertx.deploymentIDs()).hasSize(2);
+    assertThat(a.consumer().assignment()).isEqualTo(kept);
+    assertThat(windowsBefore).containsAll(a.vertx().deploymentIDs());
+    assertThat(a.vertx().deploymentIDs()).hasSize(2);
     for (TopicPartition tp : kept) {
       assertThat(rebuilds(a, tp)).as("rebuilds of %s on A", tp).isZero();
     }
@@ -121,9 +69,9 @@ class DedupKafkaRebalanceTest {
     for (TopicPartition tp : moved) {
       assertThat(rebuilds(b, tp)).as("rebuilds of %s on B", tp).isEqualTo(1);
     }
-    assertThat(count(b.registry, "dedup.kafka.rebuild.ids")).isPositive()
-        .isEqualTo(count(b.registry, "dedup.kafka.duplicates"));
-    assertThat(count(a.registry, "dedup.kafka.duplicates") + count(b.registry, "dedup.kafka.duplicates"))
+    assertThat(count(b.registry(), "dedup.kafka.rebuild.ids")).isPositive()
+        .isEqualTo(count(b.registry(), "dedup.kafka.duplicates"));
+    assertThat(count(a.registry(), "dedup.kafka.duplicates") + count(b.registry(), "dedup.kafka.duplicates"))
         .isEqualTo(400);
   }
 }

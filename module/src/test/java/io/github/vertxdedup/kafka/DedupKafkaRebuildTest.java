@@ -1,26 +1,21 @@
 package io.github.vertxdedup.kafka;
 
+import static io.github.vertxdedup.kafka.KafkaMachines.name;
+import static io.github.vertxdedup.kafka.KafkaMachines.simulateWork;
 import static io.github.vertxdedup.kafka.KafkaTestSupport.count;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.kafka.KafkaMachines.Running;
 import io.micrometer.core.instrument.Timer;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.vertx.core.Future;
-import io.vertx.core.Vertx;
-import java.nio.file.Path;
-import java.time.Duration;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Windows that follow their partition: two "machines" are two consumers of one group, each in a Vert.x instance of
@@ -32,97 +27,40 @@ class DedupKafkaRebuildTest {
 
   @RegisterExtension
   static final KafkaTestSupport broker = new KafkaTestSupport();
-  private static final AtomicInteger NAMES = new AtomicInteger();
+  @RegisterExtension
+  final KafkaMachines machines = new KafkaMachines(broker, "test.kafka.rebuild");
 
-  @TempDir
-  Path machineA;
-  @TempDir
-  Path machineB;
-
-  private final List<Vertx> instances = new CopyOnWriteArrayList<>();
-
-  @AfterEach
-  void tearDown() throws Exception {
-    for (Vertx v : instances) {
-      v.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    }
+  /** @return every mode, for {@code create}'s consumer and for a wrapped Vert.x consumer */
+  static Stream<Arguments> modesCreatedAndWrapped() {
+    return Stream.of(AtomicityMode.values()).flatMap(m -> Stream.of(Arguments.of(m, false), Arguments.of(m, true)));
   }
 
-  private static String name(String prefix) {
-    return prefix + "-" + NAMES.incrementAndGet();
-  }
-
-  private static DedupKafkaOptions options(AtomicityMode mode, Path journalDir) {
-    return new DedupKafkaOptions()
-        .setDedup(new DedupOptions().setAddress("test.kafka.rebuild").setWindow(Duration.ofMinutes(10))
-            .setJournalDir(journalDir.toString()))
-        .setMode(mode)
-        .setBackoffInitialMs(1)
-        .setBackoffMaxMs(20)
-        .setPollTimeoutMs(20);
-  }
-
-  /** A consumer on one machine: a Vert.x instance of its own over {@code journalDir}. */
-  private Running start(String group, String topic, DedupKafkaOptions options, Map<String, String> config,
-      IdentityExtractor<String, String> identity, KafkaTestSupport.Ledger ledger) throws Exception {
-    Vertx vertx = Vertx.vertx();
-    instances.add(vertx);
-    SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx, config, options)
-        .identity(identity)
-        .handler(r -> ledger.credit(r.key()))
-        .deadLetterHandler(d -> Future.failedFuture("no dead letter expected: " + d))
-        .meterRegistry(registry);
-    c.subscribe(topic).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    return new Running(vertx, c, registry);
-  }
-
-  private Running start(String group, String topic, AtomicityMode mode, Path journalDir,
-      KafkaTestSupport.Ledger ledger) throws Exception {
-    return start(group, topic, options(mode, journalDir), broker.consumerConfig(group),
-        IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID), ledger);
-  }
-
-  private void stop(Running r) throws Exception {
-    r.consumer.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    r.vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    instances.remove(r.vertx);
-  }
-
-  private void publish(String topic, int from, int to) {
-    for (int i = from; i < to; i++) {
-      broker.send(topic, "id-" + i, "v");
-    }
-    broker.flush();
-  }
-
-  private record Running(Vertx vertx, DedupKafkaConsumer<String, String> consumer, SimpleMeterRegistry registry) {}
-
-  @ParameterizedTest
-  @EnumSource(AtomicityMode.class)
-  void shouldApplyNoIdTwiceWhenTheProducerRepublishesAfterACleanMoveToAnotherMachine(AtomicityMode mode)
-      throws Exception {
-    String topic = name("rebuild-move");
+  /** Both machines run {@code create}'s consumer, or both wrap the application's Vert.x consumer. */
+  @ParameterizedTest(name = "{0}, wrapped {1}")
+  @MethodSource("modesCreatedAndWrapped")
+  void shouldApplyNoIdTwiceWhenTheProducerRepublishesAfterACleanMoveToAnotherMachine(AtomicityMode mode,
+      boolean wrapped) throws Exception {
+    String topic = name(wrapped ? "wrapped-rebuild-move" : "rebuild-move");
     String group = name("g");
     broker.createTopic(topic, 2);
     KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    Running a = start(group, topic, mode, machineA, ledger);
-    publish(topic, 0, 300);
+    Running a = machines.consumer(group, "A", ledger).mode(mode).wrapped(wrapped).subscribe(topic);
+    machines.publish(topic, 0, 300);
     broker.awaitCommitted(group, topic, 300);
-    stop(a);
+    machines.stop(a);
 
     // Machine B has no journal of either partition; the producer publishes every id again under new offsets.
-    Running b = start(group, topic, mode, machineB, ledger);
-    publish(topic, 0, 300);
-    publish(topic, 300, 320);
+    Running b = machines.consumer(group, "B", ledger).mode(mode).wrapped(wrapped).subscribe(topic);
+    machines.publish(topic, 0, 300);
+    machines.publish(topic, 300, 320);
     broker.awaitCommitted(group, topic, 620);
 
     assertThat(ledger.size()).isEqualTo(320);
     assertThat(ledger.creditedMoreThanOnce()).isEmpty();
-    assertThat(count(b.registry, "dedup.kafka.rebuild.records")).isEqualTo(300);
-    assertThat(count(b.registry, "dedup.kafka.rebuild.ids")).isEqualTo(300);
-    assertThat(count(b.registry, "dedup.kafka.duplicates")).isEqualTo(300);
-    assertThat(b.registry.find("dedup.kafka.rebuild.duration").timers()).hasSize(2)
+    assertThat(count(b.registry(), "dedup.kafka.rebuild.records")).isEqualTo(300);
+    assertThat(count(b.registry(), "dedup.kafka.rebuild.ids")).isEqualTo(300);
+    assertThat(count(b.registry(), "dedup.kafka.duplicates")).isEqualTo(300);
+    assertThat(b.registry().find("dedup.kafka.rebuild.duration").timers()).hasSize(2)
         .allSatisfy(t -> assertThat(t.count()).isEqualTo(1));
   }
 
@@ -134,37 +72,37 @@ class DedupKafkaRebuildTest {
     String group = name("g");
     broker.createTopic(topic, 2);
     KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    Running a = start(group, topic, mode, machineA, ledger);
-    publish(topic, 0, 100);
+    Running a = machines.start(group, topic, mode, "A", ledger);
+    machines.publish(topic, 0, 100);
     broker.awaitCommitted(group, topic, 100);
-    stop(a);
+    machines.stop(a);
 
     // The partitions move to machine B, which handles new ids; machine A's journal knows nothing of them.
-    Running b = start(group, topic, mode, machineB, ledger);
-    publish(topic, 100, 300);
+    Running b = machines.start(group, topic, mode, "B", ledger);
+    machines.publish(topic, 100, 300);
     broker.awaitCommitted(group, topic, 300);
-    stop(b);
+    machines.stop(b);
 
     // Back on machine A, whose journal stops at offset 100 of the pair; the producer re-publishes B's ids.
-    Running back = start(group, topic, mode, machineA, ledger);
-    publish(topic, 100, 300);
+    Running back = machines.start(group, topic, mode, "A", ledger);
+    machines.publish(topic, 100, 300);
     broker.awaitCommitted(group, topic, 500);
 
     assertThat(ledger.size()).isEqualTo(300);
     assertThat(ledger.creditedMoreThanOnce()).isEmpty();
     // Only what the journal lacked was read: B's 200 records, not A's own 100 again.
-    assertThat(count(back.registry, "dedup.kafka.rebuild.records")).isEqualTo(200);
-    assertThat(count(back.registry, "dedup.kafka.rebuild.ids")).isEqualTo(200);
-    assertThat(count(back.registry, "dedup.kafka.duplicates")).isEqualTo(200);
+    assertThat(count(back.registry(), "dedup.kafka.rebuild.records")).isEqualTo(200);
+    assertThat(count(back.registry(), "dedup.kafka.rebuild.ids")).isEqualTo(200);
+    assertThat(count(back.registry(), "dedup.kafka.duplicates")).isEqualTo(200);
 
     // The rebuilt ids were journaled: restarted on A once more, nothing is left to rebuild and the ids are known.
-    stop(back);
-    Running again = start(group, topic, mode, machineA, ledger);
-    publish(topic, 0, 300);
+    machines.stop(back);
+    Running again = machines.start(group, topic, mode, "A", ledger);
+    machines.publish(topic, 0, 300);
     broker.awaitCommitted(group, topic, 800);
     assertThat(ledger.creditedMoreThanOnce()).isEmpty();
-    assertThat(count(again.registry, "dedup.kafka.rebuild.records")).isZero();
-    assertThat(count(again.registry, "dedup.kafka.duplicates")).isEqualTo(300);
+    assertThat(count(again.registry(), "dedup.kafka.rebuild.records")).isZero();
+    assertThat(count(again.registry(), "dedup.kafka.duplicates")).isEqualTo(300);
   }
 
   @Test
@@ -173,10 +111,10 @@ class DedupKafkaRebuildTest {
     String group = name("g");
     broker.createTopic(topic, 1);
     KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
-    Running a = start(group, topic, AtomicityMode.EFFECT_FIRST, machineA, ledger);
-    publish(topic, 0, 1500);
+    Running a = machines.start(group, topic, AtomicityMode.EFFECT_FIRST, "A", ledger);
+    machines.publish(topic, 0, 1500);
     broker.awaitCommitted(group, topic, 1500);
-    stop(a);
+    machines.stop(a);
 
     // On machine B each identification takes 3 ms: reading 1500 records takes several times max.poll.interval.ms.
     long maxPollIntervalMs = 1500;
@@ -188,25 +126,18 @@ class DedupKafkaRebuildTest {
       simulateWork(3);
       return header.identify(r);
     };
-    Running b = start(group, topic, options(AtomicityMode.EFFECT_FIRST, machineB), config, slow, ledger);
-    publish(topic, 0, 10);
+    Running b = machines.consumer(group, "B", ledger).mode(AtomicityMode.EFFECT_FIRST).config(config)
+        .identity(slow).subscribe(topic);
+    machines.publish(topic, 0, 10);
     broker.awaitCommitted(group, topic, 1510);
 
     assertThat(ledger.size()).isEqualTo(1500);
     assertThat(ledger.creditedMoreThanOnce()).isEmpty();
-    Timer rebuilds = b.registry.find("dedup.kafka.rebuild.duration").timer();
+    Timer rebuilds = b.registry().find("dedup.kafka.rebuild.duration").timer();
     // One rebuild, never cancelled and started again: the consumer kept its partition, so it stayed in the group.
     assertThat(rebuilds.count()).isEqualTo(1);
     assertThat(rebuilds.totalTime(TimeUnit.MILLISECONDS)).isGreaterThan(maxPollIntervalMs);
-    assertThat(count(b.registry, "dedup.kafka.rebuild.records")).isEqualTo(1500);
-    assertThat(b.consumer.assignment()).hasSize(1);
-  }
-
-  /** Work that takes {@code ms} milliseconds of the calling thread, as a slow extractor's would. */
-  private static void simulateWork(long ms) {
-    long end = System.nanoTime() + ms * 1_000_000L;
-    while (System.nanoTime() < end) {
-      Thread.onSpinWait();
-    }
+    assertThat(count(b.registry(), "dedup.kafka.rebuild.records")).isEqualTo(1500);
+    assertThat(b.consumer().assignment()).hasSize(1);
   }
 }

@@ -1,10 +1,12 @@
 package io.github.vertxdedup.kafka;
 
+import static io.github.vertxdedup.kafka.KafkaChildren.stop;
+import static io.github.vertxdedup.kafka.KafkaChildren.wholeLines;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.vertxdedup.kafka.KafkaChildren.Producer;
 import io.github.vertxdedup.testing.ChildJvm;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -16,7 +18,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -27,7 +28,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 /**
  * kill -9 of a journaled dedup consumer mid-stream, on the production classpath, in both atomicity modes. The test
  * JVM runs the broker and a producer that publishes ids keyed by themselves (so copies share a partition), one in ten
- * a copy of an earlier id (producer-side duplicates). A {@link KafkaCrashChild} consumes them and appends each
+ * a copy of an earlier id (producer-side duplicates). A {@link KafkaConsumerChild} consumes them and appends each
  * effect to a ledger; the driver kills it with SIGKILL ({@link Process#destroyForcibly()}) 0.2 to 1.2 s after it has
  * applied effects, restarts it on the same {@code journalDir} with the same {@code group.instance.id}, and after the
  * last kill lets a final child consume everything. Then it counts the ledger's lines per id:
@@ -66,7 +67,7 @@ class KafkaCrashTest {
     Path ledger = tmp.resolve("ledger.txt");
     ChildJvm childJvm = childJvm();
 
-    Producer producer = new Producer(topic, random.nextLong());
+    Producer producer = new Producer(broker, topic, random.nextLong(), "crash-producer");
     List<String> runs = new ArrayList<>();
     try {
       for (int run = 1; run <= cycles; run++) {
@@ -96,13 +97,7 @@ class KafkaCrashTest {
     try {
       broker.awaitCommitted(group, topic, total);
     } finally {
-      // SIGTERM: the child closes its consumer, whose drain runs the handlers of the records whose offsets it
-      // committed (record-first commits a run's offsets before its handlers run).
-      last.destroy();
-      if (!last.waitFor(30, TimeUnit.SECONDS)) {
-        last.destroyForcibly();
-        last.waitFor(30, TimeUnit.SECONDS);
-      }
+      stop(last); // SIGTERM: the drain runs the handlers of the records whose offsets the child committed
     }
 
     Set<String> produced = new HashSet<>(producer.sent);
@@ -125,7 +120,7 @@ class KafkaCrashTest {
       assertThat(effects).as("ids whose effect was applied twice (%s)", report)
           .allSatisfy((id, n) -> assertThat(n).as(id).isEqualTo(1));
       assertThat(lost.size()).as("losses: at most one decision batch (%d) per partition at each kill (%s)",
-          KafkaCrashChild.MAX_BATCH, report).isLessThanOrEqualTo(cycles * PARTITIONS * KafkaCrashChild.MAX_BATCH);
+          KafkaConsumerChild.MAX_BATCH, report).isLessThanOrEqualTo(cycles * PARTITIONS * KafkaConsumerChild.MAX_BATCH);
     } else {
       assertThat(lost).as("ids whose effect was lost (%s)", report).isEmpty();
       int perPartition = DedupKafkaOptions.DEFAULT_MAX_UNANSWERED_COMMITS + 1;
@@ -224,28 +219,13 @@ class KafkaCrashTest {
 
   /** Whole lines in the ledger (a line cut by the kill has no newline and is not an effect). */
   private static long lines(Path ledger) throws IOException {
-    if (!Files.exists(ledger)) {
-      return 0;
-    }
-    byte[] bytes = Files.readAllBytes(ledger);
-    long n = 0;
-    for (byte b : bytes) {
-      if (b == '\n') {
-        n++;
-      }
-    }
-    return n;
+    return wholeLines(ledger).size();
   }
 
   private static Map<String, Integer> ledgerCounts(Path ledger) throws IOException {
-    String text = Files.readString(ledger, StandardCharsets.UTF_8);
-    int end = text.lastIndexOf('\n');
     Map<String, Integer> counts = new HashMap<>();
-    if (end < 0) {
-      return counts;
-    }
-    for (String id : text.substring(0, end).split("\n")) {
-      counts.merge(id, 1, Integer::sum);
+    for (String line : wholeLines(ledger)) {
+      counts.merge(line.substring(0, line.indexOf(' ')), 1, Integer::sum); // <id> <partition> <offset>
     }
     return counts;
   }
@@ -255,48 +235,10 @@ class KafkaCrashTest {
    * among its runtime dependencies.
    */
   private ChildJvm childJvm() throws IOException {
-    ChildJvm child = ChildJvm.of(KafkaCrashChild.class, tmp);
+    ChildJvm child = ChildJvm.of(KafkaConsumerChild.class, tmp);
     assertThat(child.classpath()).map(e -> Path.of(e).getFileName().toString())
         .anyMatch(name -> name.contains("kafka-clients"))
         .anyMatch(name -> name.contains("chronicle-queue"));
     return child;
-  }
-
-  /**
-   * Publishes about 300 records a second until stopped: new ids, and every tenth record a copy of an earlier one
-   * (keyed by its id, so the copy lands on the same partition).
-   */
-  private static final class Producer {
-    final List<String> sent = new ArrayList<>();
-    private final AtomicBoolean running = new AtomicBoolean(true);
-    private final Thread thread;
-
-    Producer(String topic, long seed) {
-      Random random = new Random(seed);
-      thread = new Thread(() -> {
-        long n = 0;
-        while (running.get()) {
-          for (int i = 0; i < 3; i++, n++) {
-            String id = n % 10 == 9 ? sent.get(random.nextInt(sent.size())) : "id-" + n;
-            broker.send(topic, id, "v");
-            sent.add(id);
-          }
-          broker.flush();
-          try {
-            Thread.sleep(10);
-          } catch (InterruptedException e) {
-            return;
-          }
-        }
-      }, "crash-producer");
-      thread.setDaemon(true);
-      thread.start();
-    }
-
-    void stop() throws InterruptedException {
-      running.set(false);
-      thread.join(30_000);
-      broker.flush();
-    }
   }
 }

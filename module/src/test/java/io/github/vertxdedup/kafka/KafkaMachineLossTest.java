@@ -1,7 +1,10 @@
 package io.github.vertxdedup.kafka;
 
+import static io.github.vertxdedup.kafka.KafkaChildren.stop;
+import static io.github.vertxdedup.kafka.KafkaChildren.wholeLines;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.vertxdedup.kafka.KafkaChildren.Producer;
 import io.github.vertxdedup.testing.ChildJvm;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -17,7 +20,6 @@ import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.awaitility.Awaitility;
@@ -28,7 +30,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Two machines of one consumer group, each a {@link KafkaMachineChild} JVM with a journal directory and a ledger of
+ * Two machines of one consumer group, each a {@link KafkaConsumerChild} JVM with a journal directory and a ledger of
  * its own, static membership and a 6 s session timeout; the test JVM runs the broker and publishes up to 300 records
  * a second on two partitions, one in ten a copy of an earlier id. One machine is lost mid-stream (SIGKILL), or stalls
  * past its session timeout and comes back (SIGSTOP, then SIGCONT: a zombie); the other takes its partition over,
@@ -65,8 +67,8 @@ class KafkaMachineLossTest {
   void shouldKeepItsModesPromiseWhenAMachineIsLost(AtomicityMode mode) throws Exception {
     String name = "loss-" + mode.name().toLowerCase();
     broker.createTopic(name, PARTITIONS);
-    ChildJvm jvm = ChildJvm.of(KafkaMachineChild.class, tmp);
-    Producer producer = new Producer(name, new Random().nextLong());
+    ChildJvm jvm = ChildJvm.of(KafkaConsumerChild.class, tmp);
+    Producer producer = new Producer(broker, name, new Random().nextLong(), "machine-loss-producer");
     Machine a = new Machine(jvm, "machine-a", mode, name);
     Machine b = new Machine(jvm, "machine-b", mode, name);
     long lossNanos;
@@ -117,7 +119,7 @@ class KafkaMachineLossTest {
     List<Line> repeatedLines = lines.stream().filter(l -> repeatedIds.contains(l.id)).toList();
     double ratePerSecond = producer.ratePerSecond();
     int bound = DedupKafkaOptions.DEFAULT_MAX_UNANSWERED_COMMITS + 1
-        + (int) Math.ceil(ratePerSecond * (KafkaMachineChild.COMMIT_INTERVAL_MS + ROUND_TRIP_ALLOWANCE_MS) / 1000.0);
+        + (int) Math.ceil(ratePerSecond * (KafkaConsumerChild.COMMIT_INTERVAL_MS + ROUND_TRIP_ALLOWANCE_MS) / 1000.0);
     String report = String.format("kafka machine loss test %s: %d records (%d ids), machine-a lost with partition %d,"
             + " machine-b took it over from offset %d after %d ms; %d effects applied (a %d, b %d), %d repeated,"
             + " %d lost; producer %.0f records/s, effect-first bound %d", mode, total, produced.size(), lostPartition,
@@ -129,7 +131,7 @@ class KafkaMachineLossTest {
     if (mode == AtomicityMode.RECORD_FIRST) {
       assertThat(repeatedLines).as("ids whose effect was applied twice (%s)", report).isEmpty();
       assertThat(lost.size()).as("losses: at most one decision batch of the lost partition (%s)", report)
-          .isLessThanOrEqualTo(KafkaCrashChild.MAX_BATCH);
+          .isLessThanOrEqualTo(KafkaConsumerChild.MAX_BATCH);
     } else {
       assertThat(lost).as("ids whose effect was lost (%s)", report).isEmpty();
       assertThat(repeats).as("repeats within the bound (%s)", report).isLessThanOrEqualTo(bound);
@@ -151,8 +153,8 @@ class KafkaMachineLossTest {
   void shouldNotLetAStoppedOwnerThatResumesApplyWhatTheNextOwnerApplies() throws Exception {
     String name = "zombie";
     broker.createTopic(name, PARTITIONS);
-    ChildJvm jvm = ChildJvm.of(KafkaMachineChild.class, tmp);
-    Producer producer = new Producer(name, new Random().nextLong());
+    ChildJvm jvm = ChildJvm.of(KafkaConsumerChild.class, tmp);
+    Producer producer = new Producer(broker, name, new Random().nextLong(), "machine-loss-producer");
     Machine a = new Machine(jvm, "machine-a", AtomicityMode.RECORD_FIRST, name);
     Machine b = new Machine(jvm, "machine-b", AtomicityMode.RECORD_FIRST, name);
     int stalled;
@@ -225,18 +227,6 @@ class KafkaMachineLossTest {
     return a.partitionsSince(b.firstLine()).iterator().next();
   }
 
-  /**
-   * Stops a machine with SIGTERM: it closes its consumer, whose drain runs the handlers of the records whose offsets
-   * it committed (record-first commits a run's offsets before its handlers run); SIGKILL if it does not end.
-   */
-  private static void stop(Process p) throws InterruptedException {
-    p.destroy();
-    if (!p.waitFor(30, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      p.waitFor(30, TimeUnit.SECONDS);
-    }
-  }
-
   private static void signal(Process p, String signal) throws Exception {
     Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid())).inheritIO().start();
     assertThat(kill.waitFor(10, TimeUnit.SECONDS)).isTrue();
@@ -266,16 +256,8 @@ class KafkaMachineLossTest {
 
     /** @return the whole lines of the ledger (a line cut by a kill has no newline and is not an effect) */
     List<Line> lines() throws IOException {
-      if (!Files.exists(ledger)) {
-        return List.of();
-      }
-      String text = Files.readString(ledger, StandardCharsets.UTF_8);
-      int end = text.lastIndexOf('\n');
       List<Line> out = new ArrayList<>();
-      if (end < 0) {
-        return out;
-      }
-      for (String s : text.substring(0, end).split("\n")) {
+      for (String s : wholeLines(ledger)) {
         String[] f = s.split(" ");
         out.add(new Line(f[0], Integer.parseInt(f[1]), Long.parseLong(f[2])));
       }
@@ -323,52 +305,6 @@ class KafkaMachineLossTest {
       assertThat(from).as("%s started reading partition %d from a committed offset", process, partition)
           .isNotNegative();
       return from;
-    }
-  }
-
-  /**
-   * Publishes up to 300 records a second (three, a flush, a 10 ms pause) until stopped: new ids, and every tenth
-   * record a copy of an earlier one (keyed by its id, so the copy lands on the same partition).
-   */
-  private static final class Producer {
-    final List<String> sent = java.util.Collections.synchronizedList(new ArrayList<>());
-    private final AtomicBoolean running = new AtomicBoolean(true);
-    private final Thread thread;
-    private final long startNanos = System.nanoTime();
-    private volatile long stopNanos;
-
-    Producer(String topic, long seed) {
-      Random random = new Random(seed);
-      thread = new Thread(() -> {
-        long n = 0;
-        while (running.get()) {
-          for (int i = 0; i < 3; i++, n++) {
-            String id = n % 10 == 9 ? sent.get(random.nextInt(sent.size())) : "id-" + n;
-            broker.send(topic, id, "v");
-            sent.add(id);
-          }
-          broker.flush();
-          try {
-            Thread.sleep(10); // the producer's pace: real time across processes
-          } catch (InterruptedException e) {
-            return;
-          }
-        }
-      }, "machine-loss-producer");
-      thread.setDaemon(true);
-      thread.start();
-    }
-
-    void stop() throws InterruptedException {
-      running.set(false);
-      thread.join(30_000);
-      stopNanos = System.nanoTime();
-      broker.flush();
-    }
-
-    /** @return records sent per second, over the producer's life */
-    double ratePerSecond() {
-      return sent.size() * 1e9 / (stopNanos - startNanos);
     }
   }
 }

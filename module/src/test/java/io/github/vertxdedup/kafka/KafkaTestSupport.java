@@ -118,6 +118,15 @@ final class KafkaTestSupport implements BeforeAllCallback, AfterAllCallback {
     producer.send(r, this::sent);
   }
 
+  /** As {@link #send}, to partition {@code partition}; a null {@code id} sends a record without key or header. */
+  void send(String topic, int partition, String id, String value) {
+    ProducerRecord<String, String> r = new ProducerRecord<>(topic, partition, id, value);
+    if (id != null) {
+      r.headers().add(MESSAGE_ID, id.getBytes(StandardCharsets.UTF_8));
+    }
+    producer.send(r, this::sent);
+  }
+
   /** As {@link #send}, with the record's timestamp (its create time) set to {@code timestampMs}. */
   void sendAt(String topic, String id, String value, long timestampMs) {
     ProducerRecord<String, String> r = new ProducerRecord<>(topic, null, timestampMs, id, value);

@@ -2,6 +2,7 @@ package io.github.vertxdedup.kafka;
 
 import io.github.vertxdedup.DedupOptions;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
@@ -13,31 +14,45 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * One "machine" of {@link KafkaMachineLossTest}: a journaled {@link DedupKafkaConsumer} in a JVM of its own, with a
- * journal directory and a ledger no other machine shares, static membership ({@code group.instance.id}) and a 6 s
- * session timeout (the broker's minimum), so that the group gives a killed or stopped machine's partitions to the
- * other one 6 s after it fell silent. Real time (a process boundary): a ten-minute window and a 2 s lease.
+ * A consumer "machine" in a JVM of its own, the process {@link KafkaCrashTest} kills with SIGKILL and
+ * {@link KafkaMachineLossTest} kills or stops. Started on the production classpath only (this module, the persistence
+ * module, Vert.x, the Kafka client, Chronicle; no JUnit), it runs one journaled {@link DedupKafkaConsumer} with
+ * static membership ({@code group.instance.id}, so that its restart takes its partitions back at once), a 6 s session
+ * timeout (the broker's minimum, so that the group gives a killed or stopped machine's partitions to another member
+ * 6 s after it fell silent), a {@code journalDir} no other machine shares and a ten-minute window in real time (a
+ * process boundary: no clock can be injected), and a 2 s claim lease by default, so that the claims a killed child
+ * left open lapse soon.
  *
- * <p>The effect of a record is one line {@code <id> <partition> <offset>} appended to the ledger with one
- * {@code write(2)}, before the handler's future completes: the kernel holds it once written, so neither a SIGKILL nor
- * a SIGSTOP takes it back, and the test reads it outside the process. Output: {@code subscribed} once the consumer
- * joined; the library's log lines (assignments and the offsets read from, refused commits) on standard error.
+ * <p>The effect of a record is one line {@code <id> <partition> <offset>} appended to the ledger file with one
+ * {@code write(2)} per record before the handler's future completes: the kernel holds it once written, so neither a
+ * SIGKILL nor a SIGSTOP takes it back, and the test reads it outside the process. Output: {@code subscribed} once
+ * the consumer joined, then {@code effects N} every 100 effects; the library's log lines (assignments and the offsets
+ * read from, refused commits, released claims) on standard error.
  *
- * <p>Arguments: bootstrap servers, topic, group id, instance id, journal directory, mode ({@link AtomicityMode}),
- * ledger file.
+ * <p>Arguments: bootstrap servers, topic, group id, instance id, journal directory, mode
+ * ({@link AtomicityMode}), ledger file, and optionally the claim lease in milliseconds (default 2000) and an id to
+ * hold: the handler of a record with that id prints {@code holding <id>} and never completes, so a kill leaves its
+ * claim open in the journal (an orphaned claim).
  */
-public final class KafkaMachineChild {
+public final class KafkaConsumerChild {
+
+  /**
+   * The decision batch ({@code maxBatch}) of the child: record-first loses at most one batch per partition per kill
+   * (the records checked but not yet handled), so a small batch makes the tests' bound on losses tight.
+   */
+  static final int MAX_BATCH = 50;
 
   /** The child's {@code commitIntervalMs}: effect-first repeats across a machine loss what settles within it. */
   static final long COMMIT_INTERVAL_MS = 200;
 
-  private KafkaMachineChild() {
+  private KafkaConsumerChild() {
   }
 
   /**
-   * Runs the machine until it is killed.
+   * Runs the child until it is killed.
    *
    * @param args see the type's javadoc
    * @throws Exception on any failure (the driver sees the exit code and the standard error)
@@ -50,6 +65,8 @@ public final class KafkaMachineChild {
     String journalDir = args[4];
     AtomicityMode mode = AtomicityMode.valueOf(args[5]);
     Path ledgerFile = Path.of(args[6]);
+    long leaseMs = args.length > 7 ? Long.parseLong(args[7]) : 2_000;
+    String holdId = args.length > 8 ? args[8] : null;
     PrintStream out = System.out;
 
     FileChannel ledger = FileChannel.open(ledgerFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
@@ -66,14 +83,22 @@ public final class KafkaMachineChild {
         "key.deserializer", "org.apache.kafka.common.serialization.StringDeserializer",
         "value.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
     DedupKafkaOptions options = new DedupKafkaOptions()
-        .setDedup(new DedupOptions().setWindow(Duration.ofMinutes(10)).setLeaseMs(2_000).setJournalDir(journalDir)
-            .setMaxBatch(KafkaCrashChild.MAX_BATCH))
+        .setDedup(new DedupOptions().setWindow(Duration.ofMinutes(10)).setLeaseMs(leaseMs).setJournalDir(journalDir)
+            .setMaxBatch(MAX_BATCH))
         .setMode(mode)
         .setCommitIntervalMs(COMMIT_INTERVAL_MS)
         .setPollTimeoutMs(20);
+    AtomicLong effects = new AtomicLong();
     DedupKafkaConsumer<String, String> consumer = DedupKafkaConsumer.<String, String>create(vertx, config, options)
         .identity(IdentityExtractor.header("message-id"))
         .handler(record -> {
+          if (record.key().equals(holdId)) {
+            synchronized (out) {
+              out.println("holding " + holdId);
+              out.flush();
+            }
+            return Promise.<Void>promise().future(); // never completes: the claim stays open until the kill
+          }
           byte[] line = (record.key() + " " + record.partition() + " " + record.offset() + "\n")
               .getBytes(StandardCharsets.UTF_8);
           // The write is a blocking call: off the event loop, in order per partition (ordered on its context).
@@ -81,6 +106,13 @@ public final class KafkaMachineChild {
             ByteBuffer buf = ByteBuffer.wrap(line);
             while (buf.hasRemaining()) {
               ledger.write(buf);
+            }
+            long n = effects.incrementAndGet();
+            if (n % 100 == 0) {
+              synchronized (out) {
+                out.println("effects " + n);
+                out.flush();
+              }
             }
             return null;
           }, true);

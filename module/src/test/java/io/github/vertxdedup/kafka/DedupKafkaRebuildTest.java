@@ -54,6 +54,7 @@ class DedupKafkaRebuildTest {
     machines.publish(topic, 0, 300);
     machines.publish(topic, 300, 320);
     broker.awaitCommitted(group, topic, 620);
+    ledger.awaitSize(320);
 
     assertThat(ledger.size()).isEqualTo(320);
     assertThat(ledger.creditedMoreThanOnce()).isEmpty();
@@ -87,6 +88,7 @@ class DedupKafkaRebuildTest {
     Running back = machines.start(group, topic, mode, "A", ledger);
     machines.publish(topic, 100, 300);
     broker.awaitCommitted(group, topic, 500);
+    ledger.awaitSize(300);
 
     assertThat(ledger.size()).isEqualTo(300);
     assertThat(ledger.creditedMoreThanOnce()).isEmpty();
@@ -130,6 +132,7 @@ class DedupKafkaRebuildTest {
         .identity(slow).subscribe(topic);
     machines.publish(topic, 0, 10);
     broker.awaitCommitted(group, topic, 1510);
+    ledger.awaitSize(1500);
 
     assertThat(ledger.size()).isEqualTo(1500);
     assertThat(ledger.creditedMoreThanOnce()).isEmpty();

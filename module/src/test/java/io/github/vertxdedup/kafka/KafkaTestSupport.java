@@ -278,6 +278,17 @@ final class KafkaTestSupport implements BeforeAllCallback, AfterAllCallback {
       return credits.size();
     }
 
+    /**
+     * Waits until {@code ids} distinct ids were credited. In record-first mode the group's committed offset runs ahead
+     * of the handlers by the run being handled, so a test that waited for a committed offset waits for this too
+     * before it counts what was applied.
+     *
+     * @param ids how many distinct ids
+     */
+    void awaitSize(int ids) {
+      await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20)).until(() -> size() >= ids);
+    }
+
     /** @return handler calls over every id */
     int total() {
       return credits.values().stream().mapToInt(AtomicInteger::get).sum();

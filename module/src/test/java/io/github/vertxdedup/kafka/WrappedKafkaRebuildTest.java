@@ -59,6 +59,7 @@ class WrappedKafkaRebuildTest {
     // is the slow part here), and nothing was handled.
     assertThat(count(b.registry(), "dedup.kafka.rebuild.ids")).isLessThan(1500);
     assertThat(b.registry().find("dedup.kafka.rebuild.duration").timer().count()).isEqualTo(1);
+    ledger.awaitSize(1500);
     assertThat(ledger.size()).isEqualTo(1500);
     assertThat(ledger.creditedMoreThanOnce()).isEmpty();
 
@@ -67,6 +68,7 @@ class WrappedKafkaRebuildTest {
     Running again = start(group, topic, mode, "B", ledger);
     machines.publish(topic, 0, 1500);
     broker.awaitCommitted(group, topic, 3000);
+    ledger.awaitSize(1500);
     assertThat(ledger.size()).isEqualTo(1500);
     assertThat(ledger.creditedMoreThanOnce()).isEmpty();
     assertThat(count(again.registry(), "dedup.kafka.duplicates")).isEqualTo(1500);

@@ -9,7 +9,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -62,7 +61,7 @@ import org.slf4j.LoggerFactory;
  * @param <K> the record key type
  * @param <V> the record value type
  */
-final class ChangelogRebuild<K, V> implements WindowRebuild {
+final class ChangelogRebuild<K, V> extends WindowRebuild<ChangelogRebuild.Outcome> {
 
   private static final Logger LOG = LoggerFactory.getLogger(DedupKafkaConsumerImpl.class);
   private static final long POLL_MS = 100;
@@ -81,7 +80,6 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
   record Outcome(long entriesRead, long idsRestored, long coveredFrom, long coveredTo, int sourceRebuilds,
       long durationMs, boolean cancelled) {}
 
-  private final TopicPartition tp;
   private final TopicPartition changelogPartition;
   private final Map<String, Object> kafkaConfig;
   private final LocalPartition partition;
@@ -93,12 +91,7 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
   private final long committedOffset;
   private final int maxBatch;
   private final KafkaMetrics metrics;
-  private final CompletableFuture<Outcome> done = new CompletableFuture<>();
-  private final Thread thread;
-  private volatile Runnable onDone = () -> { };
-  private volatile boolean cancelled;
   private final Function<Map<String, Object>, Consumer<byte[], byte[]>> readers;
-  private volatile Consumer<byte[], byte[]> reader;
   private volatile PartitionRebuild<K, V> source;
   /** Retries the reader's calls that fail with a retriable exception. */
   private final RebuildBackoff backoff;
@@ -139,7 +132,7 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
       LocalPartition partition, IdentityExtractor<K, V> identity, DedupClock clock, long windowMs, long lookBackMs,
       long storeNextOffset, long committedOffset, int maxBatch, KafkaMetrics metrics,
       Function<Map<String, Object>, Consumer<byte[], byte[]>> readers) {
-    this.tp = tp;
+    super(tp, "dedup-kafka-changelog-rebuild-" + tp);
     this.changelogPartition = new TopicPartition(changelogTopic, tp.partition());
     this.kafkaConfig = kafkaConfig;
     this.partition = partition;
@@ -152,10 +145,8 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
     this.maxBatch = maxBatch;
     this.metrics = metrics;
     this.readers = readers;
-    this.backoff = PartitionRebuild.readerBackoff(tp, metrics, () -> cancelled);
-    this.restore = new WindowRestore<>(partition, this::events, () -> cancelled, metrics, "restored");
-    this.thread = new Thread(this::run, "dedup-kafka-changelog-rebuild-" + tp);
-    this.thread.setDaemon(true);
+    this.backoff = PartitionRebuild.readerBackoff(tp, metrics, this::cancelled);
+    this.restore = new WindowRestore<>(partition, this::events, this::cancelled, metrics, "restored");
   }
 
   /**
@@ -183,33 +174,10 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
     return c;
   }
 
+  /** Ends the rebuild early: the reading consumer is woken, and the rebuild from the source topic it started. */
   @Override
-  public TopicPartition partition() {
-    return tp;
-  }
-
-  @Override
-  public void onDone(Runnable onDone) {
-    this.onDone = onDone;
-  }
-
-  @Override
-  public void start() {
-    thread.start();
-  }
-
-  @Override
-  public CompletableFuture<Outcome> done() {
-    return done;
-  }
-
-  @Override
-  public void cancel() {
-    cancelled = true;
-    Consumer<byte[], byte[]> r = reader;
-    if (r != null) {
-      r.wakeup();
-    }
+  void cancel() {
+    super.cancel();
     PartitionRebuild<K, V> s = source;
     if (s != null) {
       s.cancel();
@@ -217,23 +185,18 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
   }
 
   @Override
-  public boolean awaitEnd(long timeoutMs) throws InterruptedException {
-    thread.join(timeoutMs);
-    return !thread.isAlive();
-  }
-
-  private void run() {
+  void run() {
     long startedNs = System.nanoTime();
     int sourceRebuilds = 0;
     try {
       LongTaskTimer.Sample reading = metrics.rebuildsInProgress.start();
       try (Consumer<byte[], byte[]> c = readers.apply(readerConfig(kafkaConfig, tp))) {
-        reader = c;
-        if (!cancelled) {
+        reading(c);
+        if (!cancelled()) {
           read(c);
         }
       } catch (WakeupException e) {
-        if (!cancelled) {
+        if (!cancelled()) {
           throw e;
         }
       } finally {
@@ -242,13 +205,13 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
       // The changelog's read as one rebuild; each rebuild from the source topic that follows records its own.
       metrics.rebuildDuration.record(System.nanoTime() - startedNs, TimeUnit.NANOSECONDS);
       for (long[] range : sourceRanges(storeNextOffset, committedOffset, coveredFrom, coveredTo)) {
-        if (cancelled || !RebuildRule.needed(range[0], range[1])) {
+        if (cancelled() || !RebuildRule.needed(range[0], range[1])) {
           continue;
         }
         PartitionRebuild<K, V> s = new PartitionRebuild<>(tp, kafkaConfig, partition, identity, clock, windowMs,
             lookBackMs, range[0], range[1], maxBatch, metrics, null);
         source = s;
-        if (cancelled) {
+        if (cancelled()) {
           break;
         }
         sourceRebuilds++;
@@ -259,22 +222,22 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
           throw e.getCause();
         }
       }
-      if (!cancelled && sourceRebuilds == 0) {
+      if (!cancelled() && sourceRebuilds == 0) {
         // No rebuild from the source topic set the window's coverage: the restored ids are those the previous owner
         // remembered, so the window covers what it covered, event times from now - W - lookBack on (as a rebuild from
         // the source topic with nothing lost; see RebuildRule#coverageStartMs).
         long coverage = RebuildRule.cutoffMs(clock.nowMs(), windowMs, lookBackMs);
         restore.await(partition.coverFrom(coverage));
-        if (!cancelled) {
+        if (!cancelled()) {
           metrics.coverageStartMs.set(coverage);
         }
       }
       long durationMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNs);
       Outcome o = new Outcome(entriesRead, restore.restoredIds(), coveredFrom, coveredTo, sourceRebuilds, durationMs,
-          cancelled);
+          cancelled());
       LOG.info("{}: window {} from the changelog {} in {} ms: {} entries read, {} ids restored, source offsets {} "
               + "covered, {} rebuild(s) from the source topic for the rest", tp,
-          cancelled ? "rebuild cancelled" : "rebuilt", changelogPartition, durationMs, entriesRead, o.idsRestored(),
+          cancelled() ? "rebuild cancelled" : "rebuilt", changelogPartition, durationMs, entriesRead, o.idsRestored(),
           coveredTo < 0 ? "none" : coveredFrom + ".." + coveredTo, sourceRebuilds);
       done.complete(o);
     } catch (Throwable e) {
@@ -283,8 +246,6 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
           && ise.getMessage().startsWith("failed to rebuild") ? ise
           : new IllegalStateException("failed to rebuild the window of " + tp + " from the changelog "
               + changelogPartition + ": " + e, e));
-    } finally {
-      onDone.run();
     }
   }
 
@@ -302,7 +263,7 @@ final class ChangelogRebuild<K, V> implements WindowRebuild {
         .get(changelogPartition);
     c.seek(changelogPartition, first.offset());
     List<ChangelogEntry> batch = new ArrayList<>(maxBatch);
-    while (!cancelled && backoff.call("position", () -> c.position(changelogPartition, timeout)) < end) {
+    while (!cancelled() && backoff.call("position", () -> c.position(changelogPartition, timeout)) < end) {
       for (ConsumerRecord<byte[], byte[]> r
           : backoff.call("poll", () -> c.poll(Duration.ofMillis(POLL_MS))).records(changelogPartition)) {
         ChangelogEntry e;

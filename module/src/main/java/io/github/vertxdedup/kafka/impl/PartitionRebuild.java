@@ -13,7 +13,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -69,7 +68,7 @@ import org.slf4j.LoggerFactory;
  * @param <K> the record key type
  * @param <V> the record value type
  */
-final class PartitionRebuild<K, V> implements WindowRebuild {
+final class PartitionRebuild<K, V> extends WindowRebuild<PartitionRebuild.Outcome> {
 
   private static final Logger LOG = LoggerFactory.getLogger(DedupKafkaConsumerImpl.class);
   /** How long one poll of the reading consumer blocks, in milliseconds. */
@@ -101,7 +100,6 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
   record Outcome(long start, long end, long recordsRead, long idsRestored, long noIdentity, long durationMs,
       boolean cancelled, long coverageStartMs) {}
 
-  private final TopicPartition tp;
   private final Map<String, Object> config;
   private final LocalPartition partition;
   private final IdentityExtractor<K, V> identity;
@@ -112,12 +110,7 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
   private final long committedOffset;
   private final int maxBatch;
   private final KafkaMetrics metrics;
-  private volatile Runnable onDone = () -> { };
-  private final CompletableFuture<Outcome> done = new CompletableFuture<>();
-  private final Thread thread;
 
-  private volatile boolean cancelled;
-  private volatile KafkaConsumer<K, V> reader;
   private final RebuildBackoff backoff;
   /** The earliest event time the window covers after the rebuild, or -1 until it is set; the rebuild's thread. */
   private long coverageStartMs = -1;
@@ -143,7 +136,7 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
   PartitionRebuild(TopicPartition tp, Map<String, Object> kafkaConfig, LocalPartition partition,
       IdentityExtractor<K, V> identity, DedupClock clock, long windowMs, long lookBackMs, long storeNextOffset,
       long committedOffset, int maxBatch, KafkaMetrics metrics, Runnable onDone) {
-    this.tp = tp;
+    super(tp, "dedup-kafka-rebuild-" + tp);
     this.config = readerConfig(kafkaConfig, tp);
     this.partition = partition;
     this.identity = identity;
@@ -155,13 +148,11 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
     this.maxBatch = maxBatch;
     this.metrics = metrics;
     if (onDone != null) {
-      this.onDone = onDone;
+      onDone(onDone);
     }
-    this.backoff = readerBackoff(tp, metrics, () -> cancelled);
-    this.restore = new WindowRestore<>(partition, batch -> events(PollLoop.wrap(batch)), () -> cancelled, metrics,
+    this.backoff = readerBackoff(tp, metrics, this::cancelled);
+    this.restore = new WindowRestore<>(partition, batch -> events(PollLoop.wrap(batch)), this::cancelled, metrics,
         "rebuilt");
-    this.thread = new Thread(this::run, "dedup-kafka-rebuild-" + tp);
-    this.thread.setDaemon(true);
   }
 
   /**
@@ -181,77 +172,28 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
     return c;
   }
 
-  /** @return the partition rebuilt */
   @Override
-  public TopicPartition partition() {
-    return tp;
-  }
-
-  /**
-   * Sets what runs after {@link #done()} completes, on the rebuild's thread. Before {@link #start}.
-   *
-   * @param onDone the action
-   */
-  @Override
-  public void onDone(Runnable onDone) {
-    this.onDone = onDone;
-  }
-
-  /** Starts the rebuild's thread. */
-  @Override
-  public void start() {
-    thread.start();
-  }
-
-  /** @return completes with the outcome, or exceptionally with what made the rebuild fail */
-  @Override
-  public CompletableFuture<Outcome> done() {
-    return done;
-  }
-
-  /** Ends the rebuild early: the reading consumer is woken, nothing more is checked. Any thread. */
-  @Override
-  public void cancel() {
-    cancelled = true;
-    KafkaConsumer<K, V> r = reader;
-    if (r != null) {
-      r.wakeup();
-    }
-  }
-
-  /**
-   * Waits for the rebuild's thread to end.
-   *
-   * @param timeoutMs at most this long, milliseconds
-   * @return true if it ended
-   */
-  @Override
-  public boolean awaitEnd(long timeoutMs) throws InterruptedException {
-    thread.join(timeoutMs);
-    return !thread.isAlive();
-  }
-
-  private void run() {
+  void run() {
     long startedNs = System.nanoTime();
     LongTaskTimer.Sample running = metrics.rebuildsInProgress.start();
     long start = -1;
     try {
       try (KafkaConsumer<K, V> c = new KafkaConsumer<>(config)) {
-        reader = c;
-        if (!cancelled) {
+        reading(c);
+        if (!cancelled()) {
           start = read(c);
         }
       } catch (WakeupException e) {
-        if (!cancelled) {
+        if (!cancelled()) {
           throw e;
         }
       }
       long durationMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNs);
       metrics.rebuildDuration.record(durationMs, TimeUnit.MILLISECONDS);
       Outcome o = new Outcome(start, committedOffset, recordsRead, restore.restoredIds(), restore.skippedIds(),
-          durationMs, cancelled, coverageStartMs);
+          durationMs, cancelled(), coverageStartMs);
       LOG.info("{}: window {} from the source topic in {} ms, offsets {}..{}: {} records read, {} ids restored, {}"
-              + " skipped without identity{}", tp, cancelled ? "rebuild cancelled" : "rebuilt", durationMs,
+              + " skipped without identity{}", tp, cancelled() ? "rebuild cancelled" : "rebuilt", durationMs,
           start < 0 ? committedOffset : start, committedOffset, recordsRead, o.idsRestored(), o.noIdentity(),
           coverageStartMs < 0 ? "" : "; it covers event times from " + Instant.ofEpochMilli(coverageStartMs));
       done.complete(o);
@@ -261,7 +203,6 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
           + " from the source topic: " + e, e));
     } finally {
       running.stop();
-      onDone.run();
     }
   }
 
@@ -285,7 +226,7 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
       c.seek(tp, start);
       readRange(c, start);
     }
-    if (cancelled) {
+    if (cancelled()) {
       return start;
     }
     long coverage = RebuildRule.coverageStartMs(cutoff, storeNextOffset, logStart, logEnd, firstOffset,
@@ -300,7 +241,7 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
           Instant.ofEpochMilli(coverage));
     }
     restore.await(partition.coverFrom(coverage));
-    if (!cancelled) {
+    if (!cancelled()) {
       coverageStartMs = coverage;
       metrics.coverageStartMs.set(coverage);
     }
@@ -312,7 +253,7 @@ final class PartitionRebuild<K, V> implements WindowRebuild {
     long startedNs = System.nanoTime();
     long nextProgressNs = startedNs + PROGRESS_INTERVAL_MS * 1_000_000L;
     long position = start;
-    while (!cancelled && position < committedOffset) {
+    while (!cancelled() && position < committedOffset) {
       List<ConsumerRecord<K, V>> polled = backoff.call("poll", () -> c.poll(Duration.ofMillis(POLL_MS))).records(tp);
       List<ConsumerRecord<K, V>> batch = new ArrayList<>(Math.min(maxBatch, polled.size()));
       for (ConsumerRecord<K, V> r : polled) {

@@ -53,12 +53,12 @@ final class Rebuilds<K, V> {
   private final Pauses<K, V> pauses;
   private final long retryMs;
   private final Consumer<Throwable> report;
-  private final Map<TopicPartition, WindowRebuild> running = new HashMap<>();
+  private final Map<TopicPartition, WindowRebuild<?>> running = new HashMap<>();
   /** Partitions whose rebuild failed, waiting for the next attempt. */
   private final Map<TopicPartition, Retry<K, V>> waiting = new HashMap<>();
   /** What is needed to start a partition's rebuild again, and its failures in a row. */
   private final Map<TopicPartition, Retry<K, V>> started = new HashMap<>();
-  private final Queue<WindowRebuild> ended = new ConcurrentLinkedQueue<>();
+  private final Queue<WindowRebuild<?>> ended = new ConcurrentLinkedQueue<>();
 
   /** A rebuild's arguments, the failures in a row, and when to try again ({@link System#nanoTime}). */
   private static final class Retry<K, V> {
@@ -105,7 +105,7 @@ final class Rebuilds<K, V> {
    */
   void startIfNeeded(TopicPartition tp, AssignedPartition<K, V> assigned, long committedOffset,
       KafkaMetrics metrics) {
-    WindowRebuild r = create(tp, kafkaConfig, ownerConfig, lookBackMs, assigned.lease, committedOffset, metrics);
+    WindowRebuild<?> r = create(tp, kafkaConfig, ownerConfig, lookBackMs, assigned.lease, committedOffset, metrics);
     if (r == null) {
       return;
     }
@@ -130,7 +130,7 @@ final class Rebuilds<K, V> {
    * @param metrics the partition's meters
    * @return the rebuild, or null if none is needed
    */
-  static <K, V> WindowRebuild create(TopicPartition tp, Map<String, Object> kafkaConfig,
+  static <K, V> WindowRebuild<?> create(TopicPartition tp, Map<String, Object> kafkaConfig,
       OwnerConfig<K, V> ownerConfig, long lookBackMs, PartitionWindows.Lease lease, long committedOffset,
       KafkaMetrics metrics) {
     // The store's offset is read at each attempt: a failed attempt may have journaled some ids (being checks), but
@@ -149,7 +149,7 @@ final class Rebuilds<K, V> {
     return null;
   }
 
-  private void start(TopicPartition tp, WindowRebuild r) {
+  private void start(TopicPartition tp, WindowRebuild<?> r) {
     r.onDone(() -> {
       ended.add(r);
       ownerConfig.wakePoll.run();
@@ -172,7 +172,7 @@ final class Rebuilds<K, V> {
    * due.
    */
   void collect() {
-    WindowRebuild r;
+    WindowRebuild<?> r;
     while ((r = ended.poll()) != null) {
       TopicPartition tp = r.partition();
       if (running.get(tp) != r) {
@@ -216,7 +216,7 @@ final class Rebuilds<K, V> {
       });
       for (TopicPartition tp : due) {
         Retry<K, V> a = waiting.remove(tp);
-        WindowRebuild again = create(tp, kafkaConfig, ownerConfig, lookBackMs, a.assigned.lease, a.committedOffset,
+        WindowRebuild<?> again = create(tp, kafkaConfig, ownerConfig, lookBackMs, a.assigned.lease, a.committedOffset,
             a.metrics);
         if (again == null) {
           started.remove(tp);
@@ -236,18 +236,18 @@ final class Rebuilds<K, V> {
    * @param timeoutMs the longest wait, in milliseconds
    */
   void cancel(Collection<TopicPartition> tps, long timeoutMs) {
-    List<WindowRebuild> cancelled = new ArrayList<>();
+    List<WindowRebuild<?>> cancelled = new ArrayList<>();
     for (TopicPartition tp : tps) {
       waiting.remove(tp);
       started.remove(tp);
-      WindowRebuild r = running.remove(tp);
+      WindowRebuild<?> r = running.remove(tp);
       if (r != null) {
         r.cancel();
         cancelled.add(r);
       }
     }
     long deadlineNs = System.nanoTime() + timeoutMs * 1_000_000L;
-    for (WindowRebuild r : cancelled) {
+    for (WindowRebuild<?> r : cancelled) {
       try {
         long leftMs = Math.max(1, (deadlineNs - System.nanoTime()) / 1_000_000L);
         if (!r.awaitEnd(leftMs)) {

@@ -96,7 +96,7 @@ final class WrappedAssignment<K, V> {
     /** Seeking to the offset the store recorded: what arrives meanwhile is dropped. */
     boolean seeking;
     /** The rebuild of the window from the source topic, once started; the records stay kept meanwhile. */
-    WindowRebuild rebuild;
+    WindowRebuild<?> rebuild;
     /** Rebuilds of the window that failed in a row. */
     int rebuildFailures;
 
@@ -224,7 +224,7 @@ final class WrappedAssignment<K, V> {
    * starts the owner. A revocation meanwhile cancels the rebuild ({@link #revoked}).
    */
   private void rebuildThenStart(TopicPartition tp, Starting<K, V> s, PartitionWindows.Lease lease, long committed) {
-    WindowRebuild r = Rebuilds.create(tp, kafkaConfig, ownerConfig, lookBackMs, lease, committed,
+    WindowRebuild<?> r = Rebuilds.create(tp, kafkaConfig, ownerConfig, lookBackMs, lease, committed,
         s.metrics);
     if (r == null) {
       start(tp, s, lease, committed);
@@ -388,7 +388,7 @@ final class WrappedAssignment<K, V> {
    * @return completes (never fails) once the window is handed back, or at once if the store gave none
    */
   private Future<Void> giveUp(Starting<K, V> s) {
-    WindowRebuild r = s.rebuild;
+    WindowRebuild<?> r = s.rebuild;
     Future<?> ended = Future.succeededFuture();
     if (r != null) {
       r.cancel();

@@ -116,6 +116,12 @@ final class ChangelogCommitter implements GroupCommitter {
   @Override
   public void runCallbacks() {
     runAnswered();
+    RuntimeException fatal = writer.fatal();
+    if (fatal != null) {
+      // No offset can be committed any more: the poll loop ends on it and the consumer stops, reporting it to the
+      // exception handler, as for a window that cannot be opened (docs/kafka.md, "Changelog topic").
+      throw fatal;
+    }
     sendPending();
   }
 
@@ -189,7 +195,7 @@ final class ChangelogCommitter implements GroupCommitter {
   void close() {
     closed = true;
     writer.close();
-    runCallbacks();
+    runAnswered();
   }
 
   private CompletableFuture<Void> send(Map<TopicPartition, OffsetAndMetadata> offsets,

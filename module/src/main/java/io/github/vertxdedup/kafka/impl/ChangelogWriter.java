@@ -62,7 +62,8 @@ final class ChangelogWriter implements AutoCloseable {
   /** The producer; this writer's thread only. Null before the first commit, or after one was closed. */
   private KafkaProducer<byte[], byte[]> producer;
   /** An error no new producer mends; this writer's thread only. */
-  private RuntimeException fatal;
+  /** Set once the producer can commit no more (fenced, not authorized): every later transaction fails with it. */
+  private volatile RuntimeException fatal;
 
   /**
    * @param kafkaConfig the consumer's config: the producer takes its connection and security settings
@@ -82,6 +83,14 @@ final class ChangelogWriter implements AutoCloseable {
    * @param instanceId the consumer's instance id
    * @return the {@code transactional.id} of the consumer's changelog producer: {@code <group.id>-<instanceId>-dedup}
    */
+  /**
+   * @return the failure after which this writer commits no more transactions (its producer was fenced by another
+   *     with the same transactional id, or is not authorized), or null; any thread
+   */
+  RuntimeException fatal() {
+    return fatal;
+  }
+
   static String transactionalId(String groupId, String instanceId) {
     return groupId + "-" + instanceId + "-dedup";
   }

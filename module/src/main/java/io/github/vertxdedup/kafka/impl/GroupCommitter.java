@@ -47,6 +47,9 @@ interface GroupCommitter {
    * answered outside the consumer's own calls (a transactional one: {@link ChangelogCommitter}). The plain committer
    * has none: the consumer runs its callbacks inside {@code poll} and its commit calls. Poll thread, before each
    * commit it considers.
+   *
+   * @throws IllegalStateException if the committer can commit no more (a transactional producer fenced or not
+   *     authorized): the poll loop ends on it and the consumer stops
    */
   default void runCallbacks() {}
 

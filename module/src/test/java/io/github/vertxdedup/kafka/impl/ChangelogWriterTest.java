@@ -171,4 +171,37 @@ class ChangelogWriterTest {
     assertThat(ids).containsExactly("id-0", "id-1", "id-2", "id-3", "id-4", "id-5", "id-6", "id-7", "id-8", "id-9");
     assertThat(buffer.size()).isZero();
   }
+
+  /**
+   * A changelog producer fenced by another with the same transactional id (a second consumer given the same instance
+   * id) can commit no more: the committer then fails every later call, so the poll loop ends and the consumer stops
+   * and reports it, rather than leaving its partitions waiting for commits that never come.
+   */
+  @Test
+  void shouldFailTheCommitterOnceItsProducerIsFenced() throws Exception {
+    int n = NAMES.incrementAndGet();
+    String source = "fenced-source-" + n;
+    String group = "fenced-g-" + n;
+    String changelog = ChangelogTopics.name(group, source);
+    kafka.createTopic(source, 1);
+    kafka.createTopic(changelog, 1);
+    TopicPartition tp = new TopicPartition(source, 0);
+    ChangelogBuffer buffer = new ChangelogBuffer();
+    buffer.accepted(ChangelogEntry.accepted("id-0", null, null, 0, 1_000, 2_000));
+    String transactionalId = ChangelogWriter.transactionalId(group, "same");
+    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(config(group, 300_000));
+        ChangelogWriter other = new ChangelogWriter(config(group, 300_000), transactionalId)) {
+      consumer.subscribe(List.of(source));
+      awaitAssigned(consumer);
+      ChangelogCommitter committer = new ChangelogCommitter(new ChangelogWriter(config(group, 300_000),
+          transactionalId), consumer, group, p -> new ChangelogCommitter.Partition(buffer, -1), () -> { });
+      committer.commitSync(Map.of(tp, new OffsetAndMetadata(1)));
+      // Another producer with the same transactional id starts: it fences this one.
+      other.commit(List.of(), Map.of(tp, new OffsetAndMetadata(1)), consumer.groupMetadata()).get(30, TimeUnit.SECONDS);
+      assertThrows(RuntimeException.class, () -> committer.commitSync(Map.of(tp, new OffsetAndMetadata(1))));
+      IllegalStateException stop = assertThrows(IllegalStateException.class, committer::runCallbacks);
+      assertThat(stop.getMessage()).contains(transactionalId).contains("cannot commit any more");
+      committer.close();
+    }
+  }
 }

@@ -169,18 +169,6 @@ final class PartitionOwner<K, V> {
     });
   }
 
-  /**
-   * Revoked from a wrapped consumer, which commits nothing of the partition any more: in record-first mode the decided
-   * records are handled without a commit (their ids are recorded in the window the next owner of this process takes
-   * over, so leaving them would lose their effects). Any thread.
-   */
-  void finishWithoutCommits() {
-    loop.execute(() -> {
-      gate.open();
-      pump();
-    });
-  }
-
   /** @return records handed over and not yet committable; any thread */
   int buffered() {
     return commits.buffered();

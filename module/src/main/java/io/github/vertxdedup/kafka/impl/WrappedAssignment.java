@@ -343,10 +343,12 @@ final class WrappedAssignment<K, V> {
       if (o != null) {
         pauses.forget(tp);
         if (!closing) { // closing retires every owner itself
-          LOG.info("{}: revoked from {} of group {}; its owner finishes what it decided and hands the window back,"
+          LOG.info("{}: revoked from {} of group {}; its owner finishes what it may and hands the window back,"
               + " committing no more offsets", tp, instanceId, groupId);
-          // No commit of it follows: a record-first owner finishes what it decided without one, as before the gate.
-          o.owner.finishWithoutCommits();
+          // No commit of it follows (the Vert.x client cannot hold the rebalance back): a record-first owner leaves
+          // the records no commit covers unhandled, so the next owner, which reads them again, applies them at most
+          // once (docs/kafka.md, "What it guarantees compared with create").
+          o.owner.refuseCommits();
           handedBack.put(tp, drained(tp, o).eventually(() -> handBack(tp, o)));
         }
       }

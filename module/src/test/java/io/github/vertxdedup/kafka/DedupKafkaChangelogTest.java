@@ -109,6 +109,38 @@ class DedupKafkaChangelogTest {
   }
 
   /**
+   * A machine whose journal of the partition is stale gets it back after a rewind below the journal's offset: the
+   * records handled on the other machine since are in the changelog, so they are duplicates.
+   */
+  @Test
+  void shouldDropTheRecordsHandledElsewhereAfterARewindBelowAStaleJournalsOffsetWithTheChangelog() throws Exception {
+    String topic = name("changelog-stale-rewind");
+    String group = name("g");
+    broker.createTopic(topic, 1);
+    KafkaTestSupport.Ledger ledger = new KafkaTestSupport.Ledger();
+    Running a = start(group, topic, AtomicityMode.EFFECT_FIRST, "A", true, ledger);
+    machines.publish(topic, 0, 100);
+    broker.awaitCommitted(group, topic, 100);
+    awaitHandled(ledger, 100);
+    machines.stop(a);
+    // Machine B handles 100..199; machine A's journal stops at offset 100.
+    Running b = start(group, topic, AtomicityMode.EFFECT_FIRST, "B", true, ledger);
+    machines.publish(topic, 100, 200);
+    broker.awaitCommitted(group, topic, 200);
+    awaitHandled(ledger, 200);
+    machines.stop(b);
+
+    // The stopped group is rewound to 50, below A's journal; the partition goes back to A.
+    broker.rewind(group, topic, 1, 50);
+    Running again = start(group, topic, AtomicityMode.EFFECT_FIRST, "A", true, ledger);
+    broker.awaitCommitted(group, topic, 200);
+
+    assertThat(ledger.creditedMoreThanOnce()).isEmpty();
+    assertThat(count(again.registry(), "dedup.kafka.rebuild.changelog.entries")).isGreaterThanOrEqualTo(100);
+    assertThat(count(again.registry(), "dedup.kafka.duplicates")).isEqualTo(150);
+  }
+
+  /**
    * Without the changelog a machine without a journal rebuilds from the source topic up to the rewound committed
    * offset only: the records after it, handled before the rewind, are read again as new and applied again
    * (docs/kafka.md, "What happens on assignment").

@@ -154,10 +154,13 @@ final class ChangelogRebuild<K, V> extends WindowRebuild<ChangelogRebuild.Outcom
    * @param committedOffset Kafka's committed offset for the group, or -1 if none
    * @return true if a newly assigned partition reads its changelog: the store does not cover the committed offset
    *     ({@link RebuildRule#needed}), or it recorded nothing (a machine without a journal of the partition, where a
-   *     rewound committed offset, even to 0, hides which later records were handled)
+   *     rewound committed offset, even to 0, hides which later records were handled), or the committed offset lies
+   *     before the store's (a rewind: records after it may have been handled on another machine since this store
+   *     last held the partition)
    */
   static boolean needed(long storeNextOffset, long committedOffset) {
-    return storeNextOffset < 0 || RebuildRule.needed(storeNextOffset, committedOffset);
+    return storeNextOffset < 0 || (committedOffset >= 0 && committedOffset < storeNextOffset)
+        || RebuildRule.needed(storeNextOffset, committedOffset);
   }
 
   /** The changelog reader's config: the rebuild reader's, with bytes for key and value, {@code read_committed}. */

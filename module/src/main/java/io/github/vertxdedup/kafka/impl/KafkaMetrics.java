@@ -130,7 +130,7 @@ final class KafkaMetrics {
         .description("time from the start of a rebuild to its end: from the source topic, or the changelog's read")
         .tags(tags).register(registry);
     rebuildsInProgress = LongTaskTimer.builder("dedup.kafka.rebuild.in.progress")
-        .description("rebuilds from the source topic running now (active tasks), and for how long")
+        .description("rebuilds running now, from the source topic or the changelog (active tasks), and for how long")
         .tags(tags).register(registry);
     // A gauge reads the object it was registered with: the previous assignment's gauge (of the same partition, in
     // the same registry) is replaced, so that the gauge reads this assignment's value.

@@ -262,8 +262,9 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
     }
     boolean drained = drain(mine, Future.all(fences).mapEmpty(), commit);
     if (!drained) {
-      LOG.warn("{} {}: did not drain within revocationTimeoutMs={} ms; what is unfinished is left to the next owner",
-          mine, what, revocationTimeoutMs);
+      LOG.warn("{} {}: did not drain within revocationTimeoutMs={} ms; what no commit covers is left to the next"
+          + " owner (record-first: what a commit covers and no handler has run is lost)", mine, what,
+          revocationTimeoutMs);
     }
     long drainMs = (System.nanoTime() - startNanos) / 1_000_000;
     if (commit) {

@@ -265,7 +265,6 @@ final class ChangelogRebuild<K, V> extends WindowRebuild<ChangelogRebuild.Outcom
     long end = backoff.call("endOffsets", () -> c.endOffsets(List.of(changelogPartition), timeout))
         .get(changelogPartition);
     c.seek(changelogPartition, first.offset());
-    List<ChangelogEntry> batch = new ArrayList<>(maxBatch);
     while (!cancelled() && backoff.call("position", () -> c.position(changelogPartition, timeout)) < end) {
       for (ConsumerRecord<byte[], byte[]> r
           : backoff.call("poll", () -> c.poll(Duration.ofMillis(POLL_MS))).records(changelogPartition)) {
@@ -282,16 +281,10 @@ final class ChangelogRebuild<K, V> extends WindowRebuild<ChangelogRebuild.Outcom
         }
         entriesRead++;
         metrics.rebuildChangelogEntries.increment();
-        batch.add(e);
-        if (batch.size() == maxBatch) {
-          restore.send(batch);
-          batch = new ArrayList<>(maxBatch);
-        }
+        restore.add(e, maxBatch);
       }
     }
-    if (!batch.isEmpty()) {
-      restore.send(batch);
-    }
+    restore.flush();
     restore.drain();
   }
 

@@ -255,22 +255,15 @@ final class PartitionRebuild<K, V> extends WindowRebuild<PartitionRebuild.Outcom
     long position = start;
     while (!cancelled() && position < committedOffset) {
       List<ConsumerRecord<K, V>> polled = backoff.call("poll", () -> c.poll(Duration.ofMillis(POLL_MS))).records(tp);
-      List<ConsumerRecord<K, V>> batch = new ArrayList<>(Math.min(maxBatch, polled.size()));
       for (ConsumerRecord<K, V> r : polled) {
         if (r.offset() >= committedOffset) {
           break;
         }
         recordsRead++;
         metrics.rebuildRecords.increment();
-        batch.add(r);
-        if (batch.size() == maxBatch) {
-          restore.send(batch);
-          batch = new ArrayList<>(maxBatch);
-        }
+        restore.add(r, maxBatch);
       }
-      if (!batch.isEmpty()) {
-        restore.send(batch);
-      }
+      restore.flush();
       position = backoff.call("position", () -> c.position(tp, Duration.ofMillis(CALL_TIMEOUT_MS)));
       long nowNs = System.nanoTime();
       if (nowNs >= nextProgressNs && position < committedOffset) {

@@ -81,6 +81,8 @@ final class WindowRestore<T> {
   private final ArrayDeque<Future<Void>> inFlight = new ArrayDeque<>();
   private final AtomicLong restoredIds = new AtomicLong();
   private final AtomicLong skippedIds = new AtomicLong();
+  /** The batch {@link #add} gathers; the rebuild's thread. */
+  private List<T> gathering = new ArrayList<>();
 
   /**
    * @param partition the partition's window, ready
@@ -149,6 +151,36 @@ final class WindowRestore<T> {
       check(events.apply(batch), BACKOFF_INITIAL_MS, checked);
     });
     inFlight.add(checked.future());
+  }
+
+  /**
+   * Adds an item to the batch being gathered, and {@link #send sends} it once it holds {@code maxBatch}. The rebuild's
+   * thread.
+   *
+   * @param item a record or entry read
+   * @param maxBatch items per batch ({@code dedup.maxBatch})
+   * @throws ExecutionException if a batch waited for failed (its cause: what the window answered)
+   * @throws InterruptedException if interrupted while waiting
+   */
+  void add(T item, int maxBatch) throws InterruptedException, ExecutionException {
+    gathering.add(item);
+    if (gathering.size() >= maxBatch) {
+      flush();
+    }
+  }
+
+  /**
+   * {@link #send Sends} the batch gathered by {@link #add}, if it holds anything. The rebuild's thread.
+   *
+   * @throws ExecutionException if a batch waited for failed (its cause: what the window answered)
+   * @throws InterruptedException if interrupted while waiting
+   */
+  void flush() throws InterruptedException, ExecutionException {
+    if (!gathering.isEmpty()) {
+      List<T> batch = gathering;
+      gathering = new ArrayList<>();
+      send(batch);
+    }
   }
 
   /**

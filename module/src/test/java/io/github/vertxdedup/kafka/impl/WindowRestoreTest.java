@@ -89,6 +89,20 @@ class WindowRestoreTest {
   }
 
   @Test
+  void shouldGatherAddedItemsIntoBatchesOfMaxBatchAndSendTheRestOnFlush() throws Exception {
+    WindowRestore<String> r = restore();
+    for (String id : List.of("a", "b", "c", "d", "e")) {
+      r.add(id, 2);
+    }
+    r.flush();
+    r.flush(); // nothing gathered: sends nothing
+    r.drain();
+
+    assertThat(checked).as("two full batches, then the rest").containsExactly(2, 2, 1);
+    assertThat(r.restoredIds()).isEqualTo(5);
+  }
+
+  @Test
   void shouldCheckABatchRefusedWholeWith400OneByOneSkippingTheInvalidIds() throws Exception {
     WindowRestore<String> r = restore();
     r.send(List.of("a", "b", "an-id-far-too-long", "c"));

@@ -15,6 +15,8 @@ import java.util.List;
  * <p>Futures fail with the service's {@link io.vertx.core.eventbus.ReplyException}, whose
  * {@link io.vertx.core.eventbus.ReplyException#failureCode() failureCode} is one of {@link DedupFailure}; a
  * duplicate is not a failure but a {@link DedupResult} with {@link DedupVerdict#DUPLICATE}.
+ * A null event or list fails its future with a 400 ({@link DedupFailure#BAD_REQUEST}) like any other invalid
+ * input; no method throws for it.
  *
  * <p>Thread-safe; completes on the caller's context like any event-bus request. Do not change a {@link DedupEvent}
  * until the future of the request carrying it has completed.

@@ -106,6 +106,25 @@ class DedupClientTest extends ServiceTestSupport {
     assertThat(claims).allSatisfy(r -> assertThat(r.claimToken()).isNotNull());
   }
 
+  @ParameterizedTest
+  @EnumSource(DedupClient.Transport.class)
+  void shouldFailTheFutureOfANullEventOrBatchWithA400(DedupClient.Transport transport) {
+    DedupClient client = client(transport);
+    List<DedupEvent> withNull = eventsOfPartition(client, 2, 2);
+    withNull.add(1, null);
+    List<java.util.function.Supplier<io.vertx.core.Future<?>>> calls = List.of(
+        () -> client.check((DedupEvent) null), () -> client.check((String) null), () -> client.claim(null),
+        () -> client.commit(null), () -> client.release(null),
+        () -> client.lookup(null), () -> client.checkBatch(null), () -> client.claimBatch(null),
+        () -> client.commitBatch(null), () -> client.checkBatch(withNull));
+    for (java.util.function.Supplier<io.vertx.core.Future<?>> call : calls) {
+      io.vertx.core.Future<?> future = call.get();
+      assertThatThrownBy(() -> await(future)).isInstanceOfSatisfying(ReplyException.class,
+          e -> assertThat(e.failureCode()).isEqualTo(DedupFailure.BAD_REQUEST));
+    }
+    assertThat(await(client.check(withNull.get(0))).verdict()).isEqualTo(DedupVerdict.ACCEPTED);
+  }
+
   /** @return the result of each element, which must all be decided */
   private static List<DedupResult> results(List<DedupBatchResult> elements) {
     assertThat(elements).allSatisfy(e -> assertThat(e.succeeded()).as("%s", e).isTrue());

@@ -124,11 +124,11 @@ public final class DedupClientImpl implements DedupClient {
 
   @Override
   public Future<DedupLookup> lookup(DedupEvent event) {
-    String to = addresses[partitionOf(event)];
+    String to = addresses[event == null ? 0 : partitionOf(event)];
     if (local) {
       return bus.<DedupLookup>request(to, LocalRequest.single(DedupAction.LOOKUP, event)).map(Message::body);
     }
-    return bus.<JsonObject>request(to, event.toJson(), headers.get(DedupAction.LOOKUP))
+    return bus.<JsonObject>request(to, event == null ? null : event.toJson(), headers.get(DedupAction.LOOKUP))
         .map(m -> DedupLookup.fromJson(m.body()));
   }
 
@@ -167,11 +167,12 @@ public final class DedupClientImpl implements DedupClient {
 
   /** Sends one event of a {@code check}, {@code claim}, {@code commit} or {@code release} to its partition. */
   private Future<DedupResult> single(DedupAction action, DedupEvent event) {
-    String to = addresses[partitionOf(event)];
+    String to = addresses[event == null ? 0 : partitionOf(event)];
     if (local) {
       return bus.<DedupResult>request(to, LocalRequest.single(action, event)).map(Message::body);
     }
-    return bus.<JsonObject>request(to, event.toJson(), headers.get(action)).map(m -> DedupResult.fromJson(m.body()));
+    return bus.<JsonObject>request(to, event == null ? null : event.toJson(), headers.get(action))
+        .map(m -> DedupResult.fromJson(m.body()));
   }
 
   /** Sends a {@code checkBatch} or {@code claimBatch} to the partition of its events. */
@@ -197,11 +198,17 @@ public final class DedupClientImpl implements DedupClient {
         });
   }
 
-  /** The JSON body of a batch request: {@code {"events": [...]}}. */
+  /**
+   * The JSON body of a batch request: {@code {"events": [...]}}. A null list or a null event is sent as JSON null,
+   * which the partition refuses with a 400 naming {@code events} or {@code events[i]}, as it does a local request.
+   */
   private static JsonObject batchBody(List<DedupEvent> events) {
+    if (events == null) {
+      return new JsonObject().putNull("events");
+    }
     JsonArray array = new JsonArray(new ArrayList<>(events.size()));
     for (DedupEvent e : events) {
-      array.add(e.toJson());
+      array.add(e == null ? null : e.toJson());
     }
     return new JsonObject().put("events", array);
   }

@@ -10,13 +10,15 @@ import picocli.CommandLine.Spec;
  * Command-line inspector of one partition's journal ({@code <journalDir>/<address>/<partition>}): {@code dump} its
  * records ({@link DumpCommand}), {@code find} an id (was it seen, when, at which record, is it still live;
  * {@link FindCommand}), {@code summary} (live ids, oldest and newest, bytes per id, committed offsets per
- * topic-partition; {@link SummaryCommand}). See {@code docs/journal.md}; run it with {@code scripts/journal-inspector}.
+ * topic-partition; {@link SummaryCommand}). See {@code docs/journal.md}; run it with {@code java -jar} on the
+ * module's {@code -inspector.jar} (which carries the JVM flags Chronicle needs) or {@code scripts/journal-inspector}.
  *
- * <p>It reads the journal as a restarting partition would ({@link io.github.vertxdedup.journal.JournalContents}): it
- * takes the journal's lock (so inspect a stopped partition, or a copy of its directory: a running owner holds the
- * lock), repairs what a killed writer left, and replays from the oldest cycle that may still hold a live entry (older
- * cycles are deletable and not read). It writes no record. Liveness is judged at {@code --now-ms} (default: the
- * current time), by the journal's own recovery ({@link io.github.vertxdedup.journal.internal.Recovery}).
+ * <p>It reads the journal as a restarting partition would, through a read-only view
+ * ({@link io.github.vertxdedup.journal.JournalContents#readOnly}): it takes no lock and writes to no file, so it reads
+ * the journal of a running partition (the records complete when it reached them) as well as a stopped one's, and
+ * replays from the oldest cycle that may still hold a live entry (older cycles are deletable and not read). Liveness is
+ * judged at {@code --now-ms} (default: the current time), by the journal's own recovery
+ * ({@link io.github.vertxdedup.journal.internal.Recovery}).
  */
 @Command(name = "journal-inspector", mixinStandardHelpOptions = true, version = "journal-inspector 1",
     description = "Inspects the journal of one dedup partition.",

@@ -13,7 +13,9 @@ build_if_stale() {
   echo "Building $module (mvn package, tests skipped; the first build takes a minute or two) ..." >&2
   local log
   log="$(mktemp)"
-  if ! (cd "$root" && mvn -B -q -ntp -pl "$module" -am package -DskipTests) >"$log" 2>&1; then
+  # No javadoc or sources jar: the scripts run classes, and those jars are for publication (mvn verify builds them).
+  if ! (cd "$root" && mvn -B -q -ntp -pl "$module" -am package -DskipTests -Dmaven.javadoc.skip=true \
+      -Dmaven.source.skip=true) >"$log" 2>&1; then
     cat "$log" >&2
     rm -f "$log"
     echo "The build failed (output above)." >&2

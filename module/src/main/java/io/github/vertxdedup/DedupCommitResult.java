@@ -19,6 +19,11 @@ import java.util.Objects;
 public record DedupCommitResult(DedupResult result, int failureCode, String message) {
 
   /**
+   * Validates the components.
+   *
+   * @param result the COMMITTED result, or null if the commit failed
+   * @param failureCode the failure code if the commit failed, else 0
+   * @param message the failure message if the commit failed, else null
    * @throws IllegalArgumentException if neither or both of {@code result} and a failure ({@code failureCode > 0}
    *     and a message) are given
    */

@@ -17,6 +17,12 @@ import java.util.Objects;
 public record DedupLookup(EntryState state, int partition, long firstSeenMs, long expiresAtMs) {
 
   /**
+   * Validates the components.
+   *
+   * @param state what is known
+   * @param partition the partition that answered
+   * @param firstSeenMs when first seen (epoch ms), or {@link DedupResult#NO_TIME} when {@link EntryState#ABSENT}
+   * @param expiresAtMs when forgotten, or when the lease ends (epoch ms), or {@link DedupResult#NO_TIME}
    * @throws NullPointerException if {@code state} is null
    */
   public DedupLookup {

@@ -29,6 +29,15 @@ public record DedupResult(DedupVerdict verdict, int partition, String claimToken
   public static final long NO_TIME = Long.MIN_VALUE;
 
   /**
+   * Validates the components.
+   *
+   * @param verdict the verdict
+   * @param partition the partition that answered
+   * @param claimToken the token of an accepted claim, else null
+   * @param firstSeenMs when the entry was first seen (epoch ms, bucket precision), or {@link #NO_TIME}
+   * @param ageMs now minus {@code firstSeenMs}, or {@link #NO_TIME}
+   * @param expiresAtMs when the entry is forgotten, or the lease ends (epoch ms), or {@link #NO_TIME}
+   * @param uncovered true on an accept of an event older than what the partition covers
    * @throws NullPointerException if {@code verdict} is null
    */
   public DedupResult {

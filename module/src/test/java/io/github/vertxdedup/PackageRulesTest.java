@@ -5,14 +5,21 @@ import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPac
 import static com.tngtech.archunit.core.domain.properties.HasName.Predicates.nameMatching;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.properties.HasName;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.domain.JavaClass;
 import io.github.vertxdedup.journal.Journal;
+import io.github.vertxdedup.kafka.testkit.LocalKafka;
 import java.net.URL;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -48,6 +55,38 @@ class PackageRulesTest {
 
   private static URL codeSource(Class<?> c) {
     return c.getProtectionDomain().getCodeSource().getLocation();
+  }
+
+  /**
+   * No package is split between the published artifacts ({@code vertx-dedup}, {@code vertx-dedup-persistence},
+   * {@code vertx-dedup-kafka-testkit}): each names its own module in its manifest ({@code Automatic-Module-Name}),
+   * and two modules on the module path must not hold the same package.
+   */
+  @Test
+  void artifacts_shareNoPackage() {
+    Set<String> module = packagesOf(DedupVerticle.class);
+    Set<String> persistence = packagesOf(Journal.class);
+    Set<String> testkit = packagesOf(LocalKafka.class);
+
+    assertThat(module).contains(ROOT, WINDOW, TOOLS);
+    assertThat(persistence).contains(JOURNAL, TIME);
+    assertThat(testkit).contains(ROOT + ".kafka.testkit");
+    assertThat(intersection(module, persistence)).as("packages in vertx-dedup and vertx-dedup-persistence").isEmpty();
+    assertThat(intersection(module, testkit)).as("packages in vertx-dedup and vertx-dedup-kafka-testkit").isEmpty();
+    assertThat(intersection(persistence, testkit))
+        .as("packages in vertx-dedup-persistence and vertx-dedup-kafka-testkit").isEmpty();
+  }
+
+  /** The packages of the artifact {@code c} was loaded from (its {@code target/classes}, or its jar). */
+  private static Set<String> packagesOf(Class<?> c) {
+    return new ClassFileImporter().importUrls(List.of(codeSource(c))).stream()
+        .map(JavaClass::getPackageName).collect(Collectors.toCollection(TreeSet::new));
+  }
+
+  private static Set<String> intersection(Set<String> a, Set<String> b) {
+    Set<String> both = new HashSet<>(a);
+    both.retainAll(b);
+    return both;
   }
 
   @Test

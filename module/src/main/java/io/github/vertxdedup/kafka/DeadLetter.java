@@ -21,6 +21,13 @@ public record DeadLetter<K, V>(KafkaConsumerRecord<K, V> record, Reason reason, 
     Throwable cause) {
 
   /**
+   * Validates the components.
+   *
+   * @param record the record, as the record handler would have received it
+   * @param reason why
+   * @param detail a message that says what happened (verdict times, the handler's failure, the bad field)
+   * @param attempts handler attempts made (0 unless {@link Reason#HANDLER_FAILED})
+   * @param cause the last failure of the handler, or null
    * @throws NullPointerException if {@code record}, {@code reason} or {@code detail} is null
    */
   public DeadLetter {

@@ -51,7 +51,8 @@ final class JournalArgs {
   }
 
   /**
-   * Reads the journal at {@link #now()} as a restart would ({@link JournalContents#read}).
+   * Reads the journal at {@link #now()} as a restart would, through the read-only view
+   * ({@link JournalContents#readOnly}): no lock taken and no file written, so the partition may be running.
    *
    * @param live receives the entries a restart would remember
    * @param records receives every record as it is read
@@ -64,6 +65,6 @@ final class JournalArgs {
       throw new CommandLine.ParameterException(spec.commandLine(),
           "DIR must be a journal directory (with .cq4 cycle files) but " + dir + " has none");
     }
-    return JournalContents.read(dir, windowMs, now(), live, records);
+    return JournalContents.readOnly(dir, windowMs, now(), live, records);
   }
 }

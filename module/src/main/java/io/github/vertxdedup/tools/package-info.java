@@ -8,6 +8,6 @@
  * <p>May use: the persistence {@code journal} and {@code journal.internal} (the claimer text of old claims),
  * {@code window} (fingerprints) and the service's public options ({@link io.github.vertxdedup.DedupOptions}, for the
  * longest window). Must not use the service's implementation ({@code impl.*}) or Vert.x: it reads the files of a
- * stopped partition (or a copy) without deploying one.
+ * partition, running or stopped, through the journal's read-only view without deploying one.
  */
 package io.github.vertxdedup.tools;

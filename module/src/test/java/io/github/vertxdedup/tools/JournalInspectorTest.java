@@ -145,6 +145,37 @@ class JournalInspectorTest {
   }
 
   @Test
+  void shouldReadTheJournalOfARunningPartitionWithoutItsLock(@TempDir Path runningDir) throws Exception {
+    ManualClock clock = new ManualClock(T0);
+    Vertx vertx = Vertx.vertx();
+    try {
+      DedupOptions options = new DedupOptions().setWindowMs(60_000).setBucketMs(1_000)
+          .setJournalDir(runningDir.toString());
+      TestDeployments.deployService(vertx, clock, options);
+      request(vertx, "check", new JsonObject().put("id", "running-1"));
+      Path dir = runningDir.resolve("dedup").resolve("0");
+      String now = Long.toString(T0 + 5_000);
+
+      // The partition holds the journal's lock and keeps appending; the inspector reads beside it.
+      Result first = run("find", dir.toString(), "--window-ms", WINDOW, "--now-ms", now, "--id", "running-1");
+      assertThat(first.err).isEmpty();
+      assertThat(first.code).isZero();
+      assertThat(first.out).contains("REMEMBERED until 2023-11-14T22:14:20Z");
+
+      request(vertx, "check", new JsonObject().put("id", "running-2"));
+      Result later = run("summary", dir.toString(), "--window-ms", WINDOW, "--now-ms", now);
+      assertThat(later.code).isZero();
+      assertThat(later.out).contains("live entries (ids and keys remembered now): 2, open claims: 0");
+
+      // The partition was not disturbed: it still answers and journals.
+      assertThat(request(vertx, "check", new JsonObject().put("id", "running-1")).getString("verdict"))
+          .isEqualTo("DUPLICATE");
+    } finally {
+      await(vertx.close());
+    }
+  }
+
+  @Test
   void shouldRefuseFingerprintZeroWhichMeansNoKey() {
     Result r = run("find", partitionDir.toString(), "--window-ms", WINDOW, "--fingerprint", "0");
     assertThat(r.code).isEqualTo(2);

@@ -40,6 +40,15 @@ public record ClaimEntry(long fingerprint, long keyFingerprint, long payloadHash
   /**
    * Validates the components.
    *
+   * @param fingerprint the id's fingerprint, never 0
+   * @param keyFingerprint the business key's fingerprint, or 0 if none
+   * @param payloadHash the payload's hash, or 0 if none
+   * @param token the claim token that a commit or release must present
+   * @param claimedAtMs when the id was claimed, epoch milliseconds of the owner's clock, or {@link #NOT_RECORDED}
+   * @param leaseEndMs when the lease ends, epoch milliseconds
+   * @param rememberUntilMs an explicit remember-until to apply on commit, epoch milliseconds, or {@link #NOT_RECORDED}
+   * @param claimerId who holds the claim, {@link #NO_CLAIMER} if nobody said
+   * @param formatVersion the format version of the record it was read from
    * @throws NullPointerException if {@code claimerId} is null
    * @throws IllegalArgumentException if {@code fingerprint} is 0, {@code claimerId} is longer than
    *     {@value Journal#MAX_CLAIMER_BYTES} bytes in UTF-8, or {@code formatVersion} is not a version this reader

@@ -28,7 +28,9 @@ import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
  * (for an owner that removes the journals of partitions it no longer has).
  *
  * <p>Like a restart, {@link #read} takes the directory's lock (so read a stopped owner's journal, or a copy of its
- * directory) and repairs what a killed writer left at the tail. The result is immutable, so thread-safe.
+ * directory) and repairs what a killed writer left at the tail. {@link #readOnly} reads through a read-only view
+ * instead: no lock, no file written, so it can read the journal of a running owner. The result is immutable, so
+ * thread-safe.
  */
 public final class JournalContents {
 
@@ -73,6 +75,73 @@ public final class JournalContents {
    */
   public static JournalContents read(Path dir, long windowMs, long nowMs, LiveEntrySink live,
       JournalVisitor records) {
+    checkReadArguments(dir, windowMs, nowMs, live, records);
+    Recovery recovery = new Recovery(nowMs, windowMs, live);
+    ReplayResult result;
+    try (Journal journal = Journal.open(dir, readOptions(windowMs, nowMs))) {
+      result = journal.replay(new Both(recovery, records));
+    }
+    return contents(dir, nowMs, result, recovery);
+  }
+
+  /*
+   * The read-only view. The owner's journal holds the directory lock (journal.lock, an OS file lock) for as long as
+   * it is open, so read() cannot run beside it. This view takes neither that lock nor Chronicle's write lock (a word
+   * in metadata.cq4t that only appenders take): Chronicle's read-only queue maps the files for reading, and its
+   * tailer stops at the first excerpt whose header is not complete, so it sees every record the owner finished
+   * appending before the tailer reached it and nothing half-written. It repairs nothing (read() clears a dead
+   * writer's locks and discards its unfinished record, cycle file or missing last excerpt); a tailer stops at each of
+   * those as a restart's replay would, so the records it sees are the same.
+   */
+  /**
+   * Reads the journal in {@code dir} as {@link #read} does, but through a read-only view: it takes no lock and writes
+   * nothing to any file, so it can read the journal of a running owner (which holds the directory's lock). It sees the
+   * records that were complete when its replay reached them: an owner's later appends are not in the result, and a
+   * record the owner is appending is not delivered half-written. A restart at {@code nowMs} of an owner that had
+   * stopped at the instant the replay ended would rebuild what the result says. Blocking, O(records read).
+   *
+   * <p>A dead writer's leftovers are not repaired (a stopped owner's journal is left exactly as it is): an unfinished
+   * last record is not delivered, as a restart would discard it; a cycle file whose creation a killed writer never
+   * finished is not deleted, and Chronicle may wait on it (up to {@link JournalOptions#DEFAULT_CHRONICLE_TIMEOUT})
+   * or fail to read it: read such a journal with {@link #read}, which repairs it, once its owner is stopped.
+   *
+   * @param dir a journal directory, holding its cycle files and Chronicle's {@code metadata.cq4t}
+   * @param windowMs the owner's window, milliseconds, {@code > 0} (see {@link #read})
+   * @param nowMs the instant to judge at, epoch milliseconds, {@code >= 0} (see {@link #read})
+   * @param live receives the live entries, as from {@link #read}
+   * @param records receives every record and entry as it is read, as from {@link #read}
+   * @return the open claims, offsets and replay counts
+   * @throws IllegalArgumentException if {@code windowMs} or {@code nowMs} is out of range, or {@code dir} holds no
+   *     cycle file (it is not a journal directory)
+   * @throws UnknownFormatVersionException if a record has a format version this reader does not know
+   * @throws JournalException if a record with a valid checksum has a type this version does not define
+   * @throws NullPointerException if an argument is null
+   * @throws RuntimeException whatever {@code live} or {@code records} throws, unchanged; or Chronicle's failure to
+   *     open a file it cannot read (a cycle file a killed writer never finished)
+   */
+  public static JournalContents readOnly(Path dir, long windowMs, long nowMs, LiveEntrySink live,
+      JournalVisitor records) {
+    checkReadArguments(dir, windowMs, nowMs, live, records);
+    Path abs = dir.toAbsolutePath().normalize();
+    Recovery recovery = new Recovery(nowMs, windowMs, live);
+    ReplayResult result;
+    JournalQueue q = JournalQueue.open(abs, readOptions(windowMs, nowMs), true);
+    try {
+      JournalReader reader = new JournalReader(q);
+      reader.scanCycles();
+      int newest = q.catalog.newest();
+      if (newest != CycleCatalog.NONE) {
+        q.time.floor(q.epochMs + newest * q.cycleMs); // as Journal's open: the replay judges at this time or later
+      }
+      result = reader.replay(new Both(recovery, records), () -> { });
+    } finally {
+      q.queue.close();
+    }
+    return contents(abs, nowMs, result, recovery);
+  }
+
+  private static void checkReadArguments(Path dir, long windowMs, long nowMs, LiveEntrySink live,
+      JournalVisitor records) {
     Objects.requireNonNull(dir, "dir");
     Objects.requireNonNull(live, "live");
     Objects.requireNonNull(records, "records");
@@ -87,12 +156,9 @@ public final class JournalContents {
       throw new IllegalArgumentException("dir must be a journal directory (with " + SingleChronicleQueue.SUFFIX
           + " cycle files) but " + dir + " has none");
     }
-    JournalOptions options = readOptions(windowMs, nowMs);
-    Recovery recovery = new Recovery(nowMs, windowMs, live);
-    ReplayResult result;
-    try (Journal journal = Journal.open(dir, options)) {
-      result = journal.replay(new Both(recovery, records));
-    }
+  }
+
+  private static JournalContents contents(Path dir, long nowMs, ReplayResult result, Recovery recovery) {
     List<ClaimEntry> open = new ArrayList<>();
     recovery.forEachOpenClaim(nowMs, open::add);
     return new JournalContents(nowMs, result, List.copyOf(open), List.copyOf(recovery.offsets().toList()),

@@ -12,6 +12,7 @@ public class JournalLockedException extends IllegalStateException {
   private static final long serialVersionUID = 1L;
 
   private final transient Path directory;
+  /** Who holds the lock, as its holder wrote it in the lock file ({@code pid=... acquiredAt=...}). */
   private final String holder;
 
   JournalLockedException(Path directory, String holder) {

@@ -62,6 +62,15 @@ final class JournalQueue {
    * Blocking. Closes the queue again if anything after building it fails.
    */
   static JournalQueue open(Path dir, JournalOptions options) {
+    return open(dir, options, false);
+  }
+
+  /**
+   * Builds the Chronicle queue in {@code dir} as {@link #open(Path, JournalOptions)} does, or, if {@code readOnly},
+   * Chronicle's read-only queue: its files are mapped for reading only, so it writes nothing (no lock word, no header,
+   * no new cycle file) and can be built while the owner appends. Blocking.
+   */
+  static JournalQueue open(Path dir, JournalOptions options, boolean readOnly) {
     RollCycle rollCycle = RollCycleChoice.of(options.getRollCycle());
     JournalTime time = new JournalTime(options.getClock());
     AtomicInteger openCycleFiles = new AtomicInteger();
@@ -71,6 +80,7 @@ final class JournalQueue {
         .timeoutMS(options.getChronicleTimeout().toMillis())
         .syncMode(SyncMode.NONE)
         .storeFileListener(new OpenFileCounter(openCycleFiles))
+        .readOnly(readOnly)
         .build();
     try {
       return new JournalQueue(dir, options, queue, rollCycle, time, openCycleFiles);

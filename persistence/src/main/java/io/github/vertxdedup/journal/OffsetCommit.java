@@ -18,6 +18,9 @@ public record OffsetCommit(String topic, int partition, long offset) {
   /**
    * Validates the components.
    *
+   * @param topic the topic name; not empty, at most {@value #MAX_TOPIC_BYTES} bytes in UTF-8
+   * @param partition the partition number, {@code >= 0}
+   * @param offset the committed offset (the next offset to consume), {@code >= 0}
    * @throws NullPointerException if {@code topic} is null
    * @throws IllegalArgumentException if {@code topic} is empty or too long, or {@code partition} or {@code offset}
    *     is negative

@@ -13,6 +13,8 @@ public record SourcePartition(String topic, int partition) {
   /**
    * Validates the components.
    *
+   * @param topic the topic name; not empty, at most {@value OffsetCommit#MAX_TOPIC_BYTES} bytes in UTF-8
+   * @param partition the partition number, {@code >= 0}
    * @throws NullPointerException if {@code topic} is null
    * @throws IllegalArgumentException if {@code topic} is empty or too long, or {@code partition} is negative
    */

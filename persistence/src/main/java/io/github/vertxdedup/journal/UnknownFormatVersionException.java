@@ -9,6 +9,7 @@ public class UnknownFormatVersionException extends JournalException {
 
   private static final long serialVersionUID = 1L;
 
+  /** The record format version found. */
   private final int version;
 
   /**

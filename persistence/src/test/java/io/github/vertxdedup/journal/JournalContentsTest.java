@@ -4,10 +4,14 @@ import io.github.vertxdedup.time.ManualClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -86,6 +90,52 @@ class JournalContentsTest {
       assertThat(owner.directory()).isEqualTo(dir.toAbsolutePath().normalize());
       assertThatThrownBy(() -> read(T0, new RecordingVisitor())).isInstanceOf(JournalLockedException.class);
     }
+  }
+
+  @Test
+  void readOnly_shouldReadTheJournalOfARunningOwnerWithoutTouchingIt() throws Exception {
+    writeJournal();
+    JournalOptions options = new JournalOptions().setClock(clock).setSyncPolicy(SyncPolicy.NONE)
+        .setRollCycle(JournalOptions.rollCycleFor(java.time.Duration.ofMillis(W)));
+    try (Journal owner = Journal.open(dir, options)) {
+      owner.replay(new RecordingVisitor());
+      owner.appendAccept(6, 0, 0, T0 + 1_000, T0 + W);
+      Map<Path, byte[]> before = files();
+
+      RecordingVisitor records = new RecordingVisitor();
+      JournalContents view = JournalContents.readOnly(dir, W, T0 + 5_000, (fp, payload, firstSeenMs, expiresAtMs) ->
+          live.add(new long[] {fp, payload, firstSeenMs, expiresAtMs}), records);
+
+      assertThat(live).extracting(e -> e[0]).containsExactly(1L, 10L, 3L, 30L, 6L);
+      assertThat(view.openClaims()).containsExactly(
+          ClaimEntry.of(4, 0, 0, 8, T0, T0 + 20_000, ClaimEntry.NOT_RECORDED, "worker-2"));
+      assertThat(view.offsets()).containsExactly(new OffsetCommit("orders", 1, 42));
+      assertThat(records.entries).hasSize(10);
+      assertThat(files()).as("the view wrote nothing: every file byte for byte as before")
+          .containsOnlyKeys(before.keySet())
+          .allSatisfy((file, bytes) -> assertThat(bytes).as("%s", file).isEqualTo(before.get(file)));
+
+      // The owner still holds its lock and appends; a later view sees the new record.
+      owner.appendAccept(7, 0, 0, T0 + 2_000, T0 + W);
+      assertThatThrownBy(() -> read(T0, new RecordingVisitor())).isInstanceOf(JournalLockedException.class);
+      live.clear();
+      JournalContents.readOnly(dir, W, T0 + 5_000, (fp, payload, firstSeenMs, expiresAtMs) ->
+          live.add(new long[] {fp, payload, firstSeenMs, expiresAtMs}), new RecordingVisitor());
+      assertThat(live).extracting(e -> e[0]).containsExactly(1L, 10L, 3L, 30L, 6L, 7L);
+    }
+    assertThatThrownBy(() -> JournalContents.readOnly(dir.resolve("nothing"), W, T0, (f, p, s, e) -> { },
+        new RecordingVisitor())).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("dir must be");
+  }
+
+  /** Every file of the journal directory and its bytes. */
+  private Map<Path, byte[]> files() throws IOException {
+    Map<Path, byte[]> bytes = new TreeMap<>();
+    try (Stream<Path> s = Files.list(dir)) {
+      for (Path f : s.toList()) {
+        bytes.put(f.getFileName(), Files.readAllBytes(f));
+      }
+    }
+    return bytes;
   }
 
   @Test

@@ -10,7 +10,6 @@ import io.github.vertxdedup.impl.journal.ChroniclePartitionJournal;
 import io.github.vertxdedup.impl.journal.NoJournal;
 import io.github.vertxdedup.impl.journal.PartitionJournal;
 import io.github.vertxdedup.time.DedupClock;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -56,15 +55,16 @@ public interface LocalPartition {
    * @param options validated options
    * @param clock the clock of the window and the leases
    * @param journal the partition's journal
-   * @param registry where to register the partition's meters, or null for none
+   * @param meters where to register the partition's meters and their tags, or null for none
    * @return completes with the partition once it answers, or while another owner holds its journal (it is then
    *     {@link PartitionState#RECOVERING} and retries with a backoff); fails if its first recovery failed for any
    *     other reason
    */
   static Future<LocalPartition> deploy(Vertx vertx, DedupOptions options, DedupClock clock, PartitionJournal journal,
-      MeterRegistry registry) {
+      PartitionMeters meters) {
     return PartitionRequests.deploy(vertx,
-        new PartitionVerticle(options, 0, clock, journal, registry).ownerLogsReadiness());
+        new PartitionVerticle(options, 0, clock, journal, meters == null ? null : meters.registry())
+            .meterTags(meters == null ? null : meters.tags()).ownerLogsReadiness());
   }
 
   /**
@@ -73,12 +73,12 @@ public interface LocalPartition {
    * @param vertx the Vert.x instance to deploy on
    * @param options validated options
    * @param clock the clock of the window and the leases
-   * @param registry where to register the partition's meters, or null for none
+   * @param meters where to register the partition's meters and their tags, or null for none
    * @return completes with the partition once it answers
    */
   static Future<LocalPartition> deployInMemory(Vertx vertx, DedupOptions options, DedupClock clock,
-      MeterRegistry registry) {
-    return deploy(vertx, options, clock, NoJournal.INSTANCE, registry);
+      PartitionMeters meters) {
+    return deploy(vertx, options, clock, NoJournal.INSTANCE, meters);
   }
 
   /**
@@ -90,13 +90,13 @@ public interface LocalPartition {
    * @param options validated options
    * @param clock the clock of the window and the leases; the journal records its instants
    * @param dir the journal directory
-   * @param registry where to register the partition's meters, or null for none
+   * @param meters where to register the partition's meters and their tags, or null for none
    * @return as {@link #deploy}
    */
   static Future<LocalPartition> deployJournaled(Vertx vertx, DedupOptions options, DedupClock clock, Path dir,
-      MeterRegistry registry) {
+      PartitionMeters meters) {
     return deploy(vertx, options, clock,
-        new ChroniclePartitionJournal(vertx, dir, options.getWindowMs(), options.getJournalSync(), clock), registry);
+        new ChroniclePartitionJournal(vertx, dir, options.getWindowMs(), options.getJournalSync(), clock), meters);
   }
 
   /** @return the event-bus address the partition also listens on, {@code <address>.0} */

@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
@@ -13,7 +14,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
 /**
- * The Micrometer meters of one partition, tagged {@code address} and {@code partition}: what shows whether the
+ * The Micrometer meters of one partition, tagged with its identity ({@link #serviceTags}: {@code address} and
+ * {@code partition} for a partition of the service; {@code group}, {@code topic} and {@code partition} for the
+ * Kafka consumer's window of a topic-partition, the tags of its {@code dedup.kafka.*} meters): what shows whether the
  * window keeps its promise (late copies, duplicate ages, early evictions). Counters and gauges read a
  * {@link Snapshot} that the partition publishes from its event loop (every second, on {@code stats} and at stop), so
  * the hot path only bumps plain fields and a metrics thread never touches the single-threaded window; readings lag
@@ -26,6 +29,12 @@ import java.util.function.ToDoubleFunction;
  * held entry), {@code dedup.pending}, {@code dedup.ready} (1 or 0), {@code dedup.duplicate.age} (a timer with a
  * percentile histogram up to the window; the first sighting is known to its bucket, so an age reads up to one bucket
  * width too old).
+ *
+ * <p>The identity is stable across restarts, so one window's series continue where its previous run's stopped. One
+ * identity, one set of meters: a partition that registers meters under an identity another partition still holds (a
+ * successor deployed before its predecessor has stopped, as when a journal changes hands) replaces that one's
+ * meters, and a partition that closes removes only the meters still its own. Without that, the registry would hand
+ * the successor the predecessor's meters, which read the predecessor's counters and vanish when it stops.
  *
  * <p>Thread-safe: {@link #publish} from the partition, reads from any thread.
  */
@@ -63,9 +72,27 @@ final class PartitionMetrics {
   private final Timer duplicateAge;
   private volatile Snapshot snapshot = Snapshot.EMPTY;
 
-  PartitionMetrics(MeterRegistry registry, String address, int partition, long windowMs) {
+  /**
+   * The identity of a partition of the event-bus service.
+   *
+   * @param address the service's address
+   * @param partition the partition's number
+   * @return {@code address} and {@code partition}
+   */
+  static Tags serviceTags(String address, int partition) {
+    return Tags.of("address", address, "partition", Integer.toString(partition));
+  }
+
+  /**
+   * Registers the partition's meters, replacing those of another partition with the same identity.
+   *
+   * @param registry the registry
+   * @param tags the partition's identity, e.g. {@link #serviceTags}
+   * @param windowMs the window, milliseconds: the duplicate-age histogram's upper end
+   */
+  PartitionMetrics(MeterRegistry registry, Tags tags, long windowMs) {
     this.registry = registry;
-    this.tags = Tags.of("address", address, "partition", Integer.toString(partition));
+    this.tags = tags;
     verdict("accepted", Snapshot::accepted);
     verdict("duplicate", Snapshot::duplicates);
     verdict("conflict", Snapshot::conflicts);
@@ -84,6 +111,7 @@ final class PartitionMetrics {
     gauge("dedup.held.id.bytes", "estimated table bytes per held id", "bytes", Snapshot::bytesPerHeldId);
     gauge("dedup.pending", "replies waiting for their journal write", null, s -> s.pending());
     gauge("dedup.ready", "1 when the partition answers, else 0", null, s -> s.ready() ? 1 : 0);
+    replace("dedup.duplicate.age", tags);
     duplicateAge = Timer.builder("dedup.duplicate.age")
         .description("time since the first sighting, for each duplicate; bucket precision, up to one bucket width over")
         .tags(tags)
@@ -102,25 +130,43 @@ final class PartitionMetrics {
     duplicateAge.record(Math.max(0, ageMs), TimeUnit.MILLISECONDS);
   }
 
-  /** Removes this partition's meters from the registry. */
+  /** Removes this partition's meters from the registry, but not those a successor registered since. */
   void close() {
     for (Meter m : meters) {
-      registry.remove(m);
+      Meter.Id id = m.getId();
+      for (Meter registered : registry.find(id.getName()).tags(id.getTagsAsIterable()).meters()) {
+        if (registered == m) {
+          registry.remove(m);
+        }
+      }
     }
     meters.clear();
   }
 
+  /**
+   * Removes the meters of another partition registered under {@code name} and this identity (and any further tag),
+   * so that the registry registers this partition's own instead of returning those.
+   */
+  private void replace(String name, Iterable<Tag> identity) {
+    for (Meter m : registry.find(name).tags(identity).meters()) {
+      registry.remove(m);
+    }
+  }
+
   private void verdict(String verdict, ToDoubleFunction<Snapshot> f) {
+    replace("dedup.verdicts", tags.and("verdict", verdict));
     meters.add(FunctionCounter.builder("dedup.verdicts", this, m -> f.applyAsDouble(m.snapshot))
         .description("verdicts given").tags(tags).tag("verdict", verdict).register(registry));
   }
 
   private void counter(String name, String description, ToDoubleFunction<Snapshot> f) {
+    replace(name, tags);
     meters.add(FunctionCounter.builder(name, this, m -> f.applyAsDouble(m.snapshot))
         .description(description).tags(tags).register(registry));
   }
 
   private void gauge(String name, String description, String unit, ToDoubleFunction<Snapshot> f) {
+    replace(name, tags);
     meters.add(Gauge.builder(name, this, m -> f.applyAsDouble(m.snapshot))
         .description(description).baseUnit(unit).tags(tags).strongReference(true).register(registry));
   }

@@ -2,6 +2,7 @@ package io.github.vertxdedup.kafka.impl;
 
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.impl.service.LocalPartition;
+import io.github.vertxdedup.impl.service.PartitionMeters;
 import io.github.vertxdedup.impl.service.PartitionState;
 import io.github.vertxdedup.time.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -154,7 +155,9 @@ final class JournaledPartitionWindows implements PartitionWindows {
     return slot.future().compose(s -> {
       DedupOptions o = new DedupOptions(dedup).setAddress(address).setPartitions(1)
           .setRouteByKey(false);
-      return LocalPartition.deployJournaled(vertx, o, clock, dir, registry).compose(partition -> {
+      PartitionMeters meters = registry == null ? null
+          : PartitionMeters.kafkaWindow(registry, groupId, tp.topic(), tp.partition());
+      return LocalPartition.deployJournaled(vertx, o, clock, dir, meters).compose(partition -> {
         Promise<Void> ready = Promise.promise();
         awaitReady(partition, dir, ownerId, deadlineNs, ready);
         return ready.future()

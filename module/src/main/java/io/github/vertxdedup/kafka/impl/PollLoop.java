@@ -64,7 +64,7 @@ final class PollLoop<K, V> {
   private final long lookBackMs;
   private final PartitionWindows windows;
   private final OwnerConfig<K, V> ownerConfig;
-  private final MeterRegistry registry;
+  private final ConsumerHealth health;
   private final String groupId;
   private final String instanceId;
   /** Released by an owner that may be resumed; the loop waits on it while every partition is paused. */
@@ -88,7 +88,7 @@ final class PollLoop<K, V> {
    * @param options validated consumer options
    * @param windows where the partitions' windows live
    * @param ownerConfig what every partition owner shares; its {@code wakePoll} releases {@code wake}
-   * @param registry where the partitions' meters are registered
+   * @param health makes the partitions' meters and tracks their health
    * @param groupId the consumer group
    * @param instanceId this consumer's instance id
    * @param wake released by an owner that may be resumed
@@ -96,7 +96,7 @@ final class PollLoop<K, V> {
    *     from its topic); poll thread
    */
   PollLoop(Map<String, Object> kafkaConfig, DedupKafkaOptions options, PartitionWindows windows,
-      OwnerConfig<K, V> ownerConfig, MeterRegistry registry, String groupId, String instanceId, Semaphore wake,
+      OwnerConfig<K, V> ownerConfig, ConsumerHealth health, String groupId, String instanceId, Semaphore wake,
       Consumer<Throwable> report) {
     this.kafkaConfig = kafkaConfig;
     this.pollTimeoutMs = options.getPollTimeoutMs();
@@ -107,7 +107,7 @@ final class PollLoop<K, V> {
     this.lookBackMs = options.getLookBackMs();
     this.windows = windows;
     this.ownerConfig = ownerConfig;
-    this.registry = registry;
+    this.health = health;
     this.groupId = groupId;
     this.instanceId = instanceId;
     this.wake = wake;
@@ -143,7 +143,7 @@ final class PollLoop<K, V> {
       pauses = new Pauses<>(consumer::pause, consumer::resume, owners, maxBufferedPerPartition);
       rebuilds = new Rebuilds<>(kafkaConfig, ownerConfig, lookBackMs, pauses, rebuildRetryMs, report);
       assignment = new PartitionAssignment<>(consumer, owners, windows, ownerConfig, commits, pauses, rebuilds,
-          registry, groupId, instanceId, assignmentTimeoutMs, revocationTimeoutMs);
+          health, groupId, instanceId, assignmentTimeoutMs, revocationTimeoutMs);
       consumer.subscribe(topics, assignment);
     } catch (RuntimeException e) {
       running = false;

@@ -94,13 +94,22 @@ class DedupKafkaObservabilityTest {
     await().atMost(Duration.ofSeconds(10)).until(() -> verdicts(group, topic, 1, "accepted") == 2
         && verdicts(group, topic, 1, "duplicate") == 1 && verdicts(group, topic, 0, "accepted") == 1);
 
-    // Every window meter carries the consumer's tags, the same as its dedup.kafka.* meters: none an address.
-    Set<Set<String>> tagKeys = registry.getMeters().stream()
-        .filter(m -> m.getId().getName().startsWith("dedup."))
-        .map(m -> m.getId().getTags().stream().map(Tag::getKey).filter(k -> !k.equals("verdict")
-            && !k.equals("reason")).collect(Collectors.toSet()))
+    // Every window meter carries the tags its consumer's meters carry (group, topic, partition: the Kafka
+    // partition) and the consumer's dedup address: one set of keys, the service's too.
+    Set<Set<String>> windowKeys = registry.getMeters().stream()
+        .filter(m -> m.getId().getName().startsWith("dedup.") && !m.getId().getName().startsWith("dedup.kafka."))
+        .map(m -> m.getId().getTags().stream().map(Tag::getKey).filter(k -> !k.equals("verdict"))
+            .collect(Collectors.toSet()))
         .collect(Collectors.toSet());
-    assertThat(tagKeys).containsExactly(Set.of("group", "topic", "partition"));
+    assertThat(windowKeys).containsExactly(Set.of("address", "group", "topic", "partition"));
+    assertThat(registry.find("dedup.ready").tag("topic", topic).meters()).extracting(Meter::getId)
+        .allSatisfy(id -> assertThat(id.getTag("address")).isEqualTo("test.observed"));
+    Set<Set<String>> consumerKeys = registry.getMeters().stream()
+        .filter(m -> m.getId().getName().startsWith("dedup.kafka."))
+        .map(m -> m.getId().getTags().stream().map(Tag::getKey).filter(k -> !k.equals("reason"))
+            .collect(Collectors.toSet()))
+        .collect(Collectors.toSet());
+    assertThat(consumerKeys).containsExactly(Set.of("group", "topic", "partition"));
 
     // The handler-duration timer: each call timed from the call to its future's completion.
     Timer p1 = registry.get("dedup.kafka.handler.duration").tags("group", group, "topic", topic, "partition", "1")

@@ -14,10 +14,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
 /**
- * The Micrometer meters of one partition, tagged with its identity ({@link #serviceTags}: {@code address} and
- * {@code partition} for a partition of the service; {@code group}, {@code topic} and {@code partition} for the
- * Kafka consumer's window of a topic-partition, the tags of its {@code dedup.kafka.*} meters): what shows whether the
- * window keeps its promise (late copies, duplicate ages, early evictions). Counters and gauges read a
+ * The Micrometer meters of one partition, tagged with its identity: {@code address}, {@code group}, {@code topic}
+ * and {@code partition}. A partition of the service has its {@code address} and {@code partition} and an empty
+ * {@code group} and {@code topic} ({@link #serviceTags}); the Kafka consumer's window of a topic-partition has the
+ * consumer's dedup {@code address} and the {@code group}, {@code topic} and {@code partition} its
+ * {@code dedup.kafka.*} meters carry ({@link PartitionMeters#kafkaWindow}). Every window meter has the same four
+ * keys because a Prometheus registry requires one set of tag keys per meter name: it silently leaves out the meters
+ * of a name registered with another set, so an application with both would lose one side's. An empty tag is no
+ * label to Prometheus. The meters show whether the window keeps its promise (late copies, duplicate ages, early evictions). Counters and gauges read a
  * {@link Snapshot} that the partition publishes from its event loop (every second, on {@code stats} and at stop), so
  * the hot path only bumps plain fields and a metrics thread never touches the single-threaded window; readings lag
  * by at most a second. The duplicate-age histogram is recorded directly.
@@ -77,11 +81,12 @@ final class PartitionMetrics {
    *
    * @param address the service's address
    * @param partition the partition's number
-   * @return {@code address} and {@code partition}
+   * @return {@code address} and {@code partition}, {@code group} and {@code topic} empty
    */
   static Tags serviceTags(String address, int partition) {
-    return Tags.of("address", address, "partition", Integer.toString(partition));
+    return PartitionMeters.windowTags(address, "", "", partition);
   }
+
 
   /**
    * Registers the partition's meters, replacing those of another partition with the same identity.

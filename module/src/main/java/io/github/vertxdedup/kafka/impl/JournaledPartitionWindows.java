@@ -156,7 +156,7 @@ final class JournaledPartitionWindows implements PartitionWindows {
       DedupOptions o = new DedupOptions(dedup).setAddress(address).setPartitions(1)
           .setRouteByKey(false);
       PartitionMeters meters = registry == null ? null
-          : PartitionMeters.kafkaWindow(registry, groupId, tp.topic(), tp.partition());
+          : PartitionMeters.kafkaWindow(registry, dedup.getAddress(), groupId, tp.topic(), tp.partition());
       return LocalPartition.deployJournaled(vertx, o, clock, dir, meters).compose(partition -> {
         Promise<Void> ready = Promise.promise();
         awaitReady(partition, dir, ownerId, deadlineNs, ready);

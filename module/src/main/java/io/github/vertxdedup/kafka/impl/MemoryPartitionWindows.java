@@ -54,7 +54,7 @@ final class MemoryPartitionWindows implements PartitionWindows {
     // partition), which name the window in the registry.
     Slot slot = slots.computeIfAbsent(name, n -> new Slot(dedup.getAddress() + "." + groupId + "." + tp.topic()
         + "-" + tp.partition(), registry == null ? null
-        : PartitionMeters.kafkaWindow(registry, groupId, tp.topic(), tp.partition())));
+        : PartitionMeters.kafkaWindow(registry, dedup.getAddress(), groupId, tp.topic(), tp.partition())));
     Promise<Long> committed = Promise.promise();
     take(slot, ownerId, System.nanoTime() + acquireTimeoutMs * 1_000_000L, committed);
     return committed.future().compose(offset -> slot.deployed(this)

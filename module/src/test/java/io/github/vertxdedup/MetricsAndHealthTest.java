@@ -51,6 +51,7 @@ class MetricsAndHealthTest extends ServiceTestSupport {
     assertThat(gauge("dedup.claims.held")).isZero();
     assertThat(gauge("dedup.held.id.bytes")).isPositive();
     assertThat(gauge("dedup.ready")).isEqualTo(1);
+    assertThat(gauge("dedup.window")).as("W in seconds").isEqualTo(WINDOW_MS / 1000.0);
     Timer age = registry.get("dedup.duplicate.age").tags("partition", "0").timer();
     assertThat(age.count()).isEqualTo(1);
     assertThat(age.max(TimeUnit.MILLISECONDS)).isEqualTo(4_000);

@@ -21,17 +21,20 @@ import java.util.function.ToDoubleFunction;
  * {@code dedup.kafka.*} meters carry ({@link PartitionMeters#kafkaWindow}). Every window meter has the same four
  * keys because a Prometheus registry requires one set of tag keys per meter name: it silently leaves out the meters
  * of a name registered with another set, so an application with both would lose one side's. An empty tag is no
- * label to Prometheus. The meters show whether the window keeps its promise (late copies, duplicate ages, early evictions). Counters and gauges read a
- * {@link Snapshot} that the partition publishes from its event loop (every second, on {@code stats} and at stop), so
- * the hot path only bumps plain fields and a metrics thread never touches the single-threaded window; readings lag
- * by at most a second. The duplicate-age histogram is recorded directly.
+ * label to Prometheus.
+ *
+ * <p>The meters show whether the window keeps its promise (late copies, duplicate ages, early evictions). Counters
+ * and gauges read a {@link Snapshot} that the partition publishes from its event loop (every second, on
+ * {@code stats} and at stop), so the hot path only bumps plain fields and a metrics thread never touches the
+ * single-threaded window; readings lag by at most a second. The duplicate-age histogram is recorded directly.
  *
  * <p>Meters: {@code dedup.verdicts{verdict=accepted|duplicate|conflict|in_flight|unknown}},
  * {@code dedup.uncovered.accepts}, {@code dedup.late.deliveries} (event time older than the window),
  * {@code dedup.expired.leases}, {@code dedup.early.evictions}, {@code dedup.rejected} (window full),
  * {@code dedup.held.ids}, {@code dedup.claims.held} (in flight now), {@code dedup.held.id.bytes} (table bytes per
- * held entry), {@code dedup.pending}, {@code dedup.ready} (1 or 0), {@code dedup.duplicate.age} (a timer with a
- * percentile histogram up to the window; the first sighting is known to its bucket, so an age reads up to one bucket
+ * held entry), {@code dedup.pending}, {@code dedup.ready} (1 or 0), {@code dedup.window} (the window {@code W},
+ * seconds: what alert rules compare ages and coverage with), {@code dedup.duplicate.age} (a timer with a percentile
+ * histogram up to the window; the first sighting is known to its bucket, so an age reads up to one bucket
  * width too old).
  *
  * <p>The identity is stable across restarts, so one window's series continue where its previous run's stopped. One
@@ -116,6 +119,8 @@ final class PartitionMetrics {
     gauge("dedup.held.id.bytes", "estimated table bytes per held id", "bytes", Snapshot::bytesPerHeldId);
     gauge("dedup.pending", "replies waiting for their journal write", null, s -> s.pending());
     gauge("dedup.ready", "1 when the partition answers, else 0", null, s -> s.ready() ? 1 : 0);
+    double windowSeconds = windowMs / 1000.0;
+    gauge("dedup.window", "the window W: how long an id is remembered at least", "seconds", s -> windowSeconds);
     replace("dedup.duplicate.age", tags);
     duplicateAge = Timer.builder("dedup.duplicate.age")
         .description("time since the first sighting, for each duplicate; bucket precision, up to one bucket width over")

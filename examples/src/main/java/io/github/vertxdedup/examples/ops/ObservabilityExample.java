@@ -76,10 +76,11 @@ public final class ObservabilityExample {
    * @param registry the registry {@code /metrics} serves
    * @param checks the health checks {@code /health} serves
    * @param consumer the Kafka consumer
+   * @param kafkaMetrics the Kafka client's meters, read on a thread of Micrometer's
    * @param server the HTTP server
    */
   public record Running(Vertx vertx, PrometheusMeterRegistry registry, HealthChecks checks,
-      DedupKafkaConsumer<String, String> consumer, HttpServer server) {
+      DedupKafkaConsumer<String, String> consumer, KafkaClientMetrics kafkaMetrics, HttpServer server) {
 
     /** @return the HTTP port {@code /metrics} and {@code /health} are served on */
     public int port() {
@@ -87,12 +88,15 @@ public final class ObservabilityExample {
     }
 
     /**
-     * Closes the consumer, then Vert.x (the service, the HTTP server).
+     * Closes the consumer, the Kafka client's meters, then Vert.x (the service, the HTTP server).
      *
      * @return completes when closed
      */
     public Future<Void> close() {
-      return consumer.close().eventually(vertx::close);
+      return consumer.close().eventually(() -> {
+        kafkaMetrics.close();
+        return vertx.close();
+      });
     }
   }
 
@@ -134,7 +138,8 @@ public final class ObservabilityExample {
     config.put("partition.assignment.strategy",
         "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
     KafkaConsumer<String, String> kafka = KafkaConsumer.create(vertx, config);
-    new KafkaClientMetrics(kafka.unwrap()).bindTo(registry);      // consumer lag, fetch rate, ...
+    KafkaClientMetrics kafkaMetrics = new KafkaClientMetrics(kafka.unwrap());  // consumer lag, fetch rate, ...
+    kafkaMetrics.bindTo(registry);
     DedupClient receipts = DedupClient.create(vertx, service);
     DedupKafkaConsumer<String, String> consumer = DedupKafkaConsumer.<String, String>wrap(vertx, kafka, config,
             new DedupKafkaOptions().setDedup(new DedupOptions()
@@ -157,8 +162,9 @@ public final class ObservabilityExample {
     return deployed
         .compose(id -> consumer.subscribe(TOPIC))
         .compose(v -> vertx.createHttpServer().requestHandler(router).listen(port))
-        .map(server -> new Running(vertx, registry, checks, consumer, server))
-        .recover(e -> consumer.close().eventually(vertx::close).transform(v -> Future.failedFuture(e)));
+        .map(server -> new Running(vertx, registry, checks, consumer, kafkaMetrics, server))
+        .recover(e -> new Running(vertx, registry, checks, consumer, kafkaMetrics, null).close()
+            .transform(v -> Future.failedFuture(e)));
   }
 
   /**

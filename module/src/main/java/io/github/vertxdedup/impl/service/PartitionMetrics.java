@@ -18,7 +18,7 @@ import java.util.function.ToDoubleFunction;
  * and {@code partition}. A partition of the service has its {@code address} and {@code partition} and an empty
  * {@code group} and {@code topic} ({@link #serviceTags}); the Kafka consumer's window of a topic-partition has the
  * consumer's dedup {@code address} and the {@code group}, {@code topic} and {@code partition} its
- * {@code dedup.kafka.*} meters carry ({@link PartitionMeters#kafkaWindow}). Every window meter has the same four
+ * {@code dedup.kafka.*} meters carry ({@link LocalPartition.Meters#kafkaWindow}). Every window meter has the same four
  * keys because a Prometheus registry requires one set of tag keys per meter name: it silently leaves out the meters
  * of a name registered with another set, so an application with both would lose one side's. An empty tag is no
  * label to Prometheus.
@@ -87,7 +87,7 @@ final class PartitionMetrics {
    * @return {@code address} and {@code partition}, {@code group} and {@code topic} empty
    */
   static Tags serviceTags(String address, int partition) {
-    return PartitionMeters.windowTags(address, "", "", partition);
+    return LocalPartition.Meters.windowTags(address, "", "", partition);
   }
 
 

@@ -2,7 +2,6 @@ package io.github.vertxdedup.kafka.impl;
 
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.impl.service.LocalPartition;
-import io.github.vertxdedup.impl.service.PartitionMeters;
 import io.github.vertxdedup.impl.service.PartitionState;
 import io.github.vertxdedup.time.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -155,8 +154,8 @@ final class JournaledPartitionWindows implements PartitionWindows {
     return slot.future().compose(s -> {
       DedupOptions o = new DedupOptions(dedup).setAddress(address).setPartitions(1)
           .setRouteByKey(false);
-      PartitionMeters meters = registry == null ? null
-          : PartitionMeters.kafkaWindow(registry, dedup.getAddress(), groupId, tp.topic(), tp.partition());
+      LocalPartition.Meters meters = registry == null ? null
+          : LocalPartition.Meters.kafkaWindow(registry, dedup.getAddress(), groupId, tp.topic(), tp.partition());
       return LocalPartition.deployJournaled(vertx, o, clock, dir, meters).compose(partition -> {
         Promise<Void> ready = Promise.promise();
         awaitReady(partition, dir, ownerId, deadlineNs, ready);

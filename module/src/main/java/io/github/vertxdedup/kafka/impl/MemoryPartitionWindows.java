@@ -2,7 +2,6 @@ package io.github.vertxdedup.kafka.impl;
 
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.impl.service.LocalPartition;
-import io.github.vertxdedup.impl.service.PartitionMeters;
 import io.github.vertxdedup.time.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
@@ -54,7 +53,7 @@ final class MemoryPartitionWindows implements PartitionWindows {
     // partition), which name the window in the registry.
     Slot slot = slots.computeIfAbsent(name, n -> new Slot(dedup.getAddress() + "." + groupId + "." + tp.topic()
         + "-" + tp.partition(), registry == null ? null
-        : PartitionMeters.kafkaWindow(registry, dedup.getAddress(), groupId, tp.topic(), tp.partition())));
+        : LocalPartition.Meters.kafkaWindow(registry, dedup.getAddress(), groupId, tp.topic(), tp.partition())));
     Promise<Long> committed = Promise.promise();
     take(slot, ownerId, System.nanoTime() + acquireTimeoutMs * 1_000_000L, committed);
     return committed.future().compose(offset -> slot.deployed(this)
@@ -113,12 +112,12 @@ final class MemoryPartitionWindows implements PartitionWindows {
   /** One window: its address, its meters, its owner now, and the last committed offset any owner reported. */
   private static final class Slot implements Shareable {
     final String address;
-    final PartitionMeters meters;
+    final LocalPartition.Meters meters;
     String owner;
     long committed = -1;
     private Future<LocalPartition> deployment;
 
-    Slot(String address, PartitionMeters meters) {
+    Slot(String address, LocalPartition.Meters meters) {
       this.address = address;
       this.meters = meters;
     }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.github.vertxdedup.kafka.testkit.LocalKafkaExtension;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.net.URI;
@@ -20,17 +21,22 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Runs {@link ObservabilityExample} on an in-process broker, scrapes its {@code /metrics} and asks its
  * {@code /health}: every metric the Grafana dashboard and the Prometheus rules in {@code ops/} query is served, and
- * the health covers the service's partitions and the consumer.
+ * the health covers the service's partitions and the consumer. {@link AgainstARealPrometheus} points a real
+ * Prometheus at it.
  */
 class ObservabilityExampleTest {
 
@@ -151,5 +157,134 @@ class ObservabilityExampleTest {
         .filter(c -> c.getString("id").equals(ObservabilityExample.CONSUMER_CHECK)).findFirst().orElseThrow();
     assertThat(consumer.getJsonObject("data").getJsonObject("partitions").fieldNames())
         .containsExactlyInAnyOrder("payments-0", "payments-1", "payments-2");
+  }
+
+  /**
+   * A real Prometheus server ({@code prometheus} from Debian's package; skipped without it, except in CI where it
+   * fails) scrapes the running example every second and loads the rules of {@code ops/prometheus}: the dashboard's
+   * queries, as Grafana would send them, answer with data, and every rule loads and evaluates without error.
+   */
+  @Nested
+  @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+  class AgainstARealPrometheus {
+
+    private PrometheusServer prometheus;
+    private Path root;
+
+    @BeforeAll
+    void startPrometheus() throws Exception {
+      Path binary = OpsTools.require("prometheus");
+      root = repositoryRoot();
+      prometheus = PrometheusServer.start(binary, "127.0.0.1:" + running.port(), "/metrics", ruleFiles(root));
+      List<String>[] targets = new List[1];
+      try {
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(250))
+            .failFast("prometheus exited", () -> !prometheus.alive())
+            .until(() -> {
+              targets[0] = prometheus.targetsUp();
+              return !targets[0].isEmpty() && targets[0].stream().allMatch(t -> t.startsWith("up "));
+            });
+      } catch (RuntimeException e) {
+        throw new AssertionError("the example's target is not up in Prometheus: " + targets[0] + "\n"
+            + prometheus.log(), e);
+      }
+    }
+
+    @AfterAll
+    void stopPrometheus() throws Exception {
+      if (prometheus != null) {
+        prometheus.close();
+      }
+    }
+
+    private static List<Path> ruleFiles(Path root) throws IOException {
+      try (Stream<Path> files = Files.list(root.resolve("ops").resolve("prometheus"))) {
+        return files.filter(f -> f.toString().endsWith(".yml") && !f.toString().endsWith(".test.yml")).sorted()
+            .toList();
+      }
+    }
+
+    @Test
+    void shouldAnswerEveryQueryOfTheDashboardWithData() throws Exception {
+      List<String> exprs = PromQl.dashboardExpressions(new JsonObject(Files.readString(
+          root.resolve("ops").resolve("grafana").resolve("vertx-dedup.json"), StandardCharsets.UTF_8)));
+      assertThat(exprs).isNotEmpty();
+      Map<String, JsonObject> answers = new TreeMap<>();
+      // The rates need two scrapes inside their range: poll until every query has data, or the time is up.
+      try {
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500))
+            .failFast("prometheus exited", () -> !prometheus.alive())
+            .until(() -> {
+              for (String expr : exprs) {
+                String sent = asGrafanaSends(expr);
+                JsonObject a = answers.get(sent);
+                if (a == null || !"success".equals(a.getString("status")) || a.getJsonObject("data")
+                    .getJsonArray("result").isEmpty()) {
+                  answers.put(sent, prometheus.query(sent));
+                }
+              }
+              return answers.values().stream().allMatch(a -> "success".equals(a.getString("status"))
+                  && !a.getJsonObject("data").getJsonArray("result").isEmpty());
+            });
+      } finally {
+        answers.forEach((expr, a) -> {
+          assertThat(a.getString("status")).as("status of %s: %s", expr, a.encode()).isEqualTo("success");
+          assertThat(a.getJsonObject("data").getJsonArray("result")).as("the result of %s", expr).isNotEmpty();
+        });
+      }
+    }
+
+    @Test
+    void shouldLoadAndEvaluateEveryAlertRule() throws Exception {
+      Map<String, Integer> expected = new TreeMap<>();
+      for (Path f : ruleFiles(root)) {
+        expected.put(f.toAbsolutePath().toString(), PromQl.ruleExpressions(Files.readString(f)).size());
+      }
+      JsonArray[] groups = new JsonArray[1];
+      // A rule's health is "unknown" until its group's first evaluation, a second after loading.
+      await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(250))
+          .failFast("prometheus exited", () -> !prometheus.alive())
+          .until(() -> {
+            groups[0] = prometheus.api("rules").getJsonObject("data").getJsonArray("groups");
+            return !groups[0].isEmpty() && groups[0].stream().map(JsonObject.class::cast)
+                .flatMap(g -> g.getJsonArray("rules").stream().map(JsonObject.class::cast))
+                .noneMatch(r -> "unknown".equals(r.getString("health")));
+          });
+      Map<String, Integer> loaded = new TreeMap<>();
+      for (Object o : groups[0]) {
+        JsonObject group = (JsonObject) o;
+        loaded.merge(group.getString("file"), group.getJsonArray("rules").size(), Integer::sum);
+        for (Object r : group.getJsonArray("rules")) {
+          JsonObject rule = (JsonObject) r;
+          assertThat(rule.getString("health")).as("health of rule %s of group %s: %s", rule.getString("name"),
+              group.getString("name"), rule.getString("lastError")).isEqualTo("ok");
+        }
+      }
+      assertThat(loaded).as("rules loaded per file").isEqualTo(expected);
+    }
+  }
+
+  private static final Pattern GRAFANA_VARIABLE = Pattern.compile("\\$\\{?(__[a-z_]+)}?");
+
+  /**
+   * An expression of the dashboard as Grafana sends it to a Prometheus data source whose scrape interval is
+   * {@link PrometheusServer#SCRAPE_INTERVAL}: {@code $__interval} is that interval (the step of an instant query)
+   * and {@code $__rate_interval} four times it (Grafana's floor for {@code rate()}: four scrapes).
+   */
+  static String asGrafanaSends(String expr) {
+    long scrapeSeconds = PrometheusServer.SCRAPE_INTERVAL.toSeconds();
+    Matcher m = GRAFANA_VARIABLE.matcher(expr);
+    StringBuilder sent = new StringBuilder();
+    while (m.find()) {
+      String value = switch (m.group(1)) {
+        case "__rate_interval" -> 4 * scrapeSeconds + "s";
+        case "__interval" -> scrapeSeconds + "s";
+        default -> throw new AssertionError("a Grafana variable the test does not know: " + m.group() + " in " + expr);
+      };
+      m.appendReplacement(sent, value);
+    }
+    m.appendTail(sent);
+    assertThat(sent.toString()).as("a variable left in %s", expr).doesNotContain("$");
+    return sent.toString();
   }
 }

@@ -2,7 +2,6 @@ package io.github.vertxdedup.examples.ops;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -11,7 +10,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -28,27 +26,8 @@ class PromtoolRulesTest {
 
   @BeforeAll
   static void findPromtool() {
-    promtool = onPath("promtool");
-    if (promtool == null) {
-      String why = "promtool is not on the PATH: install Debian's prometheus package (apt-get install -y prometheus)";
-      assertThat("true".equals(System.getenv("CI"))).as(why + " (.ci/run does)").isFalse();
-      Assumptions.abort(why);
-    }
+    promtool = OpsTools.require("promtool");
     rulesDir = ObservabilityExampleTest.repositoryRoot().resolve("ops").resolve("prometheus");
-  }
-
-  private static Path onPath(String command) {
-    String path = System.getenv("PATH");
-    if (path == null) {
-      return null;
-    }
-    for (String dir : path.split(File.pathSeparator)) {
-      Path p = Path.of(dir, command);
-      if (Files.isExecutable(p)) {
-        return p;
-      }
-    }
-    return null;
   }
 
   /** Runs promtool in the rules' directory; returns its exit code and output. */

@@ -203,6 +203,15 @@ public interface DedupKafkaConsumer<K, V> {
    * Sets the registry of the consumer's meters ({@code dedup.kafka.*}) and of its windows' meters
    * ({@code dedup.*}). Defaults to the registry of {@code vertx-micrometer-metrics}, else Micrometer's global one.
    *
+   * <p>A consumer made by {@link #create} also binds Micrometer's
+   * {@link io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics} to its own Kafka client in that registry,
+   * from {@code subscribe} until the client is closed (on {@link #close}, or when the consumer stops on an error),
+   * when its meters are removed again: {@code kafka.consumer.*} meters (consumer lag, fetch rate, ...) tagged
+   * {@code client.id} and {@code kafka.version}, refreshed every minute for new topics and partitions, on a thread of
+   * the binder's. A registry {@code MeterFilter} such as {@code MeterFilter.denyNameStartsWith("kafka.")} leaves them
+   * out. A consumer made by {@link #wrap} binds nothing: its Kafka client is the application's, which binds it as it
+   * does any other ({@code new KafkaClientMetrics(consumer.unwrap()).bindTo(registry)}).
+   *
    * @param registry the registry
    * @return this
    * @throws IllegalStateException after {@link #subscribe}

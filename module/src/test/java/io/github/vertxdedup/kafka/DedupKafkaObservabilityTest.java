@@ -17,6 +17,9 @@ import io.vertx.ext.healthchecks.CheckResult;
 import io.vertx.ext.healthchecks.HealthChecks;
 import io.vertx.ext.healthchecks.Status;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -56,11 +59,16 @@ class DedupKafkaObservabilityTest {
   }
 
   private DedupKafkaConsumer<String, String> consumer(Vertx vertx, String group, KafkaTestSupport.Ledger ledger) {
+    return consumer(vertx, broker.consumerConfig(group), ledger);
+  }
+
+  private DedupKafkaConsumer<String, String> consumer(Vertx vertx, Map<String, String> kafkaConfig,
+      KafkaTestSupport.Ledger ledger) {
     DedupKafkaOptions options = new DedupKafkaOptions()
         .setDedup(new DedupOptions().setAddress("test.observed").setWindow(Duration.ofMinutes(10)))
         .setPollTimeoutMs(20)
         .setCommitIntervalMs(20);
-    return DedupKafkaConsumer.<String, String>create(vertx, broker.consumerConfig(group), options)
+    return DedupKafkaConsumer.<String, String>create(vertx, kafkaConfig, options)
         .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
         .handler(r -> {
           Promise<Void> done = Promise.promise();
@@ -170,5 +178,41 @@ class DedupKafkaObservabilityTest {
     CheckResult closed = get(checks.checkStatus("payments-consumer"));
     assertThat(closed.getUp()).isFalse();
     assertThat(closed.getData().getString("state")).isEqualTo("CLOSED");
+  }
+
+  /** The meters of the Kafka client {@code clientId} in the registry. */
+  private List<Meter> clientMeters(String clientId) {
+    return registry.getMeters().stream().filter(m -> clientId.equals(m.getId().getTag("client.id"))).toList();
+  }
+
+  @Test
+  void shouldBindItsKafkaClientsMetricsInItsRegistryUntilClosed() throws Exception {
+    String topic = "client-metrics-" + NAMES.incrementAndGet();
+    String group = "g-client-metrics-" + NAMES.get();
+    String clientId = "ledger-" + NAMES.get();
+    broker.createTopic(topic, 2);
+    Map<String, String> config = new HashMap<>(broker.consumerConfig(group));
+    config.put("client.id", clientId);
+    DedupKafkaConsumer<String, String> c = consumer(vertx, config, new KafkaTestSupport.Ledger());
+    get(c.subscribe(topic));
+    broker.send(topic, 0, "a", "v");
+    broker.send(topic, 1, "b", "v");
+    broker.send(topic, 1, "b", "v");
+    broker.flush();
+    broker.awaitCommitted(group, topic, 3);
+
+    // Micrometer's Kafka client binder on the consumer's own client, in the registry of its dedup.kafka.* meters:
+    // what an operator reads for the lag and the fetch rate, labelled with the client's id.
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+      FunctionCounter consumed = registry.find("kafka.consumer.fetch.manager.records.consumed.total")
+          .tag("client.id", clientId).functionCounter();
+      assertThat(consumed).as("records consumed by client %s", clientId).isNotNull();
+      assertThat(consumed.count()).isGreaterThanOrEqualTo(3);
+    });
+    assertThat(registry.find("kafka.consumer.fetch.manager.records.lag.max").tag("client.id", clientId).meters())
+        .isNotEmpty();
+
+    get(c.close());
+    assertThat(clientMeters(clientId)).as("the client's meters after close").isEmpty();
   }
 }

@@ -12,15 +12,22 @@ import io.github.vertxdedup.journal.internal.JournalLayout;
 import io.github.vertxdedup.time.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
+import io.vertx.core.AsyncResult;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.healthchecks.HealthChecks;
 import io.vertx.ext.healthchecks.Status;
 import io.vertx.micrometer.backends.BackendRegistries;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -56,7 +63,9 @@ import java.util.function.Supplier;
  * <p>Metrics go to the {@link MeterRegistry} set with {@link #setMeterRegistry}, else to the registry of
  * {@code vertx-micrometer-metrics} when Vert.x was started with it, else to Micrometer's global registry. Readiness
  * is reported by one health procedure per partition, named {@code <address>/<p>}, in the {@link HealthChecks} set with
- * {@link #setHealthChecks} or in one this verticle creates ({@link #getHealthChecks()}).
+ * {@link #setHealthChecks} or in one this verticle creates ({@link #getHealthChecks()}). A verticle deployed by name
+ * cannot be given one: {@link #registerHealthProcedures} registers procedures of the same names in the application's
+ * {@link HealthChecks} that ask each partition over the event bus.
  *
  * <p>With {@code journalDir}, partition {@code p} keeps a journal in {@code <journalDir>/<address>/<p>} and rebuilds
  * its window from it at start (see {@code docs/journal.md}); its deployment completes once every partition has
@@ -124,6 +133,63 @@ public class DedupVerticle extends VerticleBase {
   /** @return the health checks holding the procedures {@code <address>/<p>}; null before start */
   public HealthChecks getHealthChecks() {
     return healthChecks;
+  }
+
+  /**
+   * Registers in {@code checks} one procedure per partition of the service {@code options} describe, named
+   * {@code <address>/<p>} as the verticle's own, that asks the partition over the event bus (the {@code stats}
+   * action, sent to {@code <address>.<p>}) whether it answers. For a service deployed by name, whose verticle cannot
+   * be handed a {@link HealthChecks}; it also works from another node of a clustered Vert.x. Call it once, before or
+   * after the deployment: each check asks anew.
+   *
+   * <p>A procedure is {@code OK} when the partition answers, with data {@code address}, {@code state}
+   * ({@code READY}), {@code held} (ids and keys remembered) and {@code pending} (replies waiting for their journal
+   * write). It is {@code KO} when the partition does not answer it as ready: while it recovers its window from its
+   * journal, or reopens its journal after a failed write, stops or has failed, or while {@code maxPending} replies
+   * wait for the journal (503; {@code failure} is the partition's message), when no partition listens on its address
+   * (not deployed, or undeployed), and when no answer comes within {@code timeout}.
+   *
+   * @param vertx the Vert.x instance (or clustered node) whose event bus reaches the service
+   * @param checks the application's health checks
+   * @param options the service's options: its {@code address} and {@code partitions}
+   * @param timeout how long a procedure waits for its partition's answer; positive. The procedure's own timeout in
+   *     {@code checks} is the same
+   * @throws IllegalArgumentException if {@code timeout} is not positive, or the options are invalid (the message
+   *     names the field)
+   * @throws NullPointerException if an argument is null
+   */
+  public static void registerHealthProcedures(Vertx vertx, HealthChecks checks, DedupOptions options,
+      Duration timeout) {
+    Objects.requireNonNull(vertx, "vertx");
+    Objects.requireNonNull(checks, "checks");
+    Objects.requireNonNull(timeout, "timeout");
+    DedupOptions o = new DedupOptions(Objects.requireNonNull(options, "options")).validate();
+    if (timeout.isNegative() || timeout.isZero()) {
+      throw new IllegalArgumentException("timeout must be > 0 but was " + timeout);
+    }
+    long timeoutMs = Math.max(1, timeout.toMillis());
+    for (int p = 0; p < o.getPartitions(); p++) {
+      String address = o.getAddress() + "." + p;
+      checks.register(o.getAddress() + "/" + p, timeoutMs, promise -> vertx.eventBus()
+          .request(address, null, new DeliveryOptions().setSendTimeout(timeoutMs)
+              .addHeader(DedupAction.HEADER, DedupAction.STATS.wireName()))
+          .onComplete(ar -> promise.complete(busStatus(address, ar))));
+    }
+  }
+
+  /** The status of a partition from its answer to {@code stats}, or from the failure in its place. */
+  private static Status busStatus(String address, AsyncResult<Message<Object>> ar) {
+    JsonObject data = new JsonObject().put("address", address);
+    if (ar.failed()) {
+      String state = ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.NO_HANDLERS
+          ? "NOT_DEPLOYED" : ar.cause() instanceof ReplyException re && re.failureType() == ReplyFailure.TIMEOUT
+          ? "NO_ANSWER" : "UNAVAILABLE";
+      return Status.KO(data.put("state", state).put("failure", String.valueOf(ar.cause().getMessage())));
+    }
+    JsonObject stats = ar.result().body() instanceof JsonObject j ? j : new JsonObject();
+    data.put("state", stats.getString("state", "UNKNOWN")).put("held", stats.getValue("held"))
+        .put("pending", stats.getValue("pending"));
+    return PartitionState.READY.name().equals(data.getString("state")) ? Status.OK(data) : Status.KO(data);
   }
 
   /** @return the options in force; null before start */

@@ -7,7 +7,10 @@ import io.github.vertxdedup.window.CapacityPolicy;
 import io.micrometer.core.instrument.Timer;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.json.JsonObject;
+import io.vertx.core.Vertx;
 import io.vertx.ext.healthchecks.CheckResult;
+import io.vertx.ext.healthchecks.HealthChecks;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -48,6 +51,7 @@ class MetricsAndHealthTest extends ServiceTestSupport {
     assertThat(gauge("dedup.claims.held")).isZero();
     assertThat(gauge("dedup.held.id.bytes")).isPositive();
     assertThat(gauge("dedup.ready")).isEqualTo(1);
+    assertThat(gauge("dedup.window")).as("W in seconds").isEqualTo(WINDOW_MS / 1000.0);
     Timer age = registry.get("dedup.duplicate.age").tags("partition", "0").timer();
     assertThat(age.count()).isEqualTo(1);
     assertThat(age.max(TimeUnit.MILLISECONDS)).isEqualTo(4_000);
@@ -64,6 +68,52 @@ class MetricsAndHealthTest extends ServiceTestSupport {
     await(vertx.undeploy(deploymentId));
     assertThat(registry.find("dedup.verdicts").meters()).isEmpty();
     assertThat(registry.find("dedup.duplicate.age").meters()).isEmpty();
+  }
+
+  @Test
+  void shouldKeepAPartitionsMetersWhenAnEarlierPartitionOfTheSameIdentityStops() {
+    // A second service at the same address in another Vert.x instance of the JVM, with the same registry: the state
+    // of a journal handed from one owner to the next, whose successor registers before its predecessor stopped.
+    Vertx other = Vertx.vertx();
+    try {
+      TestDeployments.deployService(other, new DedupVerticle(clock).setMeterRegistry(registry), options());
+      await(other.eventBus().request("dedup.0", id("x"),
+          new io.vertx.core.eventbus.DeliveryOptions().addHeader(DedupAction.HEADER, "check")));
+      await(vertx.undeploy(deploymentId));
+      await(other.eventBus().request("dedup.0", null,
+          new io.vertx.core.eventbus.DeliveryOptions().addHeader(DedupAction.HEADER, "stats")));
+
+      assertThat(registry.find("dedup.verdicts").tags("address", "dedup", "partition", "0", "verdict", "accepted")
+          .functionCounter()).as("the successor's meter stays").isNotNull();
+      assertThat(counter("dedup.verdicts", "verdict", "accepted")).as("and reads the successor's verdicts")
+          .isEqualTo(1);
+      assertThat(gauge("dedup.ready")).isEqualTo(1);
+    } finally {
+      await(other.close());
+    }
+  }
+
+  @Test
+  void shouldAnswerHealthProceduresRegisteredForAServiceDeployedByName() {
+    DedupOptions named = new DedupOptions().setAddress("named").setPartitions(2).setWindowMs(60_000);
+    HealthChecks checks = HealthChecks.create(vertx);
+    DedupVerticle.registerHealthProcedures(vertx, checks, named, Duration.ofSeconds(2));
+    CheckResult absent = await(checks.checkStatus("named/1"));
+    assertThat(absent.getUp()).as("nothing deployed yet").isFalse();
+    assertThat(absent.getData().getString("state")).isEqualTo("NOT_DEPLOYED");
+
+    await(vertx.deployVerticle("io.github.vertxdedup.DedupVerticle",
+        new DeploymentOptions().setConfig(named.toJson())));
+    check("a");
+    CheckResult all = await(checks.checkStatus());
+    assertThat(all.getUp()).isTrue();
+    CheckResult p1 = await(checks.checkStatus("named/1"));
+    assertThat(p1.getUp()).isTrue();
+    assertThat(p1.getData().getString("state")).isEqualTo("READY");
+    assertThat(p1.getData().getString("address")).isEqualTo("named.1");
+
+    assertThatThrownBy(() -> DedupVerticle.registerHealthProcedures(vertx, checks, named, Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("timeout must be > 0");
   }
 
   @Test

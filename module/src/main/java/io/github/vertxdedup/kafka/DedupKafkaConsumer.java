@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
+import io.vertx.ext.healthchecks.Status;
 import io.vertx.kafka.client.consumer.KafkaConsumer;
 import java.util.Map;
 import java.util.Set;
@@ -202,6 +203,15 @@ public interface DedupKafkaConsumer<K, V> {
    * Sets the registry of the consumer's meters ({@code dedup.kafka.*}) and of its windows' meters
    * ({@code dedup.*}). Defaults to the registry of {@code vertx-micrometer-metrics}, else Micrometer's global one.
    *
+   * <p>A consumer made by {@link #create} also binds Micrometer's
+   * {@link io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics} to its own Kafka client in that registry,
+   * from {@code subscribe} until the client is closed (on {@link #close}, or when the consumer stops on an error),
+   * when its meters are removed again: {@code kafka.consumer.*} meters (consumer lag, fetch rate, ...) tagged
+   * {@code client.id} and {@code kafka.version}, refreshed every minute for new topics and partitions, on a thread of
+   * the binder's. A registry {@code MeterFilter} such as {@code MeterFilter.denyNameStartsWith("kafka.")} leaves them
+   * out. A consumer made by {@link #wrap} binds nothing: its Kafka client is the application's, which binds it as it
+   * does any other ({@code new KafkaClientMetrics(consumer.unwrap()).bindTo(registry)}).
+   *
    * @param registry the registry
    * @return this
    * @throws IllegalStateException after {@link #subscribe}
@@ -248,6 +258,32 @@ public interface DedupKafkaConsumer<K, V> {
   default Future<Void> subscribe(String topic) {
     return subscribe(Set.of(topic));
   }
+
+  /**
+   * The consumer's health now, for a {@code vertx-health-check} procedure of the application's own
+   * {@link io.vertx.ext.healthchecks.HealthChecks} (which {@code vertx-health-check}'s {@code HealthCheckHandler}
+   * serves over HTTP):
+   * <pre>{@code
+   * checks.register("payments-consumer", promise -> promise.complete(consumer.health()));
+   * }</pre>
+   * {@code OK} when the consumer runs (subscribed, not closed or stopped) and every partition assigned to it is
+   * handled: its window answers (rebuilt from its journal; a journal write that failed makes the window reopen its
+   * journal, and the partition unhealthy until it has), and no rebuild of the window from Kafka runs or has failed
+   * since the last that succeeded. A consumer with no partition assigned (a group with more members than partitions)
+   * is {@code OK}. Otherwise {@code KO}.
+   *
+   * <p>The status's data: {@code group}, {@code instanceId}, {@code state} ({@code NOT_SUBSCRIBED}, {@code RUNNING},
+   * {@code CLOSING}, {@code CLOSED}, or {@code FAILED} with a {@code failure}: see {@link #exceptionHandler}) and,
+   * while it runs, {@code partitions}: per topic-partition ({@code <topic>-<partition>}) its {@code state},
+   * {@code OPENING} (its window is being taken or replayed), a window's state ({@code RECOVERING}, {@code STOPPING},
+   * {@code FAILED}), {@code REBUILDING}, {@code REBUILD_FAILED} (left unhandled until a rebuild succeeds) or
+   * {@code READY}, and a {@code failure} when one is known.
+   *
+   * <p>Any thread; it reads what the consumer publishes, and blocks on nothing.
+   *
+   * @return the status
+   */
+  Status health();
 
   /** @return the topic-partitions assigned now (a snapshot; readable from any thread) */
   Set<TopicPartition> assignment();

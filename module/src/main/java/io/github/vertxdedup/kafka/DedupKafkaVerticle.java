@@ -3,11 +3,18 @@ package io.github.vertxdedup.kafka;
 import io.github.vertxdedup.impl.options.OptionSchema;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.json.pointer.JsonPointer;
+import io.vertx.core.shareddata.LocalMap;
+import io.vertx.core.shareddata.Shareable;
+import io.vertx.ext.healthchecks.HealthChecks;
+import io.vertx.ext.healthchecks.Status;
 import java.util.LinkedHashSet;
 import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.slf4j.Logger;
@@ -54,6 +61,11 @@ import org.slf4j.LoggerFactory;
  * stops on an error of its own (a window that cannot be opened, see {@link DedupKafkaConsumer#exceptionHandler}),
  * the verticle logs it at ERROR and undeploys itself, so that its deployment does not outlive its consumer.
  *
+ * <h2>Health</h2>
+ * A verticle deployed by name cannot hand its consumer out: {@link #registerHealthProcedure} registers, in the
+ * application's {@code HealthChecks}, one procedure over the consumers of every {@code DedupKafkaVerticle} deployed
+ * in the Vert.x instance, each one's {@link DedupKafkaConsumer#health()}.
+ *
  * <p>Each deployed instance is one consumer of the group; with {@code DeploymentOptions.setInstances(n)} the
  * instances share the group's partitions (do not give them one {@code group.instance.id}: Kafka lets only one
  * member hold it). Records are handed over on the partitions' event loops, not on this verticle's context.
@@ -64,6 +76,8 @@ public class DedupKafkaVerticle extends VerticleBase {
   public static final String CONFIG_KEY = "dedupKafka";
 
   private static final Logger LOG = LoggerFactory.getLogger(DedupKafkaVerticle.class);
+  /** Local map of the consumers of the verticles deployed in a Vert.x instance, by deployment id. */
+  private static final String CONSUMERS = "io.github.vertxdedup.kafka.verticle-consumers";
 
   private DedupKafkaVerticleOptions options;
   private DedupKafkaConsumer<Object, Object> consumer;
@@ -72,6 +86,41 @@ public class DedupKafkaVerticle extends VerticleBase {
 
   /** Creates the verticle; this is what deployment by name uses. */
   public DedupKafkaVerticle() {
+  }
+
+  /**
+   * Registers in {@code checks} a procedure named {@code name} over the consumers of every {@code DedupKafkaVerticle}
+   * deployed in {@code vertx}, now or later (each deployment instance is one consumer). {@code OK} when at least one
+   * is deployed and every one's {@link DedupKafkaConsumer#health()} is; its data: {@code consumers}, one object per
+   * deployment instance, keyed {@code <deployment id>#<n>} ({@code n} tells a deployment's instances apart),
+   * holding its health's data.
+   * {@code KO} with {@code state} {@code NOT_DEPLOYED} while none is. Call it once, before or after the deployments.
+   *
+   * @param vertx the Vert.x instance the verticles are deployed in
+   * @param checks the application's health checks
+   * @param name the procedure's name, e.g. {@code "payments-consumer"}
+   * @throws NullPointerException if an argument is null
+   */
+  public static void registerHealthProcedure(Vertx vertx, HealthChecks checks, String name) {
+    Objects.requireNonNull(vertx, "vertx");
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(checks, "checks").register(name, promise -> {
+      LocalMap<String, Deployed> deployed = vertx.sharedData().getLocalMap(CONSUMERS);
+      JsonObject consumers = new JsonObject();
+      boolean ok = !deployed.isEmpty();
+      for (Map.Entry<String, Deployed> e : new TreeMap<>(deployed).entrySet()) {
+        Status s = e.getValue().consumer.health();
+        ok &= s.isOk();
+        consumers.put(e.getKey(), s.getData());
+      }
+      JsonObject data = deployed.isEmpty() ? new JsonObject().put("state", "NOT_DEPLOYED")
+          : new JsonObject().put("consumers", consumers);
+      promise.complete(ok ? Status.OK(data) : Status.KO(data));
+    });
+  }
+
+  /** A deployed verticle's consumer, in the local map {@link #CONSUMERS}: shared by reference. */
+  private record Deployed(DedupKafkaConsumer<?, ?> consumer) implements Shareable {
   }
 
   /** @return the options in force; null before start */
@@ -98,6 +147,7 @@ public class DedupKafkaVerticle extends VerticleBase {
     if (deadLetterAddress != null) {
       consumer.deadLetterHandler(dead -> request(deadLetterAddress, RecordMessages.deadLetter(dead), delivery));
     }
+    consumers().put(consumerKey(), new Deployed(consumer));
     return consumer.subscribe(new LinkedHashSet<>(options.getTopics())).onSuccess(v -> LOG.info(
         "dedup consumer {} of group {} subscribed to {}; records go to {}", consumer.instanceId(),
         options.getKafkaConfig().get(ConsumerConfig.GROUP_ID_CONFIG), options.getTopics(), options.getAddress()));
@@ -108,7 +158,17 @@ public class DedupKafkaVerticle extends VerticleBase {
     if (consumer == null) {
       return Future.succeededFuture();
     }
+    consumers().remove(consumerKey());
     return consumer.close().recover(e -> e == stoppedBy ? Future.succeededFuture() : Future.failedFuture(e));
+  }
+
+  private LocalMap<String, Deployed> consumers() {
+    return vertx.sharedData().getLocalMap(CONSUMERS);
+  }
+
+  /** This verticle's key in {@link #CONSUMERS}: its deployment id, and which of the deployment's instances it is. */
+  private String consumerKey() {
+    return context.deploymentID() + "#" + System.identityHashCode(this);
   }
 
   /**

@@ -9,6 +9,8 @@ import static org.awaitility.Awaitility.await;
 import ch.qos.logback.classic.Level;
 import io.github.vertxdedup.kafka.KafkaMachines.Running;
 import io.github.vertxdedup.testing.LogCapture;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.healthchecks.Status;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -117,6 +119,13 @@ class DedupKafkaRebuildFaultsTest {
     }
     assertThat(reported).as("one report per episode").singleElement()
         .satisfies(e -> assertThat(e.getMessage()).contains(p0.toString()));
+    // Its health says so: partition 0 unhandled, its rebuild failed (or being tried again), partition 1 ready.
+    Status unhandled = b.consumer().health();
+    assertThat(unhandled.isOk()).isFalse();
+    JsonObject partitions = unhandled.getData().getJsonObject("partitions");
+    assertThat(partitions.getJsonObject(p0.toString()).getString("state")).isIn("REBUILD_FAILED", "REBUILDING");
+    assertThat(partitions.getJsonObject(p0.toString()).getString("failure")).contains("failed to rebuild");
+    assertThat(partitions.getJsonObject(topic + "-1").getString("state")).isEqualTo("READY");
 
     // The unreadable record goes (as retention would take it): the next attempt reads the rest, the partition flows.
     broker.admin().deleteRecords(Map.of(p0, RecordsToDelete.beforeOffset(11))).all().get(30, TimeUnit.SECONDS);
@@ -124,6 +133,7 @@ class DedupKafkaRebuildFaultsTest {
     assertThat(ledger.credits).containsKeys("later-0", "later-1");
     assertThat(ledger.creditedMoreThanOnce()).isEmpty();
     assertThat(reported).hasSize(1);
+    assertThat(b.consumer().health().isOk()).as("healthy once partition 0 was rebuilt").isTrue();
   }
 
   @Test

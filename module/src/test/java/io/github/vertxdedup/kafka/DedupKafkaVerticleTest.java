@@ -12,11 +12,15 @@ import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.ext.healthchecks.CheckResult;
+import io.vertx.ext.healthchecks.HealthChecks;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -101,6 +105,38 @@ class DedupKafkaVerticleTest {
 
   private static Map<String, Long> countsByKey(List<JsonObject> bodies) {
     return bodies.stream().collect(Collectors.groupingBy(b -> b.getString("key"), Collectors.counting()));
+  }
+
+  @Test
+  void shouldAnswerAHealthProcedureForTheConsumersOfTheVerticlesDeployedByName() throws Exception {
+    String topic = name("verticle-health");
+    String group = name("g");
+    broker.createTopic(topic, 2);
+    handle("health-billing", m -> m.reply(null));
+    HealthChecks checks = HealthChecks.create(vertx);
+    DedupKafkaVerticle.registerHealthProcedure(vertx, checks, "payments-consumer");
+    CheckResult none = TestFutures.await(checks.checkStatus("payments-consumer"), 10);
+    assertThat(none.getUp()).isFalse();
+    assertThat(none.getData().getString("state")).isEqualTo("NOT_DEPLOYED");
+
+    String id = TestFutures.await(vertx.deployVerticle(VERTICLE, new DeploymentOptions().setInstances(2)
+        .setConfig(new JsonObject().put("dedupKafka", ours(topic, group, "health-billing",
+            AtomicityMode.RECORD_FIRST)))), 60);
+    broker.send(topic, 0, "a", "v");
+    broker.send(topic, 1, "b", "v");
+    broker.flush();
+    broker.awaitCommitted(group, topic, 2);
+    await().atMost(Duration.ofSeconds(30)).until(() -> TestFutures.await(checks.checkStatus("payments-consumer"), 10)
+        .getUp());
+    JsonObject consumers = TestFutures.await(checks.checkStatus("payments-consumer"), 10).getData()
+        .getJsonObject("consumers");
+    assertThat(consumers.fieldNames()).hasSize(2).allSatisfy(k -> assertThat(k).startsWith(id + "#"));
+    Set<String> partitions = new HashSet<>();
+    consumers.forEach(e -> partitions.addAll(((JsonObject) e.getValue()).getJsonObject("partitions").fieldNames()));
+    assertThat(partitions).containsExactlyInAnyOrder(topic + "-0", topic + "-1");
+
+    TestFutures.await(vertx.undeploy(id), 60);
+    assertThat(TestFutures.await(checks.checkStatus("payments-consumer"), 10).getUp()).isFalse();
   }
 
   @ParameterizedTest

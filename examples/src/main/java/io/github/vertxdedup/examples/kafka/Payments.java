@@ -64,6 +64,28 @@ public final class Payments {
    *     first failure): what the caller then reads from the topic is not what this method says it sent
    */
   public static Published publish(String bootstrapServers, String topic, int count, double duplicateRate, long seed) {
+    return publish(bootstrapServers, topic, 0, count, duplicateRate, seed);
+  }
+
+  /**
+   * As {@link #publish(String, String, int, double, long)}, with the payments {@code pay-<firstId> ..
+   * pay-<firstId+count-1>}: a program that publishes batch after batch gives each its own ids.
+   *
+   * @param bootstrapServers the cluster
+   * @param topic the topic
+   * @param firstId the number of the first payment, at least 0
+   * @param count payments, at least 1
+   * @param duplicateRate 0.0 .. 1.0
+   * @param seed the seed of the random choice of copies
+   * @return the records and distinct ids sent
+   * @throws IllegalArgumentException if {@code firstId}, {@code count} or {@code duplicateRate} is out of range
+   * @throws IllegalStateException as {@link #publish(String, String, int, double, long)}
+   */
+  public static Published publish(String bootstrapServers, String topic, int firstId, int count,
+      double duplicateRate, long seed) {
+    if (firstId < 0) {
+      throw new IllegalArgumentException("firstId must be at least 0 but was " + firstId);
+    }
     if (count < 1) {
       throw new IllegalArgumentException("count must be at least 1 but was " + count);
     }
@@ -74,7 +96,7 @@ public final class Payments {
     int records = 0;
     List<Future<RecordMetadata>> sends = new ArrayList<>();
     try (KafkaProducer<String, String> producer = producer(bootstrapServers)) {
-      for (int i = 0; i < count; i++) {
+      for (int i = firstId; i < firstId + count; i++) {
         String id = "pay-" + i;
         String value = "{\"paymentId\":\"" + id + "\",\"amountCents\":" + (100 + i % 9_900) + "}";
         int copies = random.nextDouble() < duplicateRate ? 2 : 1;

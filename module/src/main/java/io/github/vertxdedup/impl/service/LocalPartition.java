@@ -11,11 +11,13 @@ import io.github.vertxdedup.impl.journal.NoJournal;
 import io.github.vertxdedup.impl.journal.PartitionJournal;
 import io.github.vertxdedup.time.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * One partition of the dedup service deployed in this JVM and called directly, without the event bus: what the Kafka
@@ -56,15 +58,16 @@ public interface LocalPartition {
    * @param options validated options
    * @param clock the clock of the window and the leases
    * @param journal the partition's journal
-   * @param registry where to register the partition's meters, or null for none
+   * @param meters where to register the partition's meters and their tags, or null for none
    * @return completes with the partition once it answers, or while another owner holds its journal (it is then
    *     {@link PartitionState#RECOVERING} and retries with a backoff); fails if its first recovery failed for any
    *     other reason
    */
   static Future<LocalPartition> deploy(Vertx vertx, DedupOptions options, DedupClock clock, PartitionJournal journal,
-      MeterRegistry registry) {
+      Meters meters) {
     return PartitionRequests.deploy(vertx,
-        new PartitionVerticle(options, 0, clock, journal, registry).ownerLogsReadiness());
+        new PartitionVerticle(options, 0, clock, journal, meters == null ? null : meters.registry())
+            .meterTags(meters == null ? null : meters.tags()).ownerLogsReadiness());
   }
 
   /**
@@ -73,12 +76,12 @@ public interface LocalPartition {
    * @param vertx the Vert.x instance to deploy on
    * @param options validated options
    * @param clock the clock of the window and the leases
-   * @param registry where to register the partition's meters, or null for none
+   * @param meters where to register the partition's meters and their tags, or null for none
    * @return completes with the partition once it answers
    */
   static Future<LocalPartition> deployInMemory(Vertx vertx, DedupOptions options, DedupClock clock,
-      MeterRegistry registry) {
-    return deploy(vertx, options, clock, NoJournal.INSTANCE, registry);
+      Meters meters) {
+    return deploy(vertx, options, clock, NoJournal.INSTANCE, meters);
   }
 
   /**
@@ -90,13 +93,13 @@ public interface LocalPartition {
    * @param options validated options
    * @param clock the clock of the window and the leases; the journal records its instants
    * @param dir the journal directory
-   * @param registry where to register the partition's meters, or null for none
+   * @param meters where to register the partition's meters and their tags, or null for none
    * @return as {@link #deploy}
    */
   static Future<LocalPartition> deployJournaled(Vertx vertx, DedupOptions options, DedupClock clock, Path dir,
-      MeterRegistry registry) {
+      Meters meters) {
     return deploy(vertx, options, clock,
-        new ChroniclePartitionJournal(vertx, dir, options.getWindowMs(), options.getJournalSync(), clock), registry);
+        new ChroniclePartitionJournal(vertx, dir, options.getWindowMs(), options.getJournalSync(), clock), meters);
   }
 
   /** @return the event-bus address the partition also listens on, {@code <address>.0} */
@@ -234,4 +237,53 @@ public interface LocalPartition {
    * @return completes once undeployed
    */
   Future<Void> undeploy();
+
+  /**
+   * Where a partition deployed through {@link LocalPartition} registers its meters, and the tags that name it there:
+   * its identity, stable across restarts ({@link #windowTags}: the Kafka consumer's window of a
+   * topic-partition is tagged with the {@code group}, {@code topic} and {@code partition} the consumer's own meters of
+   * the partition carry).
+   *
+   * @param registry the registry
+   * @param tags the partition's identity
+   */
+  record Meters(MeterRegistry registry, Tags tags) {
+
+    /**
+     * @throws NullPointerException if either is null
+     */
+    public Meters {
+      Objects.requireNonNull(registry, "registry");
+      Objects.requireNonNull(tags, "tags");
+    }
+
+    /**
+     * The meters of the Kafka consumer's window of a topic-partition.
+     *
+     * @param registry the registry
+     * @param address the consumer's dedup address ({@code dedup.address})
+     * @param groupId the consumer group
+     * @param topic the topic
+     * @param partition the Kafka partition
+     * @return tagged {@code address}, {@code group}, {@code topic} and {@code partition}
+     *     ({@link #windowTags})
+     */
+    public static Meters kafkaWindow(MeterRegistry registry, String address, String groupId, String topic,
+        int partition) {
+      return new Meters(registry, windowTags(address, groupId, topic, partition));
+    }
+
+    /**
+     * The identity of a window: the four tags every window meter carries.
+     *
+     * @param address the service's address, or the Kafka consumer's dedup address
+     * @param group the consumer group, or "" for a partition of the service
+     * @param topic the topic, or "" for a partition of the service
+     * @param partition the partition's number (the Kafka partition for the consumer's window)
+     * @return the tags
+     */
+    public static Tags windowTags(String address, String group, String topic, int partition) {
+      return Tags.of("address", address, "group", group, "topic", topic, "partition", Integer.toString(partition));
+    }
+  }
 }

@@ -7,6 +7,7 @@ import io.github.vertxdedup.impl.journal.PartitionJournal;
 import io.github.vertxdedup.journal.internal.CommittedOffsets;
 import io.github.vertxdedup.time.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -93,6 +94,8 @@ public final class PartitionVerticle extends VerticleBase {
   private long timerId = -1;
   /** Its owner logs the partition's readiness at INFO (the Kafka consumer does), so its own line goes to DEBUG. */
   private boolean ownerLogsReadiness;
+  /** The tags its meters carry: its identity, stable across restarts. */
+  private Tags meterTags;
 
   /**
    * @param options validated options
@@ -123,6 +126,7 @@ public final class PartitionVerticle extends VerticleBase {
     this.journal = Objects.requireNonNull(journal, "journal");
     this.registry = registry;
     this.address = options.getAddress() + "." + partition;
+    this.meterTags = PartitionMetrics.serviceTags(options.getAddress(), partition);
     this.requests = new PartitionRequests(this, this.options, partition, this.clock, counters);
   }
 
@@ -135,6 +139,21 @@ public final class PartitionVerticle extends VerticleBase {
    */
   PartitionVerticle ownerLogsReadiness() {
     this.ownerLogsReadiness = true;
+    return this;
+  }
+
+  /**
+   * Tags the partition's meters with {@code tags} instead of the service's {@code address} and {@code partition}:
+   * for a window whose identity is another (the Kafka consumer's window of a topic-partition is tagged {@code group},
+   * {@code topic} and {@code partition}, as its consumer's meters are). Before deployment.
+   *
+   * @param tags the identity; null keeps the service's
+   * @return this verticle
+   */
+  PartitionVerticle meterTags(Tags tags) {
+    if (tags != null) {
+      this.meterTags = tags;
+    }
     return this;
   }
 
@@ -209,7 +228,7 @@ public final class PartitionVerticle extends VerticleBase {
     pending = new PendingReplies(options.getMaxPending(), context, this::drainPending);
     recovery = new PartitionRecovery(journal, timer, context, this::newCore, new Recovery());
     if (registry != null) {
-      metrics = new PartitionMetrics(registry, options.getAddress(), partition, options.getWindowMs());
+      metrics = new PartitionMetrics(registry, meterTags, options.getWindowMs());
       counters.duplicateAges(metrics::recordDuplicateAge);
     }
     started = Promise.promise();

@@ -4,7 +4,6 @@ import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.impl.service.LocalPartition;
 import io.github.vertxdedup.kafka.IdentityExtractor;
 import io.github.vertxdedup.time.DedupClock;
-import io.micrometer.core.instrument.LongTaskTimer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -192,7 +191,7 @@ final class ChangelogRebuild<K, V> extends WindowRebuild<ChangelogRebuild.Outcom
     long startedNs = System.nanoTime();
     int sourceRebuilds = 0;
     try {
-      LongTaskTimer.Sample reading = metrics.rebuildsInProgress.start();
+      Runnable reading = metrics.rebuildStarted();
       try (Consumer<byte[], byte[]> c = readers.apply(readerConfig(kafkaConfig, tp))) {
         reading(c);
         if (!cancelled()) {
@@ -203,7 +202,7 @@ final class ChangelogRebuild<K, V> extends WindowRebuild<ChangelogRebuild.Outcom
           throw e;
         }
       } finally {
-        reading.stop();
+        reading.run();
       }
       // The changelog's read as one rebuild; each rebuild from the source topic that follows records its own.
       metrics.rebuildDuration.record(System.nanoTime() - startedNs, TimeUnit.NANOSECONDS);
@@ -242,13 +241,17 @@ final class ChangelogRebuild<K, V> extends WindowRebuild<ChangelogRebuild.Outcom
               + "covered, {} rebuild(s) from the source topic for the rest", tp,
           cancelled() ? "rebuild cancelled" : "rebuilt", changelogPartition, durationMs, entriesRead, o.idsRestored(),
           coveredTo < 0 ? "none" : coveredFrom + ".." + coveredTo, sourceRebuilds);
+      if (!cancelled()) {
+        metrics.rebuildSucceeded();
+      }
       done.complete(o);
     } catch (Throwable e) {
-      metrics.rebuildFailures.increment();
-      done.completeExceptionally(e instanceof IllegalStateException ise && ise.getMessage() != null
+      IllegalStateException failure = e instanceof IllegalStateException ise && ise.getMessage() != null
           && ise.getMessage().startsWith("failed to rebuild") ? ise
           : new IllegalStateException("failed to rebuild the window of " + tp + " from the changelog "
-              + changelogPartition + ": " + e, e));
+              + changelogPartition + ": " + e, e);
+      metrics.rebuildFailed(failure);
+      done.completeExceptionally(failure);
     }
   }
 

@@ -15,6 +15,8 @@ import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.healthchecks.Status;
 import io.vertx.micrometer.backends.BackendRegistries;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -62,6 +64,12 @@ abstract class ConsumerSetup<K, V> implements DedupKafkaConsumer<K, V> {
   private Context closeContext;
   /** Removes the journals of partitions that left this machine; with {@code journalDir}, from {@link #windows}. */
   private JournalCleanup cleanup;
+  /** The partitions taken and their health; made by {@link #start}. */
+  private ConsumerHealth health;
+  /** Why the consumer stopped, or null: set by {@link #finish}. */
+  private Throwable stoppedBy;
+  /** The consumer has stopped ({@link #finish}). */
+  private boolean stopped;
 
   /**
    * @param vertx the Vert.x instance
@@ -157,6 +165,7 @@ abstract class ConsumerSetup<K, V> implements DedupKafkaConsumer<K, V> {
       MeterRegistry r = BackendRegistries.getDefaultNow();
       registry = r != null ? r : Metrics.globalRegistry;
     }
+    health = new ConsumerHealth(registry, groupId);
     return null;
   }
 
@@ -201,6 +210,10 @@ abstract class ConsumerSetup<K, V> implements DedupKafkaConsumer<K, V> {
     Promise<Void> p;
     Context ctx;
     synchronized (this) {
+      stopped = true;
+      if (stoppedBy == null) {
+        stoppedBy = failure;
+      }
       if (cleanup != null) {
         cleanup.stop();
       }
@@ -223,6 +236,32 @@ abstract class ConsumerSetup<K, V> implements DedupKafkaConsumer<K, V> {
   /** @return true once {@link #closing} was called; thread-safe */
   synchronized boolean closeCalled() {
     return closing;
+  }
+
+  /** @return the partitions taken and their health; after {@link #start} */
+  synchronized ConsumerHealth partitionHealth() {
+    return health;
+  }
+
+  @Override
+  public Status health() {
+    ConsumerHealth h;
+    String state;
+    Throwable failure;
+    synchronized (this) {
+      h = health;
+      failure = stoppedBy;
+      state = stopped ? (failure != null ? "FAILED" : "CLOSED") : closing ? "CLOSING"
+          : started ? "RUNNING" : "NOT_SUBSCRIBED";
+    }
+    JsonObject data = new JsonObject().put("group", groupId).put("instanceId", instanceId).put("state", state);
+    if (failure != null) {
+      data.put("failure", String.valueOf(failure.getMessage() != null ? failure.getMessage() : failure));
+    }
+    if (!"RUNNING".equals(state)) {
+      return Status.KO(data);
+    }
+    return h.status(data);
   }
 
   /** @return the registry of the consumer's meters; after {@link #start} */

@@ -95,8 +95,8 @@ public final class DedupKafkaConsumerImpl<K, V> extends ConsumerSetup<K, V> {
     PartitionWindows windows = windows();
     Semaphore wake = new Semaphore(0);
     Context caller = vertx.getOrCreateContext();
-    poll = new PollLoop<>(config, options, windows, ownerConfig(wake::release), registry(), groupId, instanceId,
-        wake, failure -> report(caller, failure));
+    poll = new PollLoop<>(config, options, windows, ownerConfig(wake::release), partitionHealth(), registry(), groupId,
+        instanceId, wake, failure -> report(caller, failure));
     Promise<Void> subscribed = Promise.promise();
     Set<String> copy = Set.copyOf(topics);
     PollLoop<K, V> loop = poll;

@@ -154,7 +154,9 @@ final class JournaledPartitionWindows implements PartitionWindows {
     return slot.future().compose(s -> {
       DedupOptions o = new DedupOptions(dedup).setAddress(address).setPartitions(1)
           .setRouteByKey(false);
-      return LocalPartition.deployJournaled(vertx, o, clock, dir, registry).compose(partition -> {
+      LocalPartition.Meters meters = registry == null ? null
+          : LocalPartition.Meters.kafkaWindow(registry, dedup.getAddress(), groupId, tp.topic(), tp.partition());
+      return LocalPartition.deployJournaled(vertx, o, clock, dir, meters).compose(partition -> {
         Promise<Void> ready = Promise.promise();
         awaitReady(partition, dir, ownerId, deadlineNs, ready);
         return ready.future()

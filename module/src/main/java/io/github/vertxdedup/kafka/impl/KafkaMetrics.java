@@ -9,13 +9,16 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The per-record meters of one topic-partition, tagged {@code group}, {@code topic} and {@code partition}, which
  * show whether the consumer keeps its promise: {@code dedup.kafka.records} (records whose offset became committable),
  * {@code dedup.kafka.duplicates} (duplicates dropped without calling the handler),
- * {@code dedup.kafka.handler.failures} (failed handler calls, retries included),
+ * {@code dedup.kafka.handler.failures} (failed handler calls, retries included), {@code dedup.kafka.handler.duration}
+ * (a timer: from each call of the record handler, retries included, to the completion of its future, in real time
+ * whatever clock the windows run on; a call that found nobody to hand the record to is not timed),
  * {@code dedup.kafka.dead.letters{reason=...}}, {@code dedup.kafka.in.flight.waits} (records that found another
  * delivery's claim and waited for its lease), {@code dedup.kafka.unavailable} (decisions refused with
  * 503 and retried), {@code dedup.kafka.lapsed.claims} (effect-first commits refused because the claim's lease ran
@@ -40,6 +43,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code dedup.kafka.coverage.start} (the earliest event time the window covers after this consumer's last rebuild
  * of it, epoch milliseconds; NaN until a rebuild of the current assignment set it).
  *
+ * <p>It also keeps what the consumer's health reads of the partition's rebuilds ({@link ConsumerHealth}): how many
+ * run now ({@link #rebuildStarted}) and why the last one failed, until one succeeds ({@link #rebuildFailed},
+ * {@link #rebuildSucceeded}).
+ *
  * <p>Micrometer counters are thread-safe; a new owner of the same partition increments the same counters (the
  * registry returns the meter already registered under the same name and tags).
  */
@@ -48,6 +55,8 @@ final class KafkaMetrics {
   final Counter records;
   final Counter duplicates;
   final Counter handlerFailures;
+  /** Each handler call, from the call to the completion of its future. */
+  final Timer handlerDuration;
   final Counter inFlightWaits;
   final Counter unavailable;
   final Counter lapsedClaims;
@@ -75,6 +84,10 @@ final class KafkaMetrics {
   /** The coverage start the last rebuild set, epoch milliseconds, or -1: the gauge's value. */
   final AtomicLong coverageStartMs = new AtomicLong(-1);
   private final Map<DeadLetter.Reason, Counter> deadLetters = new EnumMap<>(DeadLetter.Reason.class);
+  /** Rebuilds running now: the health's count, which a meter filter that drops the long task timer cannot hide. */
+  private final AtomicInteger rebuildsRunning = new AtomicInteger();
+  /** Why the last rebuild failed, or null if none failed since the last one that succeeded. */
+  private volatile String rebuildFailure;
 
   KafkaMetrics(MeterRegistry registry, String groupId, String topic, int partition) {
     Tags tags = Tags.of("group", groupId, "topic", topic, "partition", Integer.toString(partition));
@@ -84,6 +97,9 @@ final class KafkaMetrics {
         .description("duplicates dropped without calling the handler").tags(tags).register(registry);
     handlerFailures = Counter.builder("dedup.kafka.handler.failures")
         .description("failed handler calls, retries included").tags(tags).register(registry);
+    handlerDuration = Timer.builder("dedup.kafka.handler.duration")
+        .description("time from a call of the record handler to the completion of its future, retries included")
+        .tags(tags).publishPercentileHistogram().register(registry);
     inFlightWaits = Counter.builder("dedup.kafka.in.flight.waits")
         .description("records that waited for another delivery's claim").tags(tags).register(registry);
     unavailable = Counter.builder("dedup.kafka.unavailable")
@@ -146,6 +162,46 @@ final class KafkaMetrics {
       deadLetters.put(r, Counter.builder("dedup.kafka.dead.letters").description("records sent to the dead-letter"
           + " handler").tags(tags).tag("reason", r.name().toLowerCase(java.util.Locale.ROOT)).register(registry));
     }
+  }
+
+  /**
+   * A rebuild of the partition starts: counted in {@code dedup.kafka.rebuild.in.progress} and by the health.
+   *
+   * @return ends it; call once, on any thread
+   */
+  Runnable rebuildStarted() {
+    rebuildsRunning.incrementAndGet();
+    LongTaskTimer.Sample sample = rebuildsInProgress.start();
+    return () -> {
+      sample.stop();
+      rebuildsRunning.decrementAndGet();
+    };
+  }
+
+  /**
+   * A rebuild failed: counted in {@code dedup.kafka.rebuild.failures}; the health reports the partition
+   * {@code REBUILD_FAILED} until a rebuild succeeds.
+   *
+   * @param failure why
+   */
+  void rebuildFailed(Throwable failure) {
+    rebuildFailures.increment();
+    rebuildFailure = String.valueOf(failure.getMessage() != null ? failure.getMessage() : failure);
+  }
+
+  /** A rebuild ended, not cancelled, without failing: the health forgets the last failure. */
+  void rebuildSucceeded() {
+    rebuildFailure = null;
+  }
+
+  /** @return true while a rebuild of the partition runs; any thread */
+  boolean rebuilding() {
+    return rebuildsRunning.get() > 0;
+  }
+
+  /** @return why the last rebuild failed, or null if none did since the last that succeeded; any thread */
+  String rebuildFailure() {
+    return rebuildFailure;
   }
 
   Counter deadLetters(DeadLetter.Reason reason) {

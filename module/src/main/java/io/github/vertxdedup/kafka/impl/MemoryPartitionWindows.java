@@ -9,7 +9,6 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.shareddata.LocalMap;
 import io.vertx.core.shareddata.Shareable;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,7 +27,6 @@ final class MemoryPartitionWindows implements PartitionWindows {
 
   private static final Logger LOG = LoggerFactory.getLogger(MemoryPartitionWindows.class);
   private static final String MAP = "io.github.vertxdedup.kafka.windows";
-  private static final AtomicLong GENERATION = new AtomicLong();
   /** How often a taker looks again at a window that another owner still holds, in milliseconds. */
   private static final long RETRY_MS = 20;
 
@@ -51,8 +49,11 @@ final class MemoryPartitionWindows implements PartitionWindows {
   public Future<Lease> acquire(String groupId, TopicPartition tp, String ownerId) {
     LocalMap<String, Slot> slots = vertx.sharedData().getLocalMap(MAP);
     String name = groupId + "/" + tp.topic() + "-" + tp.partition();
+    // The same address as a journaled window's: stable across restarts, as are the meters' tags (group, topic,
+    // partition), which name the window in the registry.
     Slot slot = slots.computeIfAbsent(name, n -> new Slot(dedup.getAddress() + "." + groupId + "." + tp.topic()
-        + "-" + tp.partition() + "#" + GENERATION.incrementAndGet()));
+        + "-" + tp.partition(), registry == null ? null
+        : LocalPartition.Meters.kafkaWindow(registry, dedup.getAddress(), groupId, tp.topic(), tp.partition())));
     Promise<Long> committed = Promise.promise();
     take(slot, ownerId, System.nanoTime() + acquireTimeoutMs * 1_000_000L, committed);
     return committed.future().compose(offset -> slot.deployed(this)
@@ -108,22 +109,24 @@ final class MemoryPartitionWindows implements PartitionWindows {
 
   private record Handle(Slot slot, String ownerId) {}
 
-  /** One window: its address, its owner now, and the last committed offset any owner reported. */
+  /** One window: its address, its meters, its owner now, and the last committed offset any owner reported. */
   private static final class Slot implements Shareable {
     final String address;
+    final LocalPartition.Meters meters;
     String owner;
     long committed = -1;
     private Future<LocalPartition> deployment;
 
-    Slot(String address) {
+    Slot(String address, LocalPartition.Meters meters) {
       this.address = address;
+      this.meters = meters;
     }
 
     synchronized Future<LocalPartition> deployed(MemoryPartitionWindows store) {
       if (deployment == null || deployment.failed()) {
         DedupOptions o = new DedupOptions(store.dedup).setAddress(address).setPartitions(1)
             .setRouteByKey(false);
-        deployment = LocalPartition.deployInMemory(store.vertx, o, store.clock, store.registry);
+        deployment = LocalPartition.deployInMemory(store.vertx, o, store.clock, meters);
       }
       return deployment;
     }

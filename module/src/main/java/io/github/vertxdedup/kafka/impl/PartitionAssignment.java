@@ -72,7 +72,7 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
   private final OffsetCommits<K, V> commits;
   private final Pauses<K, V> pauses;
   private final Rebuilds<K, V> rebuilds;
-  private final MeterRegistry registry;
+  private final ConsumerHealth health;
   private final String groupId;
   private final String instanceId;
   private final long assignmentTimeoutMs;
@@ -90,7 +90,7 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
    * @param commits the offset commits (revocation commits synchronously)
    * @param pauses the paused partitions (a revoked partition is forgotten)
    * @param rebuilds the rebuilds from the source topic (started on assignment, cancelled on revocation)
-   * @param registry where the partitions' meters are registered
+   * @param health makes the partitions' meters and tracks their health
    * @param groupId the consumer group
    * @param instanceId this consumer's instance id
    * @param assignmentTimeoutMs how long an assignment waits for a window, in milliseconds
@@ -98,7 +98,7 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
    */
   PartitionAssignment(KafkaConsumer<K, V> consumer, Map<TopicPartition, AssignedPartition<K, V>> owners,
       PartitionWindows windows, OwnerConfig<K, V> ownerConfig, OffsetCommits<K, V> commits, Pauses<K, V> pauses,
-      Rebuilds<K, V> rebuilds, MeterRegistry registry, String groupId, String instanceId, long assignmentTimeoutMs,
+      Rebuilds<K, V> rebuilds, ConsumerHealth health, String groupId, String instanceId, long assignmentTimeoutMs,
       long revocationTimeoutMs) {
     this.consumer = consumer;
     this.owners = owners;
@@ -107,7 +107,7 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
     this.commits = commits;
     this.pauses = pauses;
     this.rebuilds = rebuilds;
-    this.registry = registry;
+    this.health = health;
     this.groupId = groupId;
     this.instanceId = instanceId;
     this.assignmentTimeoutMs = assignmentTimeoutMs;
@@ -172,10 +172,11 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
     long startNanos = System.nanoTime();
     for (TopicPartition tp : fresh) {
       LOG.info("{}: assigned to dedup consumer {} of group {}; opening its window", tp, instanceId, groupId);
-      KafkaMetrics metrics = new KafkaMetrics(registry, groupId, tp.topic(), tp.partition());
+      KafkaMetrics metrics = health.assigned(tp);
       meters.put(tp, metrics);
       starting.put(tp, windows.acquire(groupId, tp, instanceId).compose(lease -> {
         metrics.orphanedClaims.increment(lease.releasedClaims());
+        health.windowOpened(tp, metrics, lease.partition());
         // The owner runs on its window's event loop and calls the window in-process: no event-bus round trip
         // per decision or commit (docs/kafka.md, "The in-process shortcut").
         PartitionOwner<K, V> owner = new PartitionOwner<>(ownerConfig, tp, lease.partition().context(),
@@ -193,6 +194,7 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
         // A window that opens after the wait gave up is handed back as soon as it does: nobody else would.
         starting.get(tp).onSuccess(late -> late.owner.stop().eventually(() -> windows.release(late.lease)));
         meters.get(tp).windowOpenFailures.increment();
+        health.released(tp, meters.get(tp));
         LOG.error("dedup consumer {}: {}; the consumer stops and leaves the group", instanceId, e.getMessage(),
             e.getCause());
         if (windowFailure == null) {
@@ -273,6 +275,7 @@ final class PartitionAssignment<K, V> implements ConsumerRebalanceListener {
     List<Future<?>> stopping = new ArrayList<>();
     for (TopicPartition tp : mine) {
       AssignedPartition<K, V> o = owners.remove(tp);
+      health.released(tp, o.owner.metrics());
       LOG.info("{}: {}; {} in {} ms, {}; window handed back", tp, what,
           drained || fences.get(mine.indexOf(tp)).succeeded() ? "drained" : "not drained", drainMs,
           !commit ? "no offset committed" : o.committed >= 0 ? "offset " + o.committed + " committed"

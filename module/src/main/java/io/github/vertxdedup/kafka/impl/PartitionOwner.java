@@ -16,6 +16,7 @@ import io.vertx.core.eventbus.ReplyException;
 import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -108,6 +109,11 @@ final class PartitionOwner<K, V> {
     this.leases = new ClaimLeases(config.clock, config.leaseMs);
     this.queue = new RecordQueue<>(config.effectFirst, config.maxBatch);
     this.head = new HeadWait(loop, config.wakePoll);
+  }
+
+  /** @return the partition's meters; any thread */
+  KafkaMetrics metrics() {
+    return metrics;
   }
 
   // --- called by the poll thread -----------------------------------------------------------------------------------
@@ -450,22 +456,32 @@ final class PartitionOwner<K, V> {
     }
     pending.attempts++;
     leases.handlerStarts(pending);
+    long startNs = System.nanoTime();
     Future<Void> f = FailurePolicy.call(() -> config.handler.handle(pending.record),
         "the record handler returned null instead of a future");
     if (f.isComplete()) {
       // Most handlers that do no I/O return a completed future: no listener, no context lookup per record.
-      handled(pending, f);
+      handled(pending, f, startNs);
     } else {
-      loop.whenComplete(f, ar -> handled(pending, ar));
+      loop.whenComplete(f, ar -> handled(pending, ar, startNs));
     }
   }
 
-  /** The handler's future of the head record completed. On the context. */
-  private void handled(PendingRecord<K, V> pending, AsyncResult<Void> ar) {
+  /**
+   * The handler's future of the head record completed. On the context.
+   *
+   * @param startNs when the handler was called, {@link System#nanoTime()}: its duration is a real time, whatever
+   *     clock the windows run on
+   */
+  private void handled(PendingRecord<K, V> pending, AsyncResult<Void> ar, long startNs) {
     if (loop.stopped()) {
       return;
     }
-    if (!ar.succeeded() && FailurePolicy.nobodyToHandTo(ar.cause())) {
+    boolean nobodyToHandTo = !ar.succeeded() && FailurePolicy.nobodyToHandTo(ar.cause());
+    if (!nobodyToHandTo) {
+      metrics.handlerDuration.record(System.nanoTime() - startNs, TimeUnit.NANOSECONDS);
+    }
+    if (nobodyToHandTo) {
       // Nobody took the record (no consumer at the event-bus address yet): not a failure of the handler.
       pending.attempts--;
       head.pauseWanted();

@@ -5,7 +5,6 @@ import io.github.vertxdedup.impl.service.LocalPartition;
 import io.github.vertxdedup.kafka.IdentityExtractor;
 import io.github.vertxdedup.kafka.RecordIdentity;
 import io.github.vertxdedup.time.DedupClock;
-import io.micrometer.core.instrument.LongTaskTimer;
 import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
 import java.time.Duration;
 import java.time.Instant;
@@ -175,7 +174,7 @@ final class PartitionRebuild<K, V> extends WindowRebuild<PartitionRebuild.Outcom
   @Override
   void run() {
     long startedNs = System.nanoTime();
-    LongTaskTimer.Sample running = metrics.rebuildsInProgress.start();
+    Runnable running = metrics.rebuildStarted();
     long start = -1;
     try {
       try (KafkaConsumer<K, V> c = new KafkaConsumer<>(config)) {
@@ -196,13 +195,17 @@ final class PartitionRebuild<K, V> extends WindowRebuild<PartitionRebuild.Outcom
               + " skipped without identity{}", tp, cancelled() ? "rebuild cancelled" : "rebuilt", durationMs,
           start < 0 ? committedOffset : start, committedOffset, recordsRead, o.idsRestored(), o.noIdentity(),
           coverageStartMs < 0 ? "" : "; it covers event times from " + Instant.ofEpochMilli(coverageStartMs));
+      if (!cancelled()) {
+        metrics.rebuildSucceeded();
+      }
       done.complete(o);
     } catch (Throwable e) {
-      metrics.rebuildFailures.increment();
-      done.completeExceptionally(new IllegalStateException("failed to rebuild the window of " + tp
-          + " from the source topic: " + e, e));
+      IllegalStateException failure = new IllegalStateException("failed to rebuild the window of " + tp
+          + " from the source topic: " + e, e);
+      metrics.rebuildFailed(failure);
+      done.completeExceptionally(failure);
     } finally {
-      running.stop();
+      running.run();
     }
   }
 

@@ -2,6 +2,7 @@ package io.github.vertxdedup.kafka.impl;
 
 import io.github.vertxdedup.kafka.DedupKafkaOptions;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
 import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
 import io.vertx.kafka.client.consumer.impl.KafkaConsumerRecordImpl;
 import java.time.Duration;
@@ -64,18 +65,22 @@ final class PollLoop<K, V> {
   private final long lookBackMs;
   private final PartitionWindows windows;
   private final OwnerConfig<K, V> ownerConfig;
-  private final MeterRegistry registry;
+  private final ConsumerHealth health;
   private final String groupId;
   private final String instanceId;
   /** Released by an owner that may be resumed; the loop waits on it while every partition is paused. */
   private final Semaphore wake;
   private final Consumer<Throwable> report;
   private final long rebuildRetryMs;
+  /** Where the Kafka client's own metrics are bound: the registry of the consumer's meters. */
+  private final MeterRegistry registry;
   /** The assigned partitions; poll thread only. */
   private final Map<TopicPartition, AssignedPartition<K, V>> owners = new HashMap<>();
 
   private volatile boolean running = true;
   private KafkaConsumer<K, V> consumer;
+  /** The Kafka client's metrics in {@link #registry}, from {@link #subscribe} until the client is closed. */
+  private KafkaClientMetrics clientMetrics;
   private volatile PartitionAssignment<K, V> assignment;
   private OffsetCommits<K, V> commits;
   private Pauses<K, V> pauses;
@@ -88,7 +93,8 @@ final class PollLoop<K, V> {
    * @param options validated consumer options
    * @param windows where the partitions' windows live
    * @param ownerConfig what every partition owner shares; its {@code wakePoll} releases {@code wake}
-   * @param registry where the partitions' meters are registered
+   * @param health makes the partitions' meters and tracks their health
+   * @param registry the registry of the consumer's meters, where the Kafka client's metrics are bound too
    * @param groupId the consumer group
    * @param instanceId this consumer's instance id
    * @param wake released by an owner that may be resumed
@@ -96,8 +102,8 @@ final class PollLoop<K, V> {
    *     from its topic); poll thread
    */
   PollLoop(Map<String, Object> kafkaConfig, DedupKafkaOptions options, PartitionWindows windows,
-      OwnerConfig<K, V> ownerConfig, MeterRegistry registry, String groupId, String instanceId, Semaphore wake,
-      Consumer<Throwable> report) {
+      OwnerConfig<K, V> ownerConfig, ConsumerHealth health, MeterRegistry registry, String groupId,
+      String instanceId, Semaphore wake, Consumer<Throwable> report) {
     this.kafkaConfig = kafkaConfig;
     this.pollTimeoutMs = options.getPollTimeoutMs();
     this.commitIntervalMs = options.getCommitIntervalMs();
@@ -107,6 +113,7 @@ final class PollLoop<K, V> {
     this.lookBackMs = options.getLookBackMs();
     this.windows = windows;
     this.ownerConfig = ownerConfig;
+    this.health = health;
     this.registry = registry;
     this.groupId = groupId;
     this.instanceId = instanceId;
@@ -116,7 +123,9 @@ final class PollLoop<K, V> {
   }
 
   /**
-   * Creates the Kafka consumer and subscribes it. Poll thread.
+   * Creates the Kafka consumer, subscribes it and binds its metrics (Micrometer's {@link KafkaClientMetrics}: lag,
+   * fetch rate, ..., tagged {@code client.id}) to the consumer's registry, as an application binds those of a client
+   * it holds; {@link #run} removes them when it closes the client. Poll thread.
    *
    * @param topics the topics
    * @throws RuntimeException if the Kafka consumer cannot be created or subscribed; the loop must not run then
@@ -143,8 +152,12 @@ final class PollLoop<K, V> {
       pauses = new Pauses<>(consumer::pause, consumer::resume, owners, maxBufferedPerPartition);
       rebuilds = new Rebuilds<>(kafkaConfig, ownerConfig, lookBackMs, pauses, rebuildRetryMs, report);
       assignment = new PartitionAssignment<>(consumer, owners, windows, ownerConfig, commits, pauses, rebuilds,
-          registry, groupId, instanceId, assignmentTimeoutMs, revocationTimeoutMs);
+          health, groupId, instanceId, assignmentTimeoutMs, revocationTimeoutMs);
       consumer.subscribe(topics, assignment);
+      // The client's metrics() is safe from any thread (it does not take the client's lock): the binder reads it on a
+      // scheduler of its own, every minute for the meters of new topics and partitions.
+      clientMetrics = new KafkaClientMetrics(consumer);
+      clientMetrics.bindTo(registry);
     } catch (RuntimeException e) {
       running = false;
       throw e;
@@ -184,6 +197,7 @@ final class PollLoop<K, V> {
       } catch (RuntimeException e) {
         LOG.warn("closing the Kafka consumer failed", e);
       }
+      clientMetrics.close(); // stops its scheduler and removes its meters from the registry
     }
     return failure;
   }

@@ -64,7 +64,7 @@ final class WrappedAssignment<K, V> {
   private final KafkaConsumer<K, V> consumer;
   private final PartitionWindows windows;
   private final OwnerConfig<K, V> ownerConfig;
-  private final MeterRegistry registry;
+  private final ConsumerHealth health;
   private final String groupId;
   private final String instanceId;
   private final long revocationTimeoutMs;
@@ -113,7 +113,7 @@ final class WrappedAssignment<K, V> {
    * @param windows where the partitions' windows live
    * @param kafkaConfig the consumer's config, for the rebuilds from the source topic
    * @param ownerConfig what every partition owner shares
-   * @param registry where the partitions' meters are registered
+   * @param health makes the partitions' meters and tracks their health
    * @param groupId the consumer group
    * @param instanceId this consumer's instance id
    * @param options validated options ({@code revocationTimeoutMs}, {@code maxBufferedPerPartition},
@@ -124,14 +124,14 @@ final class WrappedAssignment<K, V> {
    *     not stop the consumer; called on the context
    */
   WrappedAssignment(Vertx vertx, WrappedContext context, KafkaConsumer<K, V> consumer, PartitionWindows windows,
-      Map<String, Object> kafkaConfig, OwnerConfig<K, V> ownerConfig, MeterRegistry registry, String groupId, String instanceId,
+      Map<String, Object> kafkaConfig, OwnerConfig<K, V> ownerConfig, ConsumerHealth health, String groupId, String instanceId,
       DedupKafkaOptions options, Handler<RuntimeException> onFailure, Handler<RuntimeException> report) {
     this.vertx = vertx;
     this.context = context;
     this.consumer = consumer;
     this.windows = windows;
     this.ownerConfig = ownerConfig;
-    this.registry = registry;
+    this.health = health;
     this.groupId = groupId;
     this.instanceId = instanceId;
     this.revocationTimeoutMs = options.getRevocationTimeoutMs();
@@ -172,7 +172,7 @@ final class WrappedAssignment<K, V> {
     for (TopicPartition tp : fresh) {
       // This consumer's previous owner of the partition (revoked by an earlier rebalance) may still be draining.
       Future<?> previous = handedBack.getOrDefault(tp, Future.succeededFuture());
-      Starting<K, V> s = new Starting<>(new KafkaMetrics(registry, groupId, tp.topic(), tp.partition()),
+      Starting<K, V> s = new Starting<>(health.assigned(tp),
           previous.transform(v -> windows.acquire(groupId, tp, instanceId)));
       starting.put(tp, s);
       context.here(s.lease).onComplete(ar -> windowReady(tp, s, ar));
@@ -189,6 +189,7 @@ final class WrappedAssignment<K, V> {
       return;
     }
     PartitionWindows.Lease lease = ar.result();
+    health.windowOpened(tp, s.metrics, lease.partition());
     context.here(consumer.committed(WrappedContext.vertx(tp))).onComplete(c -> {
       if (starting.get(tp) != s) {
         return;
@@ -303,6 +304,7 @@ final class WrappedAssignment<K, V> {
       handedBack.put(tp, windows.release(lease).otherwiseEmpty());
     }
     s.metrics.windowOpenFailures.increment();
+    health.released(tp, s.metrics);
     onFailure.handle(new IllegalStateException(what + ": " + cause.getMessage(), cause));
   }
 
@@ -337,10 +339,12 @@ final class WrappedAssignment<K, V> {
     for (TopicPartition tp : tps) {
       Starting<K, V> s = starting.remove(tp);
       if (s != null) {
+        health.released(tp, s.metrics);
         handedBack.put(tp, giveUp(s));
       }
       AssignedPartition<K, V> o = owners.remove(tp);
       if (o != null) {
+        health.released(tp, o.owner.metrics());
         pauses.forget(tp);
         if (!closing) { // closing retires every owner itself
           LOG.info("{}: revoked from {} of group {}; its owner finishes what it may and hands the window back,"
@@ -365,7 +369,10 @@ final class WrappedAssignment<K, V> {
    */
   Future<Void> retireAll(WrappedCommits<K, V> commits) {
     closing = true;
-    starting.forEach((tp, s) -> handedBack.put(tp, giveUp(s)));
+    starting.forEach((tp, s) -> {
+      health.released(tp, s.metrics);
+      handedBack.put(tp, giveUp(s));
+    });
     starting.clear();
     Map<TopicPartition, AssignedPartition<K, V>> mine = new HashMap<>(owners);
     List<Future<Void>> drains = new ArrayList<>();
@@ -376,6 +383,7 @@ final class WrappedAssignment<K, V> {
           List<Future<?>> done = new ArrayList<>(handedBack.values());
           mine.forEach((tp, o) -> {
             owners.remove(tp, o);
+            health.released(tp, o.owner.metrics());
             done.add(handBack(tp, o));
           });
           assignment = Set.of();

@@ -148,7 +148,7 @@ public final class WrappedConsumer<K, V> extends ConsumerSetup<K, V> {
       context = ctx;
       PartitionWindows windows = windows();
       partitions = new WrappedAssignment<>(vertx, ctx, consumer, windows, config, ownerConfig(this::wake),
-          registry(), groupId, instanceId, options, this::stop, f -> report(ctx.context(), f));
+          partitionHealth(), groupId, instanceId, options, this::stop, f -> report(ctx.context(), f));
       commits = new WrappedCommits<>(consumer, partitions.owners, windows, ctx);
     }
     WrappedAssignment<K, V> p = partitions;

@@ -312,10 +312,11 @@ public final class DedupWindow {
 
   /**
    * Reads the home slot of an id (its fingerprint and its expiry word), recording nothing, so that a
-   * {@link #lookup}, {@link #check} or {@link #contains} of it soon after finds the slot in cache. A caller deciding a group of ids one at a time calls
-   * this for each id of the group (up to {@link #PREFETCH_GROUP}) first: the loads are independent of each other, so
-   * their cache misses overlap, where the decisions' own probes would wait for each miss in turn; {@link #checkBatch}
-   * does the same inside. O(1), allocates nothing; no effect on any answer.
+   * {@link #lookup}, {@link #check} or {@link #contains} of it soon after finds the slot in cache. A caller deciding
+   * a group of ids one at a time calls this for each id of the group (up to {@link #PREFETCH_GROUP}) first: the
+   * loads are independent of each other, so their cache misses overlap, where the decisions' own probes would wait
+   * for each miss in turn; {@link #checkBatch} does the same inside. O(1), allocates nothing; no effect on any
+   * answer.
    *
    * @param fingerprint the id's fingerprint (any value: 0 reads some slot and is harmless)
    */

@@ -53,7 +53,7 @@ final class FingerprintTable {
   static final int PAYLOAD_STRIDE = PLAIN_STRIDE + Long.BYTES;
 
   static final int MIN_CAPACITY = 64;
-  /** Slots the sweep tests at once for a dead entry; a power of two at most {@link #MIN_CAPACITY}. */
+  /** Slots the sweep tests at once, branch-free, for a dead entry before it visits them one by one. */
   static final int SWEEP_BLOCK = 16;
   static final long FIBONACCI = 0x9E3779B97F4A7C15L;
 

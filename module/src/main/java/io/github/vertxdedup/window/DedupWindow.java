@@ -211,8 +211,12 @@ public final class DedupWindow {
   /**
    * Checks a batch of arrivals with no payload hash and the default remember-until, in order, with the same result
    * as calling {@link #check(long)} for each at one instant (the clock is read once): a repeat inside the batch is a
-   * {@link WindowVerdict#DUPLICATE}. Faster than single calls: the home slots of a group of ids are read ahead of the
-   * probes, so their cache misses overlap instead of following one another. Allocates nothing.
+   * {@link WindowVerdict#DUPLICATE}. Faster than single calls: the home slots of a group of ids (fingerprint and
+   * expiry word: every line a decision reads or writes) are read ahead of the probes, so their cache misses overlap
+   * instead of following one another, and the sweep work the batch owes is paid in one run before the first group
+   * instead of between reads and probes. So a batch may delete an expired entry earlier than single calls would, and
+   * its table may double at another moment than theirs ({@link WindowStats#tableSlots()}); verdicts and the other
+   * counters are the same. Allocates nothing.
    *
    * @param fingerprints the ids' fingerprints; none may be 0
    * @param offset index of the first fingerprint, and of the first verdict written
@@ -240,6 +244,7 @@ public final class DedupWindow {
     }
     final long bucket = advance(clock.nowMs());
     final long expiryBucket = bucket + bucketCount;
+    paySweepDebtAhead(length);
     int acceptedHere = 0;
     for (int group = offset; group < end; group += PREFETCH_GROUP) {
       final int groupEnd = Math.min(end, group + PREFETCH_GROUP);
@@ -249,7 +254,7 @@ public final class DedupWindow {
       }
       prefetchSink += sink;
       for (int i = group; i < groupEnd; i++) {
-        WindowVerdict v = decide(fingerprints[i], NO_PAYLOAD_HASH, bucket, expiryBucket);
+        WindowVerdict v = judge(fingerprints[i], NO_PAYLOAD_HASH, bucket, expiryBucket);
         verdicts[i] = v;
         if (v == WindowVerdict.ACCEPTED) {
           acceptedHere++;
@@ -261,6 +266,11 @@ public final class DedupWindow {
 
   private WindowVerdict decide(long fingerprint, long payloadHash, long bucket, long expiryBucket) {
     paySweepDebt();
+    return judge(fingerprint, payloadHash, bucket, expiryBucket);
+  }
+
+  /** One decision, without the sweep work a check pays: {@link #decide}'s body, called directly by batches. */
+  private WindowVerdict judge(long fingerprint, long payloadHash, long bucket, long expiryBucket) {
     if (table.needsRoom()) {
       makeRoom();
     }
@@ -301,11 +311,12 @@ public final class DedupWindow {
   }
 
   /**
-   * Reads the home slot of an id, recording nothing, so that a {@link #lookup}, {@link #check} or
-   * {@link #contains} of it soon after finds the slot in cache. A caller deciding a group of ids one at a time calls
-   * this for each id of the group (up to {@link #PREFETCH_GROUP}) first: the loads are independent of each other, so
-   * their cache misses overlap, where the decisions' own probes would wait for each miss in turn; {@link #checkBatch}
-   * does the same inside. O(1), allocates nothing; no effect on any answer.
+   * Reads the home slot of an id (its fingerprint and its expiry word), recording nothing, so that a
+   * {@link #lookup}, {@link #check} or {@link #contains} of it soon after finds the slot in cache. A caller deciding
+   * a group of ids one at a time calls this for each id of the group (up to {@link #PREFETCH_GROUP}) first: the
+   * loads are independent of each other, so their cache misses overlap, where the decisions' own probes would wait
+   * for each miss in turn; {@link #checkBatch} does the same inside. O(1), allocates nothing; no effect on any
+   * answer.
    *
    * @param fingerprint the id's fingerprint (any value: 0 reads some slot and is harmless)
    */
@@ -589,6 +600,27 @@ public final class DedupWindow {
         table.sweep(n, threshold);
         sweepDebt -= n;
       }
+    }
+  }
+
+  /**
+   * Pays, in one sequential run before a batch's probes, the sweep work that {@code checks} single checks would pay
+   * one run every {@link #SWEEP_EVERY_CHECKS} of them: the same slots, from the same cursor, and the same countdown to
+   * the next run afterwards. Between a batch's read-ahead and its probes a sweep run would only compete with the
+   * probes' cache lines and stall them; before the read-ahead it streams alone.
+   */
+  private void paySweepDebtAhead(int checks) {
+    if (checks < checksUntilSweep) {
+      checksUntilSweep -= checks;
+      return;
+    }
+    final int after = checks - checksUntilSweep;
+    final long runs = 1 + after / SWEEP_EVERY_CHECKS;
+    checksUntilSweep = SWEEP_EVERY_CHECKS - after % SWEEP_EVERY_CHECKS;
+    if (sweepDebt > 0) {
+      long n = Math.min(sweepDebt, runs * SWEEP_SLOTS_PER_CHECK * SWEEP_EVERY_CHECKS);
+      table.sweep(n, threshold);
+      sweepDebt -= n;
     }
   }
 

@@ -14,7 +14,10 @@ import org.agrona.BitUtil;
  *               0 = empty slot.
  *   payloads[]  payload hash, 0 = none; only when payload hashes are tracked.
  * A probe reads keys only; metas is read when the fingerprint matches (is that entry still live?) and by the sweep,
- * which scans metas alone (4 bytes per slot) and touches keys only for the dead entries it deletes.
+ * which scans metas alone (4 bytes per slot, a block of 16 slots per test) and touches keys only for the dead
+ * entries it deletes. An accepted id writes both arrays, so a decision can cost two cache misses: a batch reads both
+ * lines of every id ahead of its probes (touch), so that the two misses overlap with each other and with the
+ * batch's other ids instead of following one another.
  *
  * Why not Agrona's LongHashSet plus one id list per bucket (the textbook bucket ring)? That shape costs two random
  * accesses per event: one to look up / insert, and one more when the id's bucket expires and the id is deleted from the
@@ -50,6 +53,8 @@ final class FingerprintTable {
   static final int PAYLOAD_STRIDE = PLAIN_STRIDE + Long.BYTES;
 
   static final int MIN_CAPACITY = 64;
+  /** Slots the sweep tests at once, branch-free, for a dead entry before it visits them one by one. */
+  static final int SWEEP_BLOCK = 16;
   static final long FIBONACCI = 0x9E3779B97F4A7C15L;
 
   private final boolean payloadHashes;
@@ -159,13 +164,16 @@ final class FingerprintTable {
   }
 
   /**
-   * Reads the home slot of {@code fingerprint} and returns a value derived from it, so that the load is not
-   * optimised away. Issued for a whole batch before probing it, these loads are independent of each other and
-   * overlap in the memory system (memory-level parallelism), where a probe's data-dependent branches would
-   * otherwise wait for each cache miss in turn.
+   * Reads the home slot of {@code fingerprint}, its fingerprint and its expiry word, and returns a value derived from
+   * both, so that the loads are not optimised away. Issued for a whole batch before probing it, these loads are
+   * independent of each other and overlap in the memory system (memory-level parallelism), where a probe's
+   * data-dependent branches would otherwise wait for each cache miss in turn. The expiry word is read as well because
+   * the decision writes it (an accepted id) or reads it (a matching fingerprint): it lives in another array, so it is
+   * another cache line, and left to the decision its miss would come after the probe's instead of beside it.
    */
   long touch(long fingerprint) {
-    return keys[home(fingerprint)];
+    int slot = home(fingerprint);
+    return keys[slot] + metas[slot];
   }
 
   /** Writes an entry into an empty slot returned (encoded) by {@link #probe}. */
@@ -262,14 +270,22 @@ final class FingerprintTable {
       final int runEnd = (int) Math.min(capacity, i + (count - visited));
       int j = i;
       while (j < runEnd) {
-        if (isDead(m[j], threshold)) {
-          deleteAt(j);
-          removed++;
-          // Backward shift may have moved another entry into this slot: look at it again. A re-visit is not a new
-          // slot, so it does not count (else a sweep of the whole table would stop short by one slot per deletion).
+        final int blockEnd = Math.min(runEnd, j + SWEEP_BLOCK);
+        if (blockEnd - j == SWEEP_BLOCK && !anyDead(m, j, threshold)) {
+          j = blockEnd;
           continue;
         }
-        j++;
+        while (j < blockEnd) {
+          if (isDead(m[j], threshold)) {
+            deleteAt(j);
+            removed++;
+            // Backward shift may have moved another entry into this slot: look at it again. A re-visit is not a new
+            // slot, so it does not count (else a sweep of the whole table would stop short by one slot per
+            // deletion).
+            continue;
+          }
+          j++;
+        }
       }
       visited += runEnd - i;
       i = runEnd == capacity ? 0 : runEnd;
@@ -278,6 +294,23 @@ final class FingerprintTable {
     occupied -= removed;
     deletedEntries += removed;
     return removed;
+  }
+
+  /**
+   * True if any of the {@link #SWEEP_BLOCK} slots from {@code from} on holds a dead entry. Branch-free over the
+   * block, so that the sweep passes over blocks of live and empty slots (most of them) at a few instructions per slot
+   * instead of one test and branch each: dead is "occupied (sign bit of meta) and expiry epoch minus threshold minus
+   * one, modulo the epoch period, at least {@code HALF_EPOCH - 1}", the negation of {@link #isLive} for an occupied
+   * slot, and the sign bit of the block's OR says whether any slot is so.
+   */
+  private static boolean anyDead(int[] m, int from, int threshold) {
+    int any = 0;
+    for (int x = from; x < from + SWEEP_BLOCK; x++) {
+      final int meta = m[x];
+      final int d = (((meta >>> LIFETIME_BITS) & EPOCH_MASK) - threshold - 1) & EPOCH_MASK;
+      any |= meta & ((HALF_EPOCH - 2) - d);
+    }
+    return any < 0;
   }
 
   /** Backward-shift deletion (Knuth, Algorithm R): no tombstones, probe chains stay intact. */

@@ -106,6 +106,51 @@ class FingerprintTableTest {
     assertChainsIntact(table);
   }
 
+  /**
+   * The sweep tests a block of slots at once for a dead entry before it looks at them one by one: every distance
+   * between an entry's expiry epoch and the threshold must be judged as {@link FingerprintTable#isLive} judges it,
+   * the edges of the live range and the wrap of the epoch period included, whatever the sweep's run lengths.
+   */
+  @ParameterizedTest(name = "seed {0}")
+  @ValueSource(longs = {3L, 0xBADCAFEL, 77L})
+  void sweep_deletesExactlyTheDeadEntriesAtEveryEpochDistance(long seed) {
+    SplittableRandom random = new SplittableRandom(seed);
+    int half = FingerprintTable.HALF_EPOCH;
+    int period = FingerprintTable.EPOCH_MASK + 1;
+    int[] edges = {0, 1, 2, half - 2, half - 1, half, half + 1, period - 2, period - 1};
+    long thresholdBucket = random.nextLong(1L << 40);
+    int threshold = FingerprintTable.threshold(thresholdBucket);
+    FingerprintTable table = new FingerprintTable(false, 1024);
+    Map<Long, Boolean> liveById = new HashMap<>();
+    long fingerprint = 1;
+    while (!table.needsRoom()) {
+      int distance = random.nextInt(4) == 0 ? edges[random.nextInt(edges.length)] : random.nextInt(period);
+      long expiry = thresholdBucket + distance;
+      int meta = FingerprintTable.meta(expiry, 1);
+      int r = table.probe(fingerprint, threshold);
+      table.put(-r - 1, fingerprint, meta, 0L);
+      liveById.put(fingerprint, FingerprintTable.isLive(meta, threshold));
+      fingerprint += 1 + random.nextInt(1 << 20);
+    }
+    long live = liveById.values().stream().filter(b -> b).count();
+    assertThat(live).as("the table must hold live and dead entries both").isBetween(1L, liveById.size() - 1L);
+
+    // One whole pass in runs of random length (a run may start or end inside a block, or wrap past the end).
+    long swept = 0;
+    while (swept < table.capacity()) {
+      long run = Math.min(table.capacity() - swept, 1 + random.nextInt(3 * FingerprintTable.SWEEP_BLOCK));
+      table.sweep(run, threshold);
+      swept += run;
+    }
+
+    assertThat(table.occupied()).isEqualTo(live);
+    assertThat(table.countLive(threshold)).isEqualTo(live);
+    for (Map.Entry<Long, Boolean> e : liveById.entrySet()) {
+      assertThat(table.probe(e.getKey(), threshold) >= 0).as("fingerprint %d", e.getKey()).isEqualTo(e.getValue());
+    }
+    assertChainsIntact(table);
+  }
+
   @Test
   void shouldFindEveryLiveEntryAfterDeletionsAroundTheEndOfTheArray() {
     FingerprintTable table = new FingerprintTable(true, 64);

@@ -60,6 +60,11 @@ final class DedupWindowContender implements DedupContender, BatchContender {
     return window.held();
   }
 
+  /** @return the bytes of the window's hash table now, for the memory floor measured beside it */
+  long tableBytes() {
+    return window.stats().tableBytes();
+  }
+
   @Override
   public Object footprintRoot() {
     return window;

@@ -8,56 +8,98 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The window side-by-side with the contenders interleaved in one JVM: round after round, each contender runs the whole
- * reference stream once on a fresh structure, in turn. On a shared machine whose load drifts, interleaving puts the
- * same drift on every contender, so the ratios are steadier than those of separate JMH forks (which run one after the
- * other); the absolute figures are not better than JMH's. The first round is a warm-up and is not reported.
+ * The window side-by-side with the contenders interleaved in one JVM, set against the machine's memory floor measured
+ * in the same rounds: round after round, each contender runs the whole reference stream once on a fresh structure, in
+ * turn, and then {@link MemoryFloor} measures the independent and the dependent random-load cost of a table the size
+ * of our window's. On a shared machine whose load drifts, interleaving puts the same drift on every contender and on
+ * the floor, so the ratios are steadier than those of separate JMH forks (which run one after the other); the
+ * absolute figures are not better than JMH's. The first round is a warm-up and is not reported.
+ *
+ * <p>Times are the process's CPU time per event ({@link CpuTime}: the benchmark's thread and the garbage collector's),
+ * wall time beside it: on a machine shared with other work, wall time also counts the time the scheduler gives to
+ * other processes.
  *
  * <p>Run: {@code java <dedup.jvm.flags> -Xmx8g -XX:+UseParallelGC -cp benchmarks/target/benchmarks.jar
- * io.github.vertxdedup.benchmarks.window.WindowInterleaved [rounds] [contender keys...]} (default 5 rounds of
- * dedupWindow, dedupWindowBatch, directDesign). Prints the median ns/event of each and its ratio to our window.
+ * io.github.vertxdedup.benchmarks.window.WindowInterleaved [rounds] [contender keys...]} (default 6 rounds of
+ * dedupWindow, dedupWindowBatch, caffeine). Prints each round, the median ns/event of each contender and its ratio to
+ * the first, and the floor ratios with their targets ({@link WindowReport#floorTargets}).
  */
 public final class WindowInterleaved {
 
   private WindowInterleaved() {}
 
   /**
-   * @param args optional: the number of rounds (default 5, the first one a warm-up), then contender keys
+   * @param args optional: the number of rounds (default 6, the first one a warm-up, at least 2), then contender keys
+   * @throws IllegalArgumentException if rounds is below 2 or a key names no contender
    */
   public static void main(String[] args) {
-    int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 5;
+    int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 6;
+    if (rounds < 2) {
+      throw new IllegalArgumentException("rounds must be >= 2 (the first is a warm-up) but was " + rounds);
+    }
     List<String> keys = args.length > 1 ? Arrays.asList(args).subList(1, args.length)
-        : List.of("dedupWindow", "dedupWindowBatch", "directDesign");
+        : List.of("dedupWindow", "dedupWindowBatch", "caffeine");
+    keys.forEach(Contender::ofKey);
     EventStream stream = EventStream.generate(Workload.SEED);
-    Map<String, List<Double>> nsPerEvent = new LinkedHashMap<>();
-    keys.forEach(k -> nsPerEvent.put(k, new ArrayList<>()));
+    Map<String, List<Double>> cpuNs = new LinkedHashMap<>();
+    Map<String, List<Double>> wallNs = new LinkedHashMap<>();
+    keys.forEach(k -> {
+      cpuNs.put(k, new ArrayList<>());
+      wallNs.put(k, new ArrayList<>());
+    });
+    List<WindowReport.FloorRound> floorRounds = new ArrayList<>();
     for (int round = 0; round < rounds; round++) {
+      long tableBytes = 0;
+      Map<String, Double> thisRound = new LinkedHashMap<>();
       for (String key : keys) {
         System.gc();
         SimulatedClock clock = new SimulatedClock(EventStream.START_MS);
         DedupContender structure = Contender.ofKey(key).create(stream.workload(), clock);
+        long c0 = CpuTime.nowNs();
         long t0 = System.nanoTime();
         long accepted = Contender.run(stream, structure, clock);
-        double ns = (System.nanoTime() - t0) / (double) stream.size();
+        double wall = (System.nanoTime() - t0) / (double) stream.size();
+        double cpu = (CpuTime.nowNs() - c0) / (double) stream.size();
         if (accepted != stream.expectedAccepted()) {
           throw new IllegalStateException(key + " accepted " + accepted + ", expected " + stream.expectedAccepted());
         }
-        if (round > 0) {
-          nsPerEvent.get(key).add(ns);
+        if (structure instanceof DedupWindowContender ours) {
+          tableBytes = Math.max(tableBytes, ours.tableBytes());
         }
-        System.out.printf(Locale.ROOT, "round %d %-20s %7.1f ns/event%n", round, key, ns);
+        thisRound.put(key, cpu);
+        if (round > 0) {
+          cpuNs.get(key).add(cpu);
+          wallNs.get(key).add(wall);
+        }
+        System.out.printf(Locale.ROOT, "round %d %-20s %7.1f ns/event CPU %7.1f wall%n", round, key, cpu, wall);
+      }
+      // Collect this round's structures before the floor allocates its own table.
+      System.gc();
+      if (tableBytes > 0) {
+        MemoryFloor.Floor floor = MemoryFloor.measure(tableBytes);
+        System.out.printf(Locale.ROOT, "round %d memory floor, %,d B table: independent %.1f ns, dependent %.1f ns%n",
+            round, floor.tableBytes(), floor.independentNs(), floor.dependentNs());
+        if (round > 0) {
+          floorRounds.add(new WindowReport.FloorRound(thisRound.getOrDefault("dedupWindow", Double.NaN),
+              thisRound.getOrDefault("dedupWindowBatch", Double.NaN), thisRound.getOrDefault("caffeine", Double.NaN),
+              floor.independentNs(), floor.dependentNs()));
+        }
       }
     }
-    double ours = median(nsPerEvent.get(keys.get(0)));
-    System.out.printf(Locale.ROOT, "%n%-20s %10s %10s%n", "contender", "median ns", "vs " + keys.get(0));
-    for (Map.Entry<String, List<Double>> e : nsPerEvent.entrySet()) {
-      double m = median(e.getValue());
-      System.out.printf(Locale.ROOT, "%-20s %10.1f %9.2fx%n", e.getKey(), m, m / ours);
+    double first = median(cpuNs.get(keys.get(0)));
+    System.out.printf(Locale.ROOT, "%n%-20s %12s %12s %10s%n", "contender", "median CPU", "median wall",
+        "vs " + keys.get(0));
+    for (String key : keys) {
+      double m = median(cpuNs.get(key));
+      System.out.printf(Locale.ROOT, "%-20s %12.1f %12.1f %9.2fx%n", key, m, median(wallNs.get(key)), m / first);
+    }
+    if (!floorRounds.isEmpty()) {
+      System.out.println();
+      System.out.print(WindowReport.floorTargets(floorRounds));
     }
   }
 
   private static double median(List<Double> values) {
-    double[] v = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-    return v.length == 0 ? Double.NaN : v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+    return MemoryFloor.median(values.stream().mapToDouble(Double::doubleValue).toArray());
   }
 }

@@ -18,6 +18,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.ToDoubleFunction;
 import io.github.vertxdedup.benchmarks.report.Plots;
 import org.jfree.chart.JFreeChart;
 import org.jfree.chart.labels.ItemLabelAnchor;
@@ -47,6 +48,23 @@ public final class WindowReport {
   static final double TARGET_TIMES_FASTER_THAN_CAFFEINE = 15.0;
   /** Target: heap bytes per held id in steady state. */
   static final double TARGET_BYTES_PER_ID = 24.0;
+  /** Target: {@code checkBatch} ns per event at most this many independent random loads (issue 20). */
+  static final double TARGET_BATCH_PER_INDEPENDENT_LOAD = 4.0;
+  /** Target: single {@code check} ns per event at most this many dependent random loads (issue 20). */
+  static final double TARGET_SINGLE_PER_DEPENDENT_LOAD = 1.0;
+
+  /**
+   * One round of the interleaved run ({@link WindowInterleaved}): ns per event of our window fed by single checks and
+   * by {@code checkBatch}, and of Caffeine, and the memory floor measured in the same round. A contender the run left
+   * out is {@code NaN}.
+   *
+   * @param singleNs our window, single {@code check} per event
+   * @param batchNs our window, {@code checkBatch} of 500
+   * @param caffeineNs Caffeine
+   * @param independentNs one independent random load on a table of our window's size
+   * @param dependentNs one dependent random load on the same table
+   */
+  record FloorRound(double singleNs, double batchNs, double caffeineNs, double independentNs, double dependentNs) {}
 
   /**
    * Time samples of one contender, ns per event.
@@ -204,6 +222,52 @@ public final class WindowReport {
           verdict(mem.jolBytesPerId() <= TARGET_BYTES_PER_ID)));
     }
     return sb.toString();
+  }
+
+  /**
+   * States the targets that are ratios to the memory floor, and Caffeine against {@code checkBatch}, from the rounds of
+   * one interleaved run: each ratio is taken within a round, then the median and range over rounds are given. A ratio
+   * whose contender the run left out is not stated.
+   *
+   * @param rounds the measured rounds; at least one
+   * @return one line per target
+   * @throws IllegalArgumentException if {@code rounds} is empty
+   */
+  static String floorTargets(List<FloorRound> rounds) {
+    if (rounds.isEmpty()) {
+      throw new IllegalArgumentException("rounds must hold at least one round but was empty");
+    }
+    StringBuilder sb = new StringBuilder();
+    double[] batch = ratios(rounds, r -> r.batchNs() / r.independentNs());
+    if (batch.length > 0) {
+      double m = MemoryFloor.median(batch);
+      sb.append(String.format(Locale.ROOT,
+          "- checkBatch <= %.0fx an independent load: %.2fx (range %.2f – %.2f, %d rounds): %s%n",
+          TARGET_BATCH_PER_INDEPENDENT_LOAD, m, batch[0], batch[batch.length - 1], batch.length,
+          verdict(m <= TARGET_BATCH_PER_INDEPENDENT_LOAD)));
+    }
+    double[] single = ratios(rounds, r -> r.singleNs() / r.dependentNs());
+    if (single.length > 0) {
+      double m = MemoryFloor.median(single);
+      sb.append(String.format(Locale.ROOT,
+          "- single check <= %.1fx a dependent load: %.2fx (range %.2f – %.2f, %d rounds): %s%n",
+          TARGET_SINGLE_PER_DEPENDENT_LOAD, m, single[0], single[single.length - 1], single.length,
+          verdict(m <= TARGET_SINGLE_PER_DEPENDENT_LOAD)));
+    }
+    double[] caffeine = ratios(rounds, r -> r.caffeineNs() / r.batchNs());
+    if (caffeine.length > 0) {
+      double m = MemoryFloor.median(caffeine);
+      sb.append(String.format(Locale.ROOT,
+          "- checkBatch >= %.0fx faster than Caffeine: %.1fx (range %.1f – %.1f, %d rounds): %s%n",
+          TARGET_TIMES_FASTER_THAN_CAFFEINE, m, caffeine[0], caffeine[caffeine.length - 1], caffeine.length,
+          verdict(m >= TARGET_TIMES_FASTER_THAN_CAFFEINE)));
+    }
+    return sb.toString();
+  }
+
+  /** The finite values of {@code ratio} over the rounds, sorted ascending. */
+  private static double[] ratios(List<FloorRound> rounds, ToDoubleFunction<FloorRound> ratio) {
+    return rounds.stream().mapToDouble(ratio).filter(Double::isFinite).sorted().toArray();
   }
 
   private static String verdict(boolean met) {

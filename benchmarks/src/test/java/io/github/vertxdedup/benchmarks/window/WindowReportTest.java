@@ -7,6 +7,7 @@ import com.google.gson.JsonParser;
 import java.io.StringReader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -49,6 +50,30 @@ class WindowReportTest {
         .contains("ours <= 40 ns/event: median 50.0 ns (range 40.0 – 60.0): MISSED")
         .contains("ours >= 15x faster than Caffeine: 16.0x (range 11.7 – 22.5): met")
         .contains("ours <= 24 B per held id: 20.0 B (1,000 ids held): met");
+  }
+
+  @Test
+  void shouldTakeFloorRatiosWithinEachRoundAndGiveTheirMedian() {
+    List<WindowReport.FloorRound> rounds = List.of(
+        new WindowReport.FloorRound(200.0, 80.0, 1600.0, 25.0, 250.0),
+        new WindowReport.FloorRound(300.0, 150.0, 1500.0, 30.0, 250.0),
+        new WindowReport.FloorRound(220.0, 90.0, 1800.0, 30.0, 200.0));
+
+    String targets = WindowReport.floorTargets(rounds);
+
+    // batch / independent: 3.2, 5.0, 3.0; single / dependent: 0.8, 1.2, 1.1; Caffeine / batch: 20, 10, 20.
+    assertThat(targets)
+        .contains("checkBatch <= 4x an independent load: 3.20x (range 3.00 – 5.00, 3 rounds): met")
+        .contains("single check <= 1.0x a dependent load: 1.10x (range 0.80 – 1.20, 3 rounds): MISSED")
+        .contains("checkBatch >= 15x faster than Caffeine: 20.0x (range 10.0 – 20.0, 3 rounds): met");
+  }
+
+  @Test
+  void shouldLeaveOutTheFloorRatioOfAContenderTheRunLeftOut() {
+    String targets = WindowReport.floorTargets(
+        List.of(new WindowReport.FloorRound(200.0, 80.0, Double.NaN, 25.0, 250.0)));
+
+    assertThat(targets).contains("checkBatch <= 4x").contains("single check <= 1.0x").doesNotContain("Caffeine");
   }
 
   @Test

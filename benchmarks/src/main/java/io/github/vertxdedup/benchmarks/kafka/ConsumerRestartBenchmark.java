@@ -46,11 +46,11 @@ import org.apache.kafka.common.TopicPartition;
  * from the kill to: its JVM in {@code main}, subscribed, partitions assigned with their windows rebuilt from the
  * journal, and its first settled record (the lines {@link BillingConsumer} prints); then it is stopped. Rounds run the
  * configurations in turn, the order rotating ({@link KafkaConsumerThroughput#orderOf}); the summary takes medians
- * and each configuration's ratio to the first.
+ * and the median over rounds of each configuration's ratio to the first in the same round.
  *
  * <p>Configurations (extra JVM options of the consumer): {@code no-preload} (the {@link JournalPreload} turned off:
  * Chronicle's classes load when the first window opens, after the assignment), {@code preload} (the default), and with
- * {@code -Dbench.cds=true} {@code preload+appcds}: the default with a dynamic class-data sharing archive of the
+ * {@code -Dbench.cds=true} {@code preload-appcds}: the default with a dynamic class-data sharing archive of the
  * consumer's classes ({@code -XX:SharedArchiveFile}), which the harness makes before the first round from one
  * consumer run with {@code -XX:ArchiveClassesAtExit} that settles a record and stops normally.
  *
@@ -73,6 +73,9 @@ public final class ConsumerRestartBenchmark {
    */
   public static void main(String[] args) throws Exception {
     int rounds = intProperty("bench.rounds", 3);
+    if (rounds < 1) {
+      throw new IllegalArgumentException("bench.rounds must be >= 1 but was " + rounds);
+    }
     int rate = intProperty("bench.rate", 200);
     long killAfterMs = intProperty("bench.killAfterMs", 1_000);
     boolean cds = Boolean.getBoolean("bench.cds");
@@ -90,7 +93,7 @@ public final class ConsumerRestartBenchmark {
         if (cds) {
           Path archive = root.resolve("consumer.jsa");
           makeArchive(admin, bootstrap, root.resolve("archive"), archive);
-          configs.put("preload+appcds", List.of("-XX:SharedArchiveFile=" + archive));
+          configs.put("preload-appcds", List.of("-XX:SharedArchiveFile=" + archive));
         }
         List<String> names = new ArrayList<>(configs.keySet());
         Map<String, List<long[]>> results = new HashMap<>();
@@ -114,21 +117,26 @@ public final class ConsumerRestartBenchmark {
     }
   }
 
-  /** Prints the medians per configuration, each phase's share, and each configuration's ratio to the first. */
+  /** Prints the medians per configuration and the median over rounds of its ratio to the first in the same round. */
   private static void report(List<String> names, Map<String, List<long[]>> results) {
     String[] phases = {"main", "subscribed", "assigned", "first settled record"};
     System.out.println();
     System.out.println("| configuration | kill to main (ms) | kill to subscribed | kill to assigned |"
         + " kill to first settled record | vs " + names.get(0) + " |");
     System.out.println("| --- | ---: | ---: | ---: | ---: | ---: |");
-    double base = median(results.get(names.get(0)), 3);
     for (String name : names) {
       List<long[]> rs = results.get(name);
       StringBuilder row = new StringBuilder("| " + name + " |");
       for (int p = 0; p < phases.length; p++) {
         row.append(String.format(Locale.ROOT, " %,.0f |", median(rs, p)));
       }
-      row.append(String.format(Locale.ROOT, " %.2fx |", median(rs, 3) / base));
+      List<long[]> ratios = new ArrayList<>();
+      List<long[]> first = results.get(names.get(0));
+      for (int r = 0; r < rs.size(); r++) {
+        // Per round, in parts per thousand: the ratio of this configuration to the first in the same round.
+        ratios.add(new long[] {Math.round(1000.0 * rs.get(r)[3] / first.get(r)[3])});
+      }
+      row.append(String.format(Locale.ROOT, " %.2fx |", median(ratios, 0) / 1000));
       System.out.println(row);
     }
   }
@@ -164,11 +172,13 @@ public final class ConsumerRestartBenchmark {
   private static void makeArchive(Admin admin, String bootstrap, Path dir, Path archive) throws Exception {
     Files.createDirectories(dir);
     startAtEnd(admin, "restart-archive");
-    Child c = Child.start(bootstrap, dir, "restart-archive", 1, List.of("-XX:ArchiveClassesAtExit=" + archive));
+    Child c = Child.start(bootstrap, dir, "restart-archive", 1, List.of("-XX:ArchiveClassesAtExit=" + archive,
+        "-Xlog:cds=off"));
     c.await(() -> c.firstAnswerAtMs > 0, "the archiving run settles a record");
     c.stop();
     if (!Files.isRegularFile(archive)) {
-      throw new IllegalStateException("the JVM wrote no CDS archive at " + archive + "; see " + c.err);
+      throw new IllegalStateException("the JVM (exit code " + c.process.exitValue() + ") wrote no CDS archive at "
+          + archive + "; its standard error:\n" + Files.readString(c.err));
     }
     System.out.printf(Locale.ROOT, "CDS archive %s: %,d KiB%n", archive, Files.size(archive) / 1024);
   }
@@ -232,7 +242,7 @@ public final class ConsumerRestartBenchmark {
       List<String> args = List.of("--bootstrap-servers", bootstrap, "--topic", TOPIC, "--group", group,
           "--work-dir", dir.toString(), "--run", Integer.toString(run), "--mode", "EFFECT_FIRST",
           "--window-ms", "600000");
-      List<String> cmd = Processes.javaCommand(jvm, System.getProperty("java.class.path"),
+      List<String> cmd = Processes.javaCommand(jvm, jarsOnly(System.getProperty("java.class.path")),
           BillingConsumer.class.getName(), args);
       Path err = dir.resolve("consumer-" + run + ".err");
       Process p = new ProcessBuilder(cmd).redirectError(err.toFile()).start();
@@ -243,13 +253,35 @@ public final class ConsumerRestartBenchmark {
       return c;
     }
 
+    /**
+     * The jars of a class path, without its directories: a class-data sharing archive covers classes from jars only
+     * (the JVM refuses to archive with a non-empty directory on the class path), and the consumer needs no class of
+     * the benchmarks' own.
+     */
+    static String jarsOnly(String classpath) {
+      List<String> jars = new ArrayList<>();
+      for (String e : classpath.split(java.io.File.pathSeparator)) {
+        if (!Files.isDirectory(Path.of(e))) {
+          jars.add(e);
+        }
+      }
+      return String.join(java.io.File.pathSeparator, jars);
+    }
+
     void await(java.util.function.BooleanSupplier done, String what) throws InterruptedException {
       long deadline = System.currentTimeMillis() + WAIT_MS;
       while (!done.getAsBoolean()) {
         if (!process.isAlive() || System.currentTimeMillis() > deadline) {
           process.destroyForcibly();
+          String stderr;
+          try {
+            stderr = Files.readString(err);
+          } catch (IOException e) {
+            stderr = e.toString();
+          }
           throw new IllegalStateException("waiting until " + what + ": the consumer "
-              + (process.isAlive() ? "took longer than " + WAIT_MS + " ms" : "exited") + "; see " + err);
+              + (process.isAlive() ? "took longer than " + WAIT_MS + " ms" : "exited") + "; its standard error:\n"
+              + stderr);
         }
         Thread.sleep(1);
       }
@@ -278,7 +310,8 @@ public final class ConsumerRestartBenchmark {
             case "subscribed" -> subscribedAtMs = Long.parseLong(f[1]);
             case "assigned" -> assignedAtMs = Long.parseLong(f[1]);
             case "first-answer" -> firstAnswerAtMs = Long.parseLong(f[1]);
-            default -> { }
+            case "status" -> { }
+            default -> System.out.println("  consumer: " + line);
           }
         }
       } catch (IOException e) {

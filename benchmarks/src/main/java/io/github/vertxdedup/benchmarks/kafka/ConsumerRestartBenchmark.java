@@ -6,7 +6,6 @@ import static io.github.vertxdedup.benchmarks.kafka.KafkaConsumerThroughput.orde
 import io.github.vertxdedup.examples.demo.BillingConsumer;
 import io.github.vertxdedup.examples.demo.Payment;
 import io.github.vertxdedup.examples.tools.Processes;
-import io.github.vertxdedup.journal.JournalPreload;
 import io.github.vertxdedup.kafka.testkit.LocalKafka;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -48,11 +47,10 @@ import org.apache.kafka.common.TopicPartition;
  * configurations in turn, the order rotating ({@link KafkaConsumerThroughput#orderOf}); the summary takes medians
  * and the median over rounds of each configuration's ratio to the first in the same round.
  *
- * <p>Configurations (extra JVM options of the consumer): {@code no-preload} (the {@link JournalPreload} turned off:
- * Chronicle's classes load when the first window opens, after the assignment), {@code preload} (the default), and with
- * {@code -Dbench.cds=true} {@code preload-appcds}: the default with a dynamic class-data sharing archive of the
- * consumer's classes ({@code -XX:SharedArchiveFile}), which the harness makes before the first round from one
- * consumer run with {@code -XX:ArchiveClassesAtExit} that settles a record and stops normally.
+ * <p>Configurations (extra JVM options of the consumer): {@code no-archive} (none), and {@code appcds}: a dynamic
+ * class-data sharing archive of the consumer's classes ({@code -XX:SharedArchiveFile}), which the harness makes before
+ * the first round from one consumer run with {@code -XX:ArchiveClassesAtExit} that settles a record and stops
+ * normally. {@code -Dbench.extraJvmOptions} (space-separated) adds a third, {@code extra}: those options, no archive.
  *
  * <p>Run: {@code java <project JVM flags> -cp benchmarks/target/classes:$(cat benchmarks/target/classpath.txt)
  * io.github.vertxdedup.benchmarks.kafka.ConsumerRestartBenchmark} with {@code -Dbench.rounds=N} (default 3).
@@ -78,11 +76,10 @@ public final class ConsumerRestartBenchmark {
     }
     int rate = intProperty("bench.rate", 200);
     long killAfterMs = intProperty("bench.killAfterMs", 1_000);
-    boolean cds = Boolean.getBoolean("bench.cds");
+    String extra = System.getProperty("bench.extraJvmOptions", "").trim();
     Path root = Files.createTempDirectory("consumer-restart-");
     Map<String, List<String>> configs = new LinkedHashMap<>();
-    configs.put("no-preload", List.of("-D" + JournalPreload.DISABLE_PROPERTY + "=true"));
-    configs.put("preload", List.of());
+    configs.put("no-archive", List.of());
     try (LocalKafka kafka = LocalKafka.start(PARTITIONS)) {
       String bootstrap = kafka.bootstrapServers();
       LocalKafka.createTopic(bootstrap, TOPIC, PARTITIONS);
@@ -90,10 +87,11 @@ public final class ConsumerRestartBenchmark {
       Thread producer = new Thread(() -> produce(bootstrap, rate, producing), "payments");
       producer.start();
       try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
-        if (cds) {
-          Path archive = root.resolve("consumer.jsa");
-          makeArchive(admin, bootstrap, root.resolve("archive"), archive);
-          configs.put("preload-appcds", List.of("-XX:SharedArchiveFile=" + archive));
+        Path archive = root.resolve("consumer.jsa");
+        makeArchive(admin, bootstrap, root.resolve("archive"), archive);
+        configs.put("appcds", List.of("-XX:SharedArchiveFile=" + archive, "-Xlog:cds=off"));
+        if (!extra.isEmpty()) {
+          configs.put("extra", List.of(extra.split("\\s+")));
         }
         List<String> names = new ArrayList<>(configs.keySet());
         Map<String, List<long[]>> results = new HashMap<>();

@@ -3,7 +3,6 @@ package io.github.vertxdedup.kafka.impl;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.impl.service.LocalPartition;
 import io.github.vertxdedup.impl.service.PartitionState;
-import io.github.vertxdedup.journal.JournalPreload;
 import io.github.vertxdedup.time.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
@@ -13,7 +12,6 @@ import io.vertx.core.shareddata.LocalMap;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.TopicPartition;
@@ -41,11 +39,6 @@ import org.slf4j.LoggerFactory;
  * records would otherwise wait out their leases. {@link Lease#resumeOffset()} is then the highest offset commit the
  * journal recorded for the partition. {@link #offsetsCommitted} journals each Kafka offset commit beside the accepted ids.
  *
- * <p>The store starts the {@link JournalPreload} when it is made (the consumer's {@code subscribe}), so that Chronicle's
- * classes load while the Kafka client starts and joins the group rather than after the first assignment, and an
- * acquisition opens its journal only once the preload has finished (two threads initialising Chronicle's classes at
- * once could deadlock in their static initialisers).
- *
  * <p>Thread-safe: its only shared state is a Vert.x local map; each lease's verticle runs on its own event loop.
  */
 final class JournaledPartitionWindows implements PartitionWindows {
@@ -65,8 +58,6 @@ final class JournaledPartitionWindows implements PartitionWindows {
   private final long acquireTimeoutMs;
   /** The journal directories this store is acquiring, holding or releasing, with how many uses of each. */
   private final Map<Path, Integer> inUse = new ConcurrentHashMap<>();
-  /** Completes when the Chronicle classes are loaded; no journal is opened before. */
-  private final Future<Void> preloaded;
 
   /**
    * @param vertx the Vert.x instance the partition verticles are deployed on
@@ -78,22 +69,6 @@ final class JournaledPartitionWindows implements PartitionWindows {
    */
   JournaledPartitionWindows(Vertx vertx, DedupOptions dedup, DedupClock clock, MeterRegistry registry,
       long acquireTimeoutMs) {
-    this(vertx, dedup, clock, registry, acquireTimeoutMs, JournalPreload.start());
-  }
-
-  /**
-   * @param vertx the Vert.x instance the partition verticles are deployed on
-   * @param dedup validated dedup options; {@code journalDir} must be set
-   * @param clock the clock of the windows (the journal records its instants)
-   * @param registry where the partition verticles register their meters, or null for none
-   * @param acquireTimeoutMs how long {@link #acquire} waits for another owner to let the journal go, in milliseconds
-   * @param preload completes when the Chronicle classes are loaded ({@link JournalPreload#start}); acquisitions open
-   *     their journals after it; the wait for it counts against {@code acquireTimeoutMs}, as the same loading did when
-   *     the first open did it
-   * @throws IllegalArgumentException if {@code dedup.journalDir} is not set
-   */
-  JournaledPartitionWindows(Vertx vertx, DedupOptions dedup, DedupClock clock, MeterRegistry registry,
-      long acquireTimeoutMs, CompletionStage<Void> preload) {
     if (dedup.getJournalDir() == null) {
       throw new IllegalArgumentException("dedup.journalDir must be set for a journaled window store");
     }
@@ -103,8 +78,6 @@ final class JournaledPartitionWindows implements PartitionWindows {
     this.clock = Objects.requireNonNull(clock, "clock");
     this.registry = registry;
     this.acquireTimeoutMs = acquireTimeoutMs;
-    // Never fails: a class the preload could not load is left to the journal's open, which reports it.
-    this.preloaded = Future.fromCompletionStage(preload).otherwiseEmpty();
   }
 
   /**
@@ -178,7 +151,7 @@ final class JournaledPartitionWindows implements PartitionWindows {
     long deadlineNs = System.nanoTime() + acquireTimeoutMs * 1_000_000L;
     Promise<Void> slot = Promise.promise();
     takeSlot(address, token, dir, deadlineNs, slot);
-    return slot.future().compose(s -> preloaded).compose(s -> {
+    return slot.future().compose(s -> {
       DedupOptions o = new DedupOptions(dedup).setAddress(address).setPartitions(1)
           .setRouteByKey(false);
       return LocalPartition.deployJournaled(vertx, o, clock, dir, registry).compose(partition -> {

@@ -12,12 +12,9 @@ import io.github.vertxdedup.time.ManualClock;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.nio.file.Path;
-import java.nio.file.Files;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -206,30 +203,5 @@ class JournaledPartitionWindowsTest {
         .isInstanceOf(IllegalArgumentException.class);
     assertThat(JournaledPartitionWindows.directory(journalDir, "billing", TP))
         .isEqualTo(journalDir.resolve("billing").resolve("orders-3"));
-  }
-
-  @Test
-  void shouldOpenNoJournalBeforeTheChroniclePreloadHasFinished() throws Exception {
-    // Chronicle's classes are loaded first (by another store's acquisition), so that an open not held back by the
-    // pending preload would finish well inside the bound below.
-    JournaledPartitionWindows warm = store(5_000);
-    get(warm.release(get(warm.acquire("warm-up", TP, "a"))));
-    DedupOptions o = new DedupOptions().setAddress("test.store").setWindow(Duration.ofMinutes(10))
-        .setJournalDir(journalDir.toString());
-    CompletableFuture<Void> preload = new CompletableFuture<>();
-    JournaledPartitionWindows store = new JournaledPartitionWindows(vertx, o, clock, null, 30_000, preload);
-    Path dir = JournaledPartitionWindows.directory(journalDir, "billing", TP);
-
-    Future<PartitionWindows.Lease> acquiring = store.acquire("billing", TP, "a");
-
-    // Held back while the classes are still loading on the preload's thread: no journal opened, nothing acquired.
-    CompletableFuture<PartitionWindows.Lease> lease = acquiring.toCompletionStage().toCompletableFuture();
-    assertThatThrownBy(() -> lease.get(2, TimeUnit.SECONDS)).isInstanceOf(TimeoutException.class);
-    assertThat(Files.exists(dir)).isFalse();
-    preload.complete(null);
-    PartitionWindows.Lease l = get(acquiring);
-    assertThat(Files.isDirectory(dir)).isTrue();
-    assertThat(get(l.partition().check(new DedupEvent("e1"))).verdict()).isEqualTo(DedupVerdict.ACCEPTED);
-    get(store.release(l));
   }
 }

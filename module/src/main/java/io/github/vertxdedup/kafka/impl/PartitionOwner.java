@@ -450,14 +450,31 @@ final class PartitionOwner<K, V> {
     }
     pending.attempts++;
     leases.handlerStarts(pending);
-    Future<Void> f = FailurePolicy.call(() -> config.handler.handle(pending.record),
-        "the record handler returned null instead of a future");
+    Future<Void> f = config.inbox != null ? inboxTransaction(pending)
+        : FailurePolicy.call(() -> config.handler.handle(pending.record),
+            "the record handler returned null instead of a future");
     if (f.isComplete()) {
       // Most handlers that do no I/O return a completed future: no listener, no context lookup per record.
       handled(pending, f);
     } else {
       loop.whenComplete(f, ar -> handled(pending, ar));
     }
+  }
+
+  /**
+   * INBOX mode: the record's transaction instead of the handler call. Applied, or a duplicate only the inbox knew
+   * (a copy after a crash, or older than the window): the handler's success, so the claim is committed. A conflict:
+   * an {@link InboxCalls.Conflict} failure, which {@link #handled} dead-letters at once.
+   */
+  private Future<Void> inboxTransaction(PendingRecord<K, V> pending) {
+    return config.inbox.run(tp, pending).compose(result -> switch (result.verdict()) {
+      case APPLIED -> Future.succeededFuture();
+      case DUPLICATE -> {
+        metrics.duplicates.increment();
+        yield Future.succeededFuture();
+      }
+      case CONFLICT -> Future.failedFuture(new InboxCalls.Conflict(InboxCalls.conflictDetail(result, pending)));
+    });
   }
 
   /** The handler's future of the head record completed. On the context. */
@@ -474,6 +491,14 @@ final class PartitionOwner<K, V> {
     }
     if (failures.takerFound()) {
       head.stopWaiting();
+    }
+    if (ar.failed() && ar.cause() instanceof InboxCalls.Conflict conflict) {
+      // INBOX: the transaction rolled back. The window must not remember this payload under the id (the inbox holds
+      // another): give the claim back, then dead-letter the record.
+      head.set(State.RELEASING);
+      loop.whenComplete(releaseClaim(pending), released ->
+          deadLetter(pending, DeadLetter.Reason.CONFLICT, conflict.getMessage(), null));
+      return;
     }
     if (ar.succeeded()) {
       done(pending, config.effectFirst);

@@ -318,13 +318,15 @@ public final class SqlInbox implements DedupInbox {
               : InboxVerdict.CONFLICT, null, null, claim.firstSeenMs(), claim.expiresAtMs()));
       case ACCEPTED -> {
         event.setClaimToken(claim.claimToken());
+        // Commit and release take the id, the key and the token only.
+        DedupEvent settle = new DedupEvent(event.getId()).setKey(event.getKey()).setClaimToken(claim.claimToken());
         yield execute(entry, work).transform(ar -> {
           if (ar.succeeded() && ar.result().verdict() != InboxVerdict.CONFLICT) {
             // Committed (or applied before): remember it. A failed commit lets the claim lapse; the inbox still
             // answers the next copy.
-            return window.commit(event).transform(c -> Future.succeededFuture(ar.result()));
+            return window.commit(settle).transform(c -> Future.succeededFuture(ar.result()));
           }
-          return window.release(event).transform(r -> ar.succeeded() ? Future.succeededFuture(ar.result())
+          return window.release(settle).transform(r -> ar.succeeded() ? Future.succeededFuture(ar.result())
               : Future.failedFuture(ar.cause()));
         });
       }

@@ -144,16 +144,19 @@ public interface DedupInbox {
       Function<SqlConnection, Future<T>> work);
 
   /**
-   * Reads the live rows (remember-until after now) of one partition, oldest first: what a window new to the
-   * partition is rebuilt from.
+   * Reads one page of the live rows (remember-until after now) of one partition, in the order of
+   * {@code (first_seen_ms, event_id)}: what a window new to the partition is rebuilt from. Page through them by
+   * passing the last row of a page as {@code after} of the next.
    *
    * @param group the consumer group
    * @param topic the topic
    * @param partition the partition
+   * @param after the last row of the previous page, or null for the first page
    * @param limit the most rows read, {@code >= 1}
-   * @return the rows, at most {@code limit}
+   * @return the rows after {@code after}, at most {@code limit}; fewer means the last page; fails with an
+   *     {@link IllegalArgumentException} if {@code limit < 1}
    */
-  Future<List<InboxRow>> liveRows(String group, String topic, int partition, int limit);
+  Future<List<InboxRow>> liveRows(String group, String topic, int partition, InboxRow after, int limit);
 
   /**
    * Deletes one bounded batch of expired rows: at most {@code purgeBatchSize} rows whose remember-until is at or

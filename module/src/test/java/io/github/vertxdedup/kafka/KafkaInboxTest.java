@@ -162,7 +162,7 @@ class KafkaInboxTest {
     assertEachOnce(n, 200);
     assertThat(dead).hasSize(1).allSatisfy(d -> assertThat(d.reason()).isEqualTo(DeadLetter.Reason.CONFLICT));
 
-    // Every record again, to a machine whose window knows nothing: the inbox's unique key answers each copy.
+    // Every record again, to another machine: its windows are rebuilt from the inbox rows and answer each copy.
     await(consumers.get(0).close(), 30);
     Map<TopicPartition, OffsetAndMetadata> zero = Map.of(new TopicPartition(n.topic(), 0), new OffsetAndMetadata(0),
         new TopicPartition(n.topic(), 1), new OffsetAndMetadata(0));
@@ -172,13 +172,56 @@ class KafkaInboxTest {
     subscribe(consumer(n, credit(n)), n);
     broker.awaitCommitted(n.group(), n.topic(), records);
     assertEachOnce(n, 200);
-    // The window of the new machine started empty: each producer copy after the first sighting is its duplicate, the
-    // first sightings are the inbox's.
     assertThat(counter("dedup.kafka.duplicates") - duplicatesBefore).isEqualTo(records - 1);
     assertThat(dead).hasSize(1).allSatisfy(d -> {
       assertThat(d.reason()).isEqualTo(DeadLetter.Reason.CONFLICT);
       assertThat(d.record().value()).isEqualTo("999");
     });
+
+    // Rows the window cannot know (committed by another owner after this one's rebuild): the unique key decides.
+    dead.clear();
+    db.server().psql("INSERT INTO " + n.table() + " VALUES ('" + n.group() + "', '" + n.topic() + "', 0, 'late-1',"
+        + " NULL, '100', 0, 9223372036854775807), ('" + n.group() + "', '" + n.topic() + "', 0, 'late-2', NULL,"
+        + " '100', 0, 9223372036854775807)");
+    broker.send(n.topic(), 0, "late-1", "100");
+    broker.send(n.topic(), 0, "late-2", "555");
+    broker.flush();
+    broker.awaitCommitted(n.group(), n.topic(), records + 2);
+    assertThat(ledger(n)).doesNotContainKeys("late-1", "late-2");
+    assertThat(dead).singleElement().satisfies(d -> {
+      assertThat(d.reason()).isEqualTo(DeadLetter.Reason.CONFLICT);
+      assertThat(d.detail()).contains("'late-2' is in the inbox with another payload hash");
+    });
+  }
+
+  @Test
+  void shouldRebuildANewMachinesWindowFromTheInboxRowsSoThatItAnswersCopiesWithoutTheDatabase() throws Exception {
+    Names n = names("inbox-rebuild", 2, true);
+    subscribe(consumer(n, credit(n)), n);
+    for (int i = 0; i < 100; i++) {
+      broker.send(n.topic(), "b-" + i, "1");
+    }
+    broker.flush();
+    broker.awaitCommitted(n.group(), n.topic(), 100);
+    await(consumers.get(0).close(), 30);
+
+    // A rewind to 0, read by another machine: its windows start empty and the source topic holds nothing before the
+    // committed offset; the inbox rows hold every id.
+    broker.admin().alterConsumerGroupOffsets(n.group(), Map.of(new TopicPartition(n.topic(), 0),
+        new OffsetAndMetadata(0), new TopicPartition(n.topic(), 1), new OffsetAndMetadata(0))).all()
+        .get(30, TimeUnit.SECONDS);
+    double restoredBefore = counter("dedup.kafka.rebuild.ids");
+    subscribe(consumer(n, credit(n)), n);
+    Awaitility.await().atMost(Duration.ofSeconds(30))
+        .until(() -> counter("dedup.kafka.rebuild.ids") - restoredBefore == 100);
+    db.server().stopServer();
+    try {
+      broker.awaitCommitted(n.group(), n.topic(), 100);
+      assertThat(counter("dedup.kafka.handler.failures")).as("transactions tried").isZero();
+    } finally {
+      db.server().startServer();
+    }
+    assertEachOnce(n, 100);
   }
 
   @Test

@@ -121,7 +121,7 @@ public final class SqlInbox implements DedupInbox {
         + " AND i.kafka_partition = d.kafka_partition AND i.event_id = d.event_id AND i.remember_until_ms <= $1";
     this.liveSql = "SELECT event_id, business_key, payload_hash, first_seen_ms, remember_until_ms FROM " + t
         + " WHERE consumer_group = $1 AND topic = $2 AND kafka_partition = $3 AND remember_until_ms > $4"
-        + " ORDER BY first_seen_ms LIMIT $5";
+        + " AND (first_seen_ms, event_id) > ($5, $6) ORDER BY first_seen_ms, event_id LIMIT $7";
   }
 
   /**
@@ -340,11 +340,13 @@ public final class SqlInbox implements DedupInbox {
   // --- rebuild and retention ---------------------------------------------------------------------------------------
 
   @Override
-  public Future<List<InboxRow>> liveRows(String group, String topic, int partition, int limit) {
+  public Future<List<InboxRow>> liveRows(String group, String topic, int partition, InboxRow after, int limit) {
     if (limit < 1) {
       return Future.failedFuture(new IllegalArgumentException("limit must be >= 1 but was " + limit));
     }
-    return pool.preparedQuery(liveSql).execute(Tuple.of(group, topic, partition, clock.nowMs(), limit)).map(rows -> {
+    Tuple args = Tuple.from(new Object[] {group, topic, partition, clock.nowMs(),
+        after == null ? Long.MIN_VALUE : after.firstSeenMs(), after == null ? "" : after.id(), limit});
+    return pool.preparedQuery(liveSql).execute(args).map(rows -> {
       List<InboxRow> out = new ArrayList<>(rows.size());
       for (Row r : rows) {
         out.add(new InboxRow(r.getString(0), r.getString(1), r.getString(2), r.getLong(3), r.getLong(4)));

@@ -3,11 +3,13 @@ package io.github.vertxdedup.kafka.impl;
 import io.github.vertxdedup.inbox.DedupInbox;
 import io.github.vertxdedup.inbox.InboxEntry;
 import io.github.vertxdedup.inbox.InboxResult;
+import io.github.vertxdedup.inbox.InboxRow;
 import io.github.vertxdedup.kafka.InboxRecordHandler;
 import io.github.vertxdedup.kafka.RecordHandler;
 import io.github.vertxdedup.kafka.RecordIdentity;
 import io.github.vertxdedup.time.DedupClock;
 import io.vertx.core.Future;
+import java.util.List;
 import java.util.Objects;
 import org.apache.kafka.common.TopicPartition;
 
@@ -69,6 +71,18 @@ final class InboxCalls<K, V> {
     InboxEntry entry = new InboxEntry(group, tp.topic(), tp.partition(), id.id(), id.key(), id.payloadHash(),
         clock.nowMs() + windowMs);
     return inbox.execute(entry, conn -> handler.handle(pending.record, conn));
+  }
+
+  /**
+   * Reads a page of the partition's live inbox rows, for {@link InboxRebuild}.
+   *
+   * @param tp the partition
+   * @param after the last row of the previous page, or null
+   * @param limit rows per page
+   * @return the rows
+   */
+  Future<List<InboxRow>> liveRows(TopicPartition tp, InboxRow after, int limit) {
+    return inbox.liveRows(group, tp.topic(), tp.partition(), after, limit);
   }
 
   /**

@@ -16,14 +16,12 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The billing ledger in PostgreSQL with the transactional inbox ({@link AtomicityMode#INBOX}): each payment inserts a
@@ -39,9 +37,20 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class InboxExample {
 
-  /** The ledger: one row per credit, and no unique key, so that a credit applied twice would show. */
+  /**
+   * The ledger: one row per credit, and no unique key, so that a credit applied twice would show. Its trigger refuses
+   * the first credit of {@code pay-1} (a sequence counts the tries: it is not rolled back with the transaction), so
+   * the run shows a failed transaction rolled back with its inbox row and retried.
+   */
   static final String LEDGER_DDL = "CREATE TABLE IF NOT EXISTS ledger_entries (payment_id text NOT NULL,"
-      + " amount_cents bigint NOT NULL)";
+      + " amount_cents bigint NOT NULL);"
+      + " CREATE SEQUENCE IF NOT EXISTS pay1_tries;"
+      + " CREATE OR REPLACE FUNCTION refuse_first_credit_of_pay1() RETURNS trigger LANGUAGE plpgsql AS $$"
+      + " BEGIN IF NEW.payment_id = 'pay-1' THEN IF nextval('pay1_tries') = 1 THEN"
+      + " RAISE EXCEPTION 'the ledger refused the credit of pay-1'; END IF; END IF; RETURN NEW; END $$;"
+      + " DROP TRIGGER IF EXISTS refuse_first_credit_of_pay1 ON ledger_entries;"
+      + " CREATE TRIGGER refuse_first_credit_of_pay1 BEFORE INSERT ON ledger_entries FOR EACH ROW"
+      + " EXECUTE FUNCTION refuse_first_credit_of_pay1()";
 
   private InboxExample() {}
 
@@ -51,13 +60,11 @@ public final class InboxExample {
    * @param vertx the Vert.x instance
    * @param kafkaConfig {@code bootstrap.servers}, {@code group.id}, the deserializers
    * @param pool the application's PostgreSQL pool
-   * @param failFirstCreditOf a payment id whose first credit fails (rolled back, then retried), or null
    * @param deadLetters where dead letters go (a real application produces them to a dead-letter topic)
    * @return the consumer
    */
   public static DedupKafkaConsumer<String, String> create(Vertx vertx, Map<String, String> kafkaConfig, Pool pool,
-      String failFirstCreditOf, List<DeadLetter<String, String>> deadLetters) {
-    AtomicBoolean failed = new AtomicBoolean(failFirstCreditOf == null);
+      List<DeadLetter<String, String>> deadLetters) {
     // tag::inbox[]
     DedupInbox inbox = DedupInbox.create(vertx, pool, new DedupInboxOptions()
         .setTable("payment_inbox")                    // created by inbox.createSchema(), only when asked
@@ -72,10 +79,7 @@ public final class InboxExample {
         .identity(IdentityExtractor.<String, String>header("message-id")
             .withPayloadHash(record -> Payments.sha256(record.value())))  // same id, other payload: CONFLICT
         .inbox(inbox, (record, connection) -> {           // in the transaction that holds the inbox row
-          JsonObject payment = new JsonObject(record.value());
-          if (payment.getString("paymentId").equals(failFirstCreditOf) && failed.compareAndSet(false, true)) {
-            return Future.failedFuture("the ledger refused the credit");  // rolled back with its inbox row
-          }
+          JsonObject payment = new JsonObject(record.value());  // a failure rolls back the row too, and is retried
           return connection.preparedQuery("INSERT INTO ledger_entries (payment_id, amount_cents) VALUES ($1, $2)")
               .execute(Tuple.of(payment.getString("paymentId"), payment.getLong("amountCents")))
               .mapEmpty();
@@ -88,8 +92,8 @@ public final class InboxExample {
   }
 
   /**
-   * Creates the inbox table and the ledger, publishes payments with producer-side copies and one conflicting record,
-   * fails the first credit of {@code pay-1}, consumes with {@link #create} and counts the ledger's entries.
+   * Creates the inbox table and the ledger ({@link #LEDGER_DDL}, whose trigger refuses the first credit of
+   * {@code pay-1}), publishes payments with producer-side copies and one conflicting record, consumes with {@link #create} and counts the ledger's entries.
    *
    * @param bootstrapServers the cluster
    * @param pg the database server
@@ -117,7 +121,7 @@ public final class InboxExample {
     Payments.publishConflict(bootstrapServers, topic, "pay-0", 999_999);
     return ConsumerRun.consume(bootstrapServers, topic, group, published.records() + 1, published.distinctIds(),
         () -> credits(pg).size(), () -> repeated(credits(pg)), deadLetters::size,
-        (vertx, config) -> create(vertx, config, pool(vertx, pg), "pay-1", deadLetters));
+        (vertx, config) -> create(vertx, config, pool(vertx, pg), deadLetters));
   }
 
   /** @return ledger entries per payment id, read through {@code psql} */

@@ -53,6 +53,8 @@ class InboxExampleTest {
     }
     assertThat(Long.parseLong(pg.psql("SELECT sum(amount_cents) FROM ledger_entries").trim()))
         .isEqualTo(expectedCents);
+    // pay-1's first transaction was refused and rolled back (its inbox row too), then retried once.
+    assertThat(pg.psql("SELECT last_value FROM pay1_tries").trim()).isEqualTo("2");
     // Every credit has its inbox row, committed with it.
     assertThat(pg.psql("SELECT count(*) FROM payment_inbox").trim()).isEqualTo("300");
   }

@@ -192,6 +192,13 @@ class KafkaInboxTest {
       assertThat(d.reason()).isEqualTo(DeadLetter.Reason.CONFLICT);
       assertThat(d.detail()).contains("'late-2' is in the inbox with another payload hash");
     });
+    // The conflict gave its claim back: the window does not hold late-2 with the other payload, so a copy with the
+    // stored payload is the inbox's duplicate, not the window's conflict.
+    broker.send(n.topic(), 0, "late-2", "100");
+    broker.flush();
+    broker.awaitCommitted(n.group(), n.topic(), records + 3);
+    assertThat(dead).hasSize(1);
+    assertThat(ledger(n)).doesNotContainKeys("late-1", "late-2");
   }
 
   @Test

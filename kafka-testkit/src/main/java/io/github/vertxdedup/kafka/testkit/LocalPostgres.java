@@ -57,10 +57,13 @@ public final class LocalPostgres implements AutoCloseable {
   private final Path bin;
   private final boolean asServiceUser;
   private final int port;
+  /** Extra {@code -c} settings of the server. */
+  private final List<String> settings;
   private boolean running;
   private final Thread cleanup;
 
-  private LocalPostgres(Path root, Path bin, boolean asServiceUser, int port) {
+  private LocalPostgres(Path root, Path bin, boolean asServiceUser, int port, List<String> settings) {
+    this.settings = settings;
     this.root = root;
     this.data = root.resolve("data");
     this.sockets = root.resolve("sockets");
@@ -78,6 +81,24 @@ public final class LocalPostgres implements AutoCloseable {
    *     {@code initdb} or the server fails (the message carries their output)
    */
   public static LocalPostgres start() {
+    return start(List.of());
+  }
+
+  /**
+   * As {@link #start()}, with more server settings (e.g. {@code shared_preload_libraries=pg_stat_statements} for a
+   * benchmark that counts statements).
+   *
+   * @param settings {@code name=value} pairs, each passed to the server as {@code -c name=value}
+   * @return the running server
+   * @throws IllegalArgumentException if a setting is not {@code name=value} with a plain name and no space
+   * @throws IllegalStateException as {@link #start()}
+   */
+  public static LocalPostgres start(List<String> settings) {
+    for (String s : settings) {
+      if (!s.matches("[a-z_.]+=[^\\s'\"]+")) {
+        throw new IllegalArgumentException("settings must be name=value without spaces or quotes but had " + s);
+      }
+    }
     Path bin = findBin();
     boolean root = isRoot();
     try {
@@ -86,7 +107,7 @@ public final class LocalPostgres implements AutoCloseable {
       if (root) {
         run(List.of("chown", "-R", SERVICE_USER + ":", dir.toString()), "chown of the cluster directory");
       }
-      LocalPostgres pg = new LocalPostgres(dir, bin, root, freePort());
+      LocalPostgres pg = new LocalPostgres(dir, bin, root, freePort(), List.copyOf(settings));
       try {
         pg.initdb();
         pg.startServer();
@@ -131,10 +152,14 @@ public final class LocalPostgres implements AutoCloseable {
     if (running) {
       return;
     }
-    String serverOptions = "-h 127.0.0.1 -p " + port + " -k " + sockets + " -c fsync=off -c max_connections=100";
+    StringBuilder serverOptions = new StringBuilder("-h 127.0.0.1 -p " + port + " -k " + sockets
+        + " -c fsync=off -c max_connections=100");
+    for (String setting : settings) {
+      serverOptions.append(" -c ").append(setting);
+    }
     try {
       pgRun(List.of(bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-l",
-          root.resolve("server.log").toString(), "-o", serverOptions, "-w", "-t", "60", "start"), "pg_ctl start");
+          root.resolve("server.log").toString(), "-o", serverOptions.toString(), "-w", "-t", "60", "start"), "pg_ctl start");
     } catch (IllegalStateException e) {
       throw new IllegalStateException(e.getMessage() + "\nserver log:\n" + serverLog(), e);
     }

@@ -46,7 +46,9 @@ import org.slf4j.LoggerFactory;
  * answered; the next record's handler does not wait for that reply. A record the window's memory does not cover
  * ({@link PendingRecord.Coverage#NOT_COVERED}) is handled and counted, or dead-lettered, by
  * {@link UncoveredRecordPolicy}. Any verdict but ACCEPTED, DUPLICATE, CONFLICT or IN_FLIGHT fails closed: the record
- * goes to the dead-letter path ({@link DeadLetter.Reason#UNEXPECTED_VERDICT}), never committable unseen.
+ * goes to the dead-letter path ({@link DeadLetter.Reason#UNEXPECTED_VERDICT}), never committable unseen. In INBOX mode
+ * the owner claims and commits as in effect-first; the handler call is the record's inbox transaction
+ * ({@link InboxCalls}), whose conflict gives the claim back and dead-letters the record.
  *
  * <h2>Record-first commits before its handlers</h2>
  * An accepted record's handler starts only once Kafka has acknowledged, for this member of the group, a commit of an

@@ -44,7 +44,9 @@ class PackageRulesTest {
   private static final String IMPL_JOURNAL = ROOT + ".impl.journal";
   private static final String IMPL_OPTIONS = ROOT + ".impl.options";
   /** Every package of the {@code module} artifact, for the rules of the persistence artifact. */
-  private static final String[] MODULE_ARTIFACT = {ROOT, WINDOW, KAFKA + "..", TOOLS, ROOT + ".impl.."};
+  private static final String INBOX = ROOT + ".inbox";
+  private static final String INBOX_IMPL = INBOX + ".impl";
+  private static final String[] MODULE_ARTIFACT = {ROOT, WINDOW, KAFKA + "..", TOOLS, ROOT + ".impl..", INBOX + ".."};
 
   /**
    * The production classes of both artifacts, read from where this JVM loaded them ({@code target/classes}, or the
@@ -149,6 +151,24 @@ class PackageRulesTest {
   void theServiceAndItsParts_useNoneOfTheKafkaIntegration() {
     noClasses().that().resideInAnyPackage(ROOT, ROOT + ".impl..", TOOLS, WINDOW)
         .should().dependOnClassesThat().resideInAnyPackage(KAFKA, KAFKA_IMPL)
+        .check(CLASSES);
+  }
+
+  @Test
+  void inbox_usesNeitherTheKafkaIntegrationNorTheServicesImplementation() {
+    noClasses().that().resideInAnyPackage(INBOX, INBOX_IMPL)
+        .should().dependOnClassesThat().resideInAnyPackage(KAFKA, KAFKA_IMPL, IMPL_SERVICE, IMPL_PROTOCOL,
+            IMPL_CLIENT, IMPL_JOURNAL)
+        .check(CLASSES);
+  }
+
+  @Test
+  void inboxImpl_isUsedOnlyByTheInboxApi_andTheServiceKnowsNoInbox() {
+    noClasses().that().resideOutsideOfPackages(INBOX, INBOX_IMPL)
+        .should().dependOnClassesThat().resideInAPackage(INBOX_IMPL)
+        .check(CLASSES);
+    noClasses().that().resideInAnyPackage(ROOT, ROOT + ".impl..", TOOLS, WINDOW)
+        .should().dependOnClassesThat().resideInAnyPackage(INBOX, INBOX_IMPL)
         .check(CLASSES);
   }
 

@@ -1,5 +1,6 @@
 package io.github.vertxdedup.kafka;
 
+import io.github.vertxdedup.inbox.DedupInbox;
 import io.github.vertxdedup.kafka.impl.DedupKafkaConsumerImpl;
 import io.github.vertxdedup.kafka.impl.WrappedConsumer;
 import io.github.vertxdedup.time.DedupClock;
@@ -190,6 +191,20 @@ public interface DedupKafkaConsumer<K, V> {
   DedupKafkaConsumer<K, V> handler(RecordHandler<K, V> handler);
 
   /**
+   * Sets the transactional inbox and the handler that writes a record's effect in its transaction
+   * ({@link AtomicityMode#INBOX}, which the options' {@code mode} must name); instead of {@link #handler}. At
+   * {@link #subscribe} the inbox table is checked ({@link DedupInbox#verifySchema}): a missing table or a wrong column
+   * fails the subscribe with a message naming what is wrong. Each record's inbox row carries the group, the topic,
+   * the partition, the identity, and a remember-until of the transaction's start plus the window {@code W}.
+   *
+   * @param inbox the inbox (its table, pool and clock); the consumer does not close it
+   * @param handler the record's writes, on the transaction's connection
+   * @return this
+   * @throws IllegalStateException after {@link #subscribe}
+   */
+  DedupKafkaConsumer<K, V> inbox(DedupInbox inbox, InboxRecordHandler<K, V> handler);
+
+  /**
    * Sets the dead-letter handler. Without one, dead letters are logged at WARN (naming the partition, the offset and
    * the reason) and counted, then skipped. {@link DeadLetterHandler#toTopic} is one that sends them to a Kafka topic.
    *
@@ -244,8 +259,10 @@ public interface DedupKafkaConsumer<K, V> {
    * @param topics the topics, not empty
    * @return completes when subscribed; fails if the Kafka consumer cannot be created or subscribed, or with
    *     {@link IllegalStateException} if already subscribed, if {@link #close} was called (before, or while this
-   *     subscribe was under way: a closed consumer never starts), if the identity or handler is missing, or if a
-   *     wrapped Vert.x consumer was already subscribed
+   *     subscribe was under way: a closed consumer never starts), if the identity or handler is missing, if the mode
+   *     is {@link AtomicityMode#INBOX} without {@link #inbox} (or an inbox is set in another mode), if the inbox table
+   *     is not usable ({@link DedupInbox#verifySchema}'s message), or if a wrapped Vert.x consumer was already
+   *     subscribed
    */
   Future<Void> subscribe(Set<String> topics);
 

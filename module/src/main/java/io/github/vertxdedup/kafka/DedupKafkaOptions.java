@@ -248,7 +248,8 @@ public class DedupKafkaOptions {
   }
 
   /**
-   * @param mode the atomicity mode
+   * @param mode the atomicity mode; {@link AtomicityMode#INBOX} also needs {@link DedupKafkaConsumer#inbox} on the
+   *     consumer
    * @return this
    * @throws IllegalArgumentException if null
    */

@@ -146,7 +146,8 @@ public class DedupKafkaVerticleOptions {
 
   /**
    * Checks the options as a whole: the address, at least one topic and an identity are set; the consumer's options
-   * are valid ({@link DedupKafkaOptions#validate()}); and in {@link AtomicityMode#EFFECT_FIRST} the claim lease
+   * are valid ({@link DedupKafkaOptions#validate()}), and their mode is not {@link AtomicityMode#INBOX} (a database
+   * transaction cannot travel over the event bus); and in {@link AtomicityMode#EFFECT_FIRST} the claim lease
    * ({@code options.dedup.leaseMs}) is more than twice {@code requestTimeoutMs}. A request is the handler call, and
    * a handler starts with at least half a lease left on its claim: so no claim runs out while its request may still
    * be answered, and no other copy of the record can be claimed and handled meanwhile.
@@ -166,6 +167,11 @@ public class DedupKafkaVerticleOptions {
           + " {\"valuePointer\": JSON pointer}");
     }
     options.validate();
+    if (options.getMode() == AtomicityMode.INBOX) {
+      throw new IllegalArgumentException("options.mode INBOX is not available to the verticle: the inbox's handler"
+          + " writes in a database transaction on the consumer's connection (DedupKafkaConsumer.inbox); use"
+          + " EFFECT_FIRST or RECORD_FIRST");
+    }
     long leaseMs = options.getDedup().getLeaseMs();
     if (options.getMode() == AtomicityMode.EFFECT_FIRST && leaseMs <= 2 * requestTimeoutMs) {
       throw new IllegalArgumentException("requestTimeoutMs must be less than half of the claim lease (options.dedup"

@@ -6,9 +6,11 @@
  * atomicity modes, dead letters (and their sending to a Kafka topic) and the uncovered-record policy; and
  * {@link io.github.vertxdedup.kafka.DedupKafkaVerticle}, the consumer deployed by name from a JSON config
  * ({@link io.github.vertxdedup.kafka.DedupKafkaVerticleOptions}) that sends each record to an event-bus address, with
- * the JSON messages it sends beside it ({@code RecordMessages}, package-private).
+ * the JSON messages it sends beside it ({@code RecordMessages}, package-private); and the inbox mode's handler
+ * ({@link io.github.vertxdedup.kafka.InboxRecordHandler}).
  *
- * <p>May use: the service's API ({@code io.github.vertxdedup}), {@code window}, {@code time}, Vert.x, the Vert.x
+ * <p>May use: the service's API ({@code io.github.vertxdedup}), {@code window}, {@code time}, the inbox's API
+ * ({@code inbox}, not its implementation), Vert.x and its SQL client (the inbox mode's connection), the Vert.x
  * Kafka client (its {@code KafkaConsumerRecord} is the record every handler receives), the Kafka client, and
  * {@code impl.options} (the options' JSON schema, shared with {@code DedupOptions}). Its factories
  * ({@code DedupKafkaConsumer.create} and {@code wrap}, {@code DeadLetterHandler.toTopic}) reach {@code kafka.impl},

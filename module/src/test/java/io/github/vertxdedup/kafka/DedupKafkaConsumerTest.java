@@ -156,7 +156,7 @@ class DedupKafkaConsumerTest {
   }
 
   @ParameterizedTest
-  @EnumSource(AtomicityMode.class)
+  @EnumSource(value = AtomicityMode.class, names = "INBOX", mode = EnumSource.Mode.EXCLUDE)  // INBOX: KafkaInboxTest
   void shouldCreditEachIdOnceWhenTheProducerPublishesItSeveralTimes(AtomicityMode mode) throws Exception {
     Fixture f = fixture("producer-dups", 3);
     start(f, options(mode));
@@ -174,7 +174,7 @@ class DedupKafkaConsumerTest {
   }
 
   @ParameterizedTest
-  @EnumSource(AtomicityMode.class)
+  @EnumSource(value = AtomicityMode.class, names = "INBOX", mode = EnumSource.Mode.EXCLUDE)  // INBOX: KafkaInboxTest
   void shouldSkipRedeliveriesAfterARestartAndARewindOfTheCommittedOffsets(AtomicityMode mode) throws Exception {
     Fixture f = fixture("redeliveries", 2);
     DedupKafkaConsumer<String, String> first = start(f, options(mode));
@@ -203,7 +203,7 @@ class DedupKafkaConsumerTest {
    * counted as a probable redelivery beyond the window, per topic-partition; its verdict and handling are unchanged.
    */
   @ParameterizedTest
-  @EnumSource(AtomicityMode.class)
+  @EnumSource(value = AtomicityMode.class, names = "INBOX", mode = EnumSource.Mode.EXCLUDE)  // INBOX: KafkaInboxTest
   void shouldCountAcceptedRecordsOlderThanTheWindowWithoutChangingTheirVerdict(AtomicityMode mode)
       throws Exception {
     Fixture f = fixture("beyond-window", 1);
@@ -233,7 +233,7 @@ class DedupKafkaConsumerTest {
    * window recorded their ids: a copy is a duplicate.
    */
   @ParameterizedTest
-  @EnumSource(AtomicityMode.class)
+  @EnumSource(value = AtomicityMode.class, names = "INBOX", mode = EnumSource.Mode.EXCLUDE)  // INBOX: KafkaInboxTest
   void shouldHandleAndCountRecordsTheWindowCannotCoverFor(AtomicityMode mode) throws Exception {
     Fixture f = fixture("uncovered-accepted", 1);
     long now = System.currentTimeMillis();
@@ -256,7 +256,7 @@ class DedupKafkaConsumerTest {
    * duplicate, not a second dead letter), and the records it covers are handled.
    */
   @ParameterizedTest
-  @EnumSource(AtomicityMode.class)
+  @EnumSource(value = AtomicityMode.class, names = "INBOX", mode = EnumSource.Mode.EXCLUDE)  // INBOX: KafkaInboxTest
   void shouldDeadLetterRecordsTheWindowCannotCoverForWhenAskedTo(AtomicityMode mode) throws Exception {
     Fixture f = fixture("uncovered-dead", 1);
     long now = System.currentTimeMillis();
@@ -301,7 +301,7 @@ class DedupKafkaConsumerTest {
    * id. (The bound on unanswered commits is tested on the owner alone, in {@code PartitionOwnerTest}.)
    */
   @ParameterizedTest
-  @EnumSource(AtomicityMode.class)
+  @EnumSource(value = AtomicityMode.class, names = "INBOX", mode = EnumSource.Mode.EXCLUDE)  // INBOX: KafkaInboxTest
   void shouldDecideAndCommitInProcessWithoutEventBusMessages(AtomicityMode mode) throws Exception {
     Fixture f = fixture("in-process", 2);
     AtomicInteger windowMessages = new AtomicInteger();
@@ -409,7 +409,7 @@ class DedupKafkaConsumerTest {
   }
 
   @ParameterizedTest
-  @EnumSource(AtomicityMode.class)
+  @EnumSource(value = AtomicityMode.class, names = "INBOX", mode = EnumSource.Mode.EXCLUDE)  // INBOX: KafkaInboxTest
   void shouldRetryAFailingHandlerThenDeadLetterItKeepingOrderAndTheIdRemembered(AtomicityMode mode)
       throws Exception {
     Fixture f = fixture("handler-fails", 1);
@@ -494,7 +494,7 @@ class DedupKafkaConsumerTest {
   }
 
   @ParameterizedTest
-  @EnumSource(AtomicityMode.class)
+  @EnumSource(value = AtomicityMode.class, names = "INBOX", mode = EnumSource.Mode.EXCLUDE)  // INBOX: KafkaInboxTest
   void shouldDeadLetterAConflictingPayloadWithItsReason(AtomicityMode mode) throws Exception {
     Fixture f = fixture("conflict", 1);
     subscribe(f, consumer(f, options(mode), DedupClock.system())
@@ -523,7 +523,7 @@ class DedupKafkaConsumerTest {
    * and many of them arrive after their partition has moved. No id is applied twice, every copy is a duplicate.
    */
   @ParameterizedTest
-  @EnumSource(AtomicityMode.class)
+  @EnumSource(value = AtomicityMode.class, names = "INBOX", mode = EnumSource.Mode.EXCLUDE)  // INBOX: KafkaInboxTest
   void shouldApplyNoIdTwiceWhilePartitionsMoveBetweenTwoConsumers(AtomicityMode mode) throws Exception {
     int partitions = 4;
     Fixture f = fixture("rebalance", partitions);

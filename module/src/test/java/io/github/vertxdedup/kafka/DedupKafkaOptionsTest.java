@@ -77,8 +77,8 @@ class DedupKafkaOptionsTest {
         .hasMessageStartingWith("unknown dedup kafka option 'maxAtempts' (known: dedup, mode, maxAttempts,");
     assertThatThrownBy(() -> new DedupKafkaOptions(new JsonObject().put("mode", "BOTH")))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("dedup kafka option 'mode' must be one of the JSON strings RECORD_FIRST | EFFECT_FIRST but was the"
-            + " string \"BOTH\"");
+        .hasMessage("dedup kafka option 'mode' must be one of the JSON strings RECORD_FIRST | EFFECT_FIRST | INBOX but"
+            + " was the string \"BOTH\"");
     assertThatThrownBy(() -> new DedupKafkaOptions().setDedup(new DedupOptions().setWindowMs(60000))
         .setBackoffInitialMs(100).setBackoffMaxMs(10).validate())
         .isInstanceOf(IllegalArgumentException.class)
@@ -122,7 +122,7 @@ class DedupKafkaOptionsTest {
         + " boolean true");
     assertWrongType("instanceId", 5, "dedup kafka option 'instanceId' must be a JSON string but was the number 5");
     assertWrongType("mode", new JsonObject(), "dedup kafka option 'mode' must be one of the JSON strings RECORD_FIRST"
-        + " | EFFECT_FIRST but was a JSON object");
+        + " | EFFECT_FIRST | INBOX but was a JSON object");
     assertWrongType("dedup", "windowMs=60000", "dedup kafka option 'dedup' must be a JSON object but was the string"
         + " \"windowMs=60000\"");
     // Inside "dedup", the dedup options' own names and types.

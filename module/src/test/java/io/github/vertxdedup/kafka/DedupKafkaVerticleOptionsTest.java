@@ -87,7 +87,7 @@ class DedupKafkaVerticleOptionsTest {
     assertThatThrownBy(() -> new DedupKafkaVerticleOptions(badMode))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("in 'options': dedup kafka option 'mode' must be one of the JSON strings RECORD_FIRST |"
-            + " EFFECT_FIRST but was the string \"ONCE\"");
+            + " EFFECT_FIRST | INBOX but was the string \"ONCE\"");
   }
 
   @Test
@@ -136,6 +136,14 @@ class DedupKafkaVerticleOptionsTest {
     assertThatThrownBy(() -> valid().setTopics(List.of("payments", "")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("topics must hold non-empty topic names but element 1 was empty");
+  }
+
+  @Test
+  void shouldRefuseTheInboxModeWhoseTransactionCannotTravelOverTheEventBus() {
+    DedupKafkaVerticleOptions o = valid().setOptions(new DedupKafkaOptions().setMode(AtomicityMode.INBOX)
+        .setDedup(new DedupOptions().setWindow(Duration.ofMinutes(10))));
+    assertThatThrownBy(o::validate).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("options.mode INBOX is not available to the verticle");
   }
 
   @Test

@@ -2,10 +2,13 @@ package io.github.vertxdedup.kafka.impl;
 
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.UncoveredPolicy;
+import io.github.vertxdedup.inbox.DedupInbox;
+import io.github.vertxdedup.kafka.AtomicityMode;
 import io.github.vertxdedup.kafka.DeadLetterHandler;
 import io.github.vertxdedup.kafka.DedupKafkaConsumer;
 import io.github.vertxdedup.kafka.DedupKafkaOptions;
 import io.github.vertxdedup.kafka.IdentityExtractor;
+import io.github.vertxdedup.kafka.InboxRecordHandler;
 import io.github.vertxdedup.kafka.RecordHandler;
 import io.github.vertxdedup.time.DedupClock;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -24,6 +27,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.slf4j.LoggerFactory;
 
@@ -52,6 +58,9 @@ abstract class ConsumerSetup<K, V> implements DedupKafkaConsumer<K, V> {
 
   private IdentityExtractor<K, V> identity;
   private RecordHandler<K, V> handler;
+  /** {@link AtomicityMode#INBOX}: the inbox and the handler of its transactions; else null. */
+  private DedupInbox inbox;
+  private InboxRecordHandler<K, V> inboxHandler;
   private DeadLetterHandler<K, V> deadLetters;
   private MeterRegistry registry;
   private Handler<Throwable> exceptionHandler;
@@ -108,6 +117,14 @@ abstract class ConsumerSetup<K, V> implements DedupKafkaConsumer<K, V> {
   }
 
   @Override
+  public synchronized DedupKafkaConsumer<K, V> inbox(DedupInbox inbox, InboxRecordHandler<K, V> handler) {
+    requireNotStarted();
+    this.inbox = Objects.requireNonNull(inbox, "inbox");
+    this.inboxHandler = Objects.requireNonNull(handler, "handler");
+    return this;
+  }
+
+  @Override
   public synchronized DedupKafkaConsumer<K, V> deadLetterHandler(DeadLetterHandler<K, V> deadLetterHandler) {
     requireNotStarted();
     this.deadLetters = Objects.requireNonNull(deadLetterHandler, "deadLetterHandler");
@@ -154,8 +171,19 @@ abstract class ConsumerSetup<K, V> implements DedupKafkaConsumer<K, V> {
     if (started) {
       return new IllegalStateException("subscribe was already called on this consumer");
     }
-    if (identity == null || handler == null) {
-      return new IllegalStateException("identity and handler must be set before subscribe");
+    if (identity == null || handler == null && inbox == null) {
+      return new IllegalStateException("identity and handler (or inbox) must be set before subscribe");
+    }
+    if (handler != null && inbox != null) {
+      return new IllegalStateException("set either handler or inbox, not both: in mode INBOX the inbox's handler"
+          + " writes the effect");
+    }
+    if (options.getMode() == AtomicityMode.INBOX && inbox == null) {
+      return new IllegalStateException("mode INBOX needs an inbox: call inbox(DedupInbox, InboxRecordHandler)"
+          + " before subscribe");
+    }
+    if (inbox != null && options.getMode() != AtomicityMode.INBOX) {
+      return new IllegalStateException("an inbox is set but mode is " + options.getMode() + ": set mode INBOX");
     }
     if (topics == null || topics.isEmpty()) {
       return new IllegalArgumentException("topics must not be empty");
@@ -276,7 +304,50 @@ abstract class ConsumerSetup<K, V> implements DedupKafkaConsumer<K, V> {
    * @return the owners' configuration
    */
   synchronized OwnerConfig<K, V> ownerConfig(Runnable wakeDriver) {
-    return new OwnerConfig<>(vertx, options, identity, handler, deadLetters, clock, instanceId, wakeDriver);
+    InboxCalls<K, V> calls = inbox == null ? null
+        : new InboxCalls<>(inbox, inboxHandler, groupId, options.getDedup().getWindowMs(), clock);
+    return new OwnerConfig<>(vertx, options, identity, calls != null ? InboxCalls.notCalled() : handler,
+        deadLetters, clock, instanceId, wakeDriver, calls);
+  }
+
+  /**
+   * Checks the inbox table, if an inbox is set ({@link DedupInbox#verifySchema}), waiting at most
+   * {@code assignmentTimeoutMs}. Blocks: call it on the poll thread, never on an event loop.
+   *
+   * @return null if there is no inbox or its table is usable, else why not (the schema check's
+   *     {@link IllegalStateException}, or one whose cause is the database's error)
+   */
+  RuntimeException awaitInboxCheck() {
+    DedupInbox i;
+    synchronized (this) {
+      i = inbox;
+    }
+    if (i == null) {
+      return null;
+    }
+    try {
+      i.verifySchema().toCompletionStage().toCompletableFuture().get(options.getAssignmentTimeoutMs(),
+          TimeUnit.MILLISECONDS);
+      return null;
+    } catch (ExecutionException e) {
+      return e.getCause() instanceof RuntimeException re ? re
+          : new IllegalStateException("the inbox table could not be checked: " + e.getCause(), e.getCause());
+    } catch (TimeoutException e) {
+      return new IllegalStateException("the inbox table could not be checked within assignmentTimeoutMs ("
+          + options.getAssignmentTimeoutMs() + " ms)", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return new IllegalStateException("interrupted while checking the inbox table", e);
+    }
+  }
+
+  /**
+   * Checks the inbox table, if an inbox is set, without blocking.
+   *
+   * @return completes if there is no inbox or its table is usable; fails as {@link DedupInbox#verifySchema}
+   */
+  synchronized Future<Void> inboxCheck() {
+    return inbox == null ? Future.succeededFuture() : inbox.verifySchema();
   }
 
   /**

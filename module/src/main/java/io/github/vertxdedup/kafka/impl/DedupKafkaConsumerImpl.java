@@ -123,6 +123,13 @@ public final class DedupKafkaConsumerImpl<K, V> extends ConsumerSetup<K, V> {
   // --- the poll thread ---------------------------------------------------------------------------------------------
 
   private void run(PollLoop<K, V> loop, Set<String> topics, Context caller, Promise<Void> subscribed) {
+    RuntimeException badInbox = awaitInboxCheck();
+    if (badInbox != null) {
+      // Bad configuration fails the start, before the consumer joins the group.
+      caller.runOnContext(v -> subscribed.fail(badInbox));
+      finish(badInbox);
+      return;
+    }
     try {
       loop.subscribe(topics);
     } catch (RuntimeException e) {

@@ -24,8 +24,13 @@ import java.util.Objects;
 final class OwnerConfig<K, V> {
 
   final Vertx vertx;
-  /** {@link AtomicityMode#EFFECT_FIRST}: claim, handle, commit; else check (record the id), then handle. */
+  /**
+   * {@link AtomicityMode#EFFECT_FIRST} or {@link AtomicityMode#INBOX}: claim, handle, commit; else check (record the
+   * id), then handle.
+   */
   final boolean effectFirst;
+  /** {@link AtomicityMode#INBOX}: the inbox transaction that replaces the handler call; else null. */
+  final InboxCalls<K, V> inbox;
   /** Records per decision request and per commit request ({@code dedup.maxBatch}). */
   final int maxBatch;
   /** Effect-first: handled records whose claim's commit may be unanswered while the next handler runs. */
@@ -76,8 +81,20 @@ final class OwnerConfig<K, V> {
    */
   OwnerConfig(Vertx vertx, DedupKafkaOptions options, IdentityExtractor<K, V> identity, RecordHandler<K, V> handler,
       DeadLetterHandler<K, V> deadLetters, DedupClock clock, String instanceId, Runnable wakePoll) {
+    this(vertx, options, identity, handler, deadLetters, clock, instanceId, wakePoll, null);
+  }
+
+  /**
+   * As the constructor without {@code inbox}, for {@link AtomicityMode#INBOX}.
+   *
+   * @param inbox the inbox transaction of each accepted record, or null outside INBOX mode
+   */
+  OwnerConfig(Vertx vertx, DedupKafkaOptions options, IdentityExtractor<K, V> identity, RecordHandler<K, V> handler,
+      DeadLetterHandler<K, V> deadLetters, DedupClock clock, String instanceId, Runnable wakePoll,
+      InboxCalls<K, V> inbox) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
-    this.effectFirst = options.getMode() == AtomicityMode.EFFECT_FIRST;
+    this.effectFirst = options.getMode() != AtomicityMode.RECORD_FIRST;
+    this.inbox = inbox;
     this.maxBatch = options.getDedup().getMaxBatch();
     this.maxUnansweredCommits = options.getMaxUnansweredCommits();
     this.resumeMark = resumeMark(options.getMaxBufferedPerPartition());

@@ -47,7 +47,9 @@ import org.slf4j.LoggerFactory;
  * answered; the next record's handler does not wait for that reply. A record the window's memory does not cover
  * ({@link PendingRecord.Coverage#NOT_COVERED}) is handled and counted, or dead-lettered, by
  * {@link UncoveredRecordPolicy}. Any verdict but ACCEPTED, DUPLICATE, CONFLICT or IN_FLIGHT fails closed: the record
- * goes to the dead-letter path ({@link DeadLetter.Reason#UNEXPECTED_VERDICT}), never committable unseen.
+ * goes to the dead-letter path ({@link DeadLetter.Reason#UNEXPECTED_VERDICT}), never committable unseen. In INBOX mode
+ * the owner claims and commits as in effect-first; the handler call is the record's inbox transaction
+ * ({@link InboxCalls}), whose conflict gives the claim back and dead-letters the record.
  *
  * <h2>Record-first commits before its handlers</h2>
  * An accepted record's handler starts only once Kafka has acknowledged, for this member of the group, a commit of an
@@ -457,8 +459,9 @@ final class PartitionOwner<K, V> {
     pending.attempts++;
     leases.handlerStarts(pending);
     long startNs = System.nanoTime();
-    Future<Void> f = FailurePolicy.call(() -> config.handler.handle(pending.record),
-        "the record handler returned null instead of a future");
+    Future<Void> f = config.inbox != null ? inboxTransaction(pending)
+        : FailurePolicy.call(() -> config.handler.handle(pending.record),
+            "the record handler returned null instead of a future");
     if (f.isComplete()) {
       // Most handlers that do no I/O return a completed future: no listener, no context lookup per record.
       handled(pending, f, startNs);
@@ -468,7 +471,23 @@ final class PartitionOwner<K, V> {
   }
 
   /**
-   * The handler's future of the head record completed. On the context.
+   * INBOX mode: the record's transaction instead of the handler call. Applied, or a duplicate only the inbox knew
+   * (a copy after a crash, or older than the window): the handler's success, so the claim is committed. A conflict:
+   * an {@link InboxCalls.Conflict} failure, which {@link #handled} dead-letters at once.
+   */
+  private Future<Void> inboxTransaction(PendingRecord<K, V> pending) {
+    return config.inbox.run(tp, pending).compose(result -> switch (result.verdict()) {
+      case APPLIED -> Future.succeededFuture();
+      case DUPLICATE -> {
+        metrics.duplicates.increment();
+        yield Future.succeededFuture();
+      }
+      case CONFLICT -> Future.failedFuture(new InboxCalls.Conflict(InboxCalls.conflictDetail(result, pending)));
+    });
+  }
+
+  /**
+   * The handler's future of the head record completed (in INBOX mode: its transaction's). On the context.
    *
    * @param startNs when the handler was called, {@link System#nanoTime()}: its duration is a real time, whatever
    *     clock the windows run on
@@ -490,6 +509,14 @@ final class PartitionOwner<K, V> {
     }
     if (failures.takerFound()) {
       head.stopWaiting();
+    }
+    if (ar.failed() && ar.cause() instanceof InboxCalls.Conflict conflict) {
+      // INBOX: the transaction rolled back. The window must not remember this payload under the id (the inbox holds
+      // another): give the claim back, then dead-letter the record.
+      head.set(State.RELEASING);
+      loop.whenComplete(releaseClaim(pending), released ->
+          deadLetter(pending, DeadLetter.Reason.CONFLICT, conflict.getMessage(), null));
+      return;
     }
     if (ar.succeeded()) {
       done(pending, config.effectFirst);

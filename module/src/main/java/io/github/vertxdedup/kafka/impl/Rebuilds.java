@@ -115,7 +115,8 @@ final class Rebuilds<K, V> {
   }
 
   /**
-   * The rebuild a newly assigned partition needs, not started: from the changelog and the source topic with the
+   * The rebuild a newly assigned partition needs, not started: in INBOX mode from the inbox table's live rows of the
+   * partition ({@link InboxRebuild}), always; else from the changelog and the source topic with the
    * changelog on ({@link ChangelogRebuild#needed}), else from the source topic when Kafka's committed offset lies past
    * what the window store covers ({@link RebuildRule#needed}). Shared by both drivers: the poll loop's
    * ({@link #startIfNeeded}) and a wrapped Vert.x consumer's ({@link WrappedAssignment}), which hold the partition
@@ -135,6 +136,11 @@ final class Rebuilds<K, V> {
       KafkaMetrics metrics) {
     // The store's offset is read at each attempt: a failed attempt may have journaled some ids (being checks), but
     // never an offset, so it is the same as at the first attempt.
+    if (ownerConfig.inbox != null) {
+      // INBOX: the inbox table is the durable memory; its live rows are exactly the ids whose effects committed.
+      return new InboxRebuild<>(tp, ownerConfig.inbox, lease.partition(), ownerConfig.clock, ownerConfig.maxBatch,
+          metrics);
+    }
     long storeNext = lease.resumeOffset();
     if (ownerConfig.changelog && ChangelogRebuild.needed(storeNext, committedOffset)) {
       // The changelog first, the source topic for what it does not cover (docs/kafka.md, "Changelog topic").

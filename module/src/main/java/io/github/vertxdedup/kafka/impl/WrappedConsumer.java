@@ -152,7 +152,10 @@ public final class WrappedConsumer<K, V> extends ConsumerSetup<K, V> {
       commits = new WrappedCommits<>(consumer, partitions.owners, windows, ctx);
     }
     WrappedAssignment<K, V> p = partitions;
-    return ctx.here(consumer.subscription()).compose(subscribed -> {
+    // A bad inbox table fails the start, before the consumer joins the group; without an inbox, nothing to wait for.
+    Future<Void> inboxChecked = inboxCheck();
+    return (inboxChecked.succeeded() ? ctx.here(consumer.subscription())
+        : ctx.here(inboxChecked).compose(v -> ctx.here(consumer.subscription()))).compose(subscribed -> {
       // On the context, as stop is: once close was called the Vert.x consumer is closed or closing, and a handler set
       // or a subscribe on it now would restart its poll thread, outside the group's and this consumer's life.
       if (stopping || closeCalled()) {

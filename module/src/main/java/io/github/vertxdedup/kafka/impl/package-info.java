@@ -32,7 +32,8 @@
  *   <li>dead letters sent to a Kafka topic with the application's Vert.x producer ({@code KafkaDeadLetterSender}).</li>
  * </ul>
  *
- * <p>May use: {@code kafka}, the service's API, {@code window}, {@code time}, the persistence {@code journal}, the
+ * <p>May use: {@code kafka}, the service's API, {@code window}, {@code time}, the inbox's API ({@code inbox}: the
+ * INBOX mode's transactions and its rebuild from the inbox rows), the persistence {@code journal}, the
  * native Kafka client (the poll thread drives it) and the Vert.x Kafka client's record types (of its implementation
  * only {@code KafkaConsumerRecordImpl}, to wrap a polled record as the {@code KafkaConsumerRecord} the application
  * sees; see {@code PollLoop#wrap}), and the partition

@@ -370,7 +370,7 @@ class PartitionOwnerTest {
    * is committable with the verdict its batch gave it.
    */
   @ParameterizedTest
-  @EnumSource(AtomicityMode.class)
+  @EnumSource(value = AtomicityMode.class, names = "INBOX", mode = EnumSource.Mode.EXCLUDE)  // INBOX: KafkaInboxTest
   void shouldMakeTheDuplicatesOfABatchCommittableAndBackOffOnlyForTheIdsAFullWindowRefuses(AtomicityMode mode)
       throws Exception {
     DedupOptions o = new DedupOptions().setAddress("test.owner.full").setPartitions(1)
@@ -458,7 +458,7 @@ class PartitionOwnerTest {
    * so its headers are converted to {@code KafkaHeader}s at most once.
    */
   @ParameterizedTest
-  @EnumSource(AtomicityMode.class)
+  @EnumSource(value = AtomicityMode.class, names = "INBOX", mode = EnumSource.Mode.EXCLUDE)  // INBOX: KafkaInboxTest
   void shouldHandTheIdentityExtractorEveryHandlerAttemptAndTheDeadLetterTheRecordItWasOffered(AtomicityMode mode)
       throws Exception {
     List<KafkaConsumerRecord<String, String>> seen = new CopyOnWriteArrayList<>();
@@ -499,7 +499,7 @@ class PartitionOwnerTest {
    * registers, the record is handed over and becomes committable, and the partition resumes.
    */
   @ParameterizedTest
-  @EnumSource(AtomicityMode.class)
+  @EnumSource(value = AtomicityMode.class, names = "INBOX", mode = EnumSource.Mode.EXCLUDE)  // INBOX: KafkaInboxTest
   void shouldWaitPausedWithoutSpendingAttemptsWhileNobodyListensAtTheHandlersAddress(AtomicityMode mode)
       throws Exception {
     String address = "test.owner.not.deployed." + mode;
@@ -564,7 +564,7 @@ class PartitionOwnerTest {
    * {@link EventTimeSource#NONE} no record carries one.
    */
   @ParameterizedTest
-  @EnumSource(AtomicityMode.class)
+  @EnumSource(value = AtomicityMode.class, names = "INBOX", mode = EnumSource.Mode.EXCLUDE)  // INBOX: KafkaInboxTest
   void shouldSendTheRecordTimestampAsTheEventTimeOfItsCheckOrClaim(AtomicityMode mode) {
     Map<String, Optional<Long>> eventTimes = new ConcurrentHashMap<>();
     LocalPartition recording = recordingDecisions(window, eventTimes);
@@ -594,7 +594,7 @@ class PartitionOwnerTest {
    * it, and the record after it is handled as usual.
    */
   @ParameterizedTest
-  @EnumSource(AtomicityMode.class)
+  @EnumSource(value = AtomicityMode.class, names = "INBOX", mode = EnumSource.Mode.EXCLUDE)  // INBOX: KafkaInboxTest
   void shouldDeadLetterAnUnknownVerdictInsteadOfMakingItCommittableUnseen(AtomicityMode mode) throws Exception {
     List<String> handled = new CopyOnWriteArrayList<>();
     List<DeadLetter<String, String>> dead = new CopyOnWriteArrayList<>();

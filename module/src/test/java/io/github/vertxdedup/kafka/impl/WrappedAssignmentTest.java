@@ -326,7 +326,7 @@ class WrappedAssignmentTest {
    * is handed over; then each id is handled once, in offset order, and the partition is resumed.
    */
   @ParameterizedTest
-  @EnumSource(AtomicityMode.class)
+  @EnumSource(value = AtomicityMode.class, names = "INBOX", mode = EnumSource.Mode.EXCLUDE)  // INBOX: KafkaInboxTest
   void shouldKeepAPartitionsRecordsPausedUntilItsWindowIsHandedOver(AtomicityMode mode) throws Exception {
     PartitionWindows others = otherOwners();
     PartitionWindows.Lease held = get(others.acquire(GROUP, TP, "previous-owner"));
@@ -363,7 +363,7 @@ class WrappedAssignmentTest {
    * recorded).
    */
   @ParameterizedTest
-  @EnumSource(AtomicityMode.class)
+  @EnumSource(value = AtomicityMode.class, names = "INBOX", mode = EnumSource.Mode.EXCLUDE)  // INBOX: KafkaInboxTest
   void shouldCommitNothingOfARevokedPartitionAndHandItsWindowOverOnceItsOwnerFinished(AtomicityMode mode)
       throws Exception {
     Promise<Void> slow = Promise.promise();

@@ -23,6 +23,15 @@ public record InboxEntry(String group, String topic, int partition, String id, S
     String payloadHash, long rememberUntilMs) {
 
   /**
+   * Checks the fields.
+   *
+   * @param group the consumer group (or the consumer's name), not empty
+   * @param topic the topic (or the source's name), not empty
+   * @param partition the partition, {@code >= 0}
+   * @param id the event id, not empty
+   * @param businessKey an optional business key, or null
+   * @param payloadHash an optional hash of the canonical payload, or null
+   * @param rememberUntilMs the instant, epoch milliseconds on the inbox's clock, from which the row counts as absent
    * @throws NullPointerException if {@code group}, {@code topic} or {@code id} is null
    * @throws IllegalArgumentException if {@code group}, {@code topic} or {@code id} is empty, or {@code partition}
    *     is negative (the message names the field)

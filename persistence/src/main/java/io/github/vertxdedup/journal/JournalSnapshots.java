@@ -135,10 +135,13 @@ final class JournalSnapshots {
     if (start == CycleCatalog.NONE) {
       return null;
     }
-    Path temp = q.dir.resolve(SnapshotFile.PREFIX + Long.toHexString(System.nanoTime()) + SnapshotFile.TEMP_SUFFIX);
+    String tempName = SnapshotFile.PREFIX + Long.toHexString(System.nanoTime());
+    Path temp = q.dir.resolve(tempName + SnapshotFile.TEMP_SUFFIX);
     boolean done = false;
+    SortingOutput sorted = null;
     try (SnapshotFile.Writer w = new SnapshotFile.Writer(temp)) {
-      SnapshotCompaction c = compaction.apply(w);
+      sorted = new SortingOutput(w, q.dir, tempName, SortingOutput.RUN);
+      SnapshotCompaction c = compaction.apply(sorted);
       JournalVisitor v = c.visitor();
       RecordDecoder d = new RecordDecoder();
       d.nowMs = nowMs;
@@ -156,6 +159,7 @@ final class JournalSnapshots {
         return null; // nothing new since the newest snapshot (or nothing at all)
       }
       c.finish();
+      sorted.drain();
       // The latest expiry per cycle up to the position: the base's, then what the tail read (it merged the base's
       // value into the cycle it resumed in). Cycles before the replay start are dropped: no replay reads them.
       TreeMap<Integer, Long> cycleMax = new TreeMap<>(tail.baseMax);
@@ -180,6 +184,9 @@ final class JournalSnapshots {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write a snapshot of journal " + q.dir, e);
     } finally {
+      if (sorted != null) {
+        sorted.deleteRuns();
+      }
       if (!done) {
         try {
           Files.deleteIfExists(temp);

@@ -50,12 +50,14 @@ import org.apache.commons.io.FileUtils;
  *   <li>{@code serve DIR}: the child: deploys the service on {@code DIR}, checks {@code evt-0}, prints
  *       {@code first-answer VERDICT processMs=P deployMs=D}, then waits to be killed.</li>
  * </ul>
- * The service runs with {@code windowMs} 600000, one partition, no payload hashes, {@code expectedIdsPerPartition}
+ * The service runs with {@code windowMs} 600000 (or {@code -Dbench.windowMs}, given to every command), one
+ * partition, no payload hashes, {@code expectedIdsPerPartition}
  * sized for the journal (so the window never rehashes while it is rebuilt).
  */
 public final class RestartBenchmark {
 
-  private static final long WINDOW_MS = 600_000;
+  /** The service's window: 10 minutes, or {@code -Dbench.windowMs} (a large journal takes minutes to build). */
+  private static final long WINDOW_MS = Long.getLong("bench.windowMs", 600_000);
   private static final String ADDRESS = "bench";
 
   private RestartBenchmark() {

@@ -95,6 +95,22 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
    * @throws IllegalArgumentException if {@code windowMs} is not positive
    */
   public ChroniclePartitionJournal(Vertx vertx, Path dir, long windowMs, SyncPolicy sync, DedupClock clock) {
+    this(vertx, dir, windowMs, sync, clock, io.github.vertxdedup.DedupOptions.DEFAULT_JOURNAL_SNAPSHOT_ENTRIES);
+  }
+
+  /**
+   * @param vertx the Vert.x instance of the partition
+   * @param dir this partition's journal directory, {@code <journalDir>/<address>/<partition>}
+   * @param windowMs the service's window in milliseconds ({@code windowMs}): how long a record matters to recovery,
+   *     and the journal's roll cycle
+   * @param sync the service's {@code journalSync} policy
+   * @param clock the partition's clock; the journal's records carry its instants, and its roll cycles follow it
+   * @param snapshotEntries the service's {@code journalSnapshotEntries}: the smallest journal tail after the newest
+   *     window snapshot that makes the next one due ({@link SnapshotSchedule}); 0 writes none
+   * @throws IllegalArgumentException if {@code windowMs} is not positive or {@code snapshotEntries} negative
+   */
+  public ChroniclePartitionJournal(Vertx vertx, Path dir, long windowMs, SyncPolicy sync, DedupClock clock,
+      long snapshotEntries) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
     this.dir = Objects.requireNonNull(dir, "dir");
     this.clock = Objects.requireNonNull(clock, "clock");
@@ -107,7 +123,10 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
     this.carried = new CarriedState(clock);
     this.appends = new JournalAppends(dir, policy, carried, () -> closing ? null : journal, this::retain);
     this.retention = new RetentionSchedule(dir, clock, rollCycle.toMillis());
-    this.snapshots = new SnapshotSchedule(dir, clock, windowMs, SnapshotSchedule.MIN_TAIL_ENTRIES);
+    if (snapshotEntries < 0) {
+      throw new IllegalArgumentException("snapshotEntries must be >= 0 but was " + snapshotEntries);
+    }
+    this.snapshots = new SnapshotSchedule(dir, clock, windowMs, snapshotEntries);
   }
 
   /** @return the journal directory of this partition */
@@ -312,7 +331,7 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
 
   /**
    * Tests only: called on the partition's context with each window snapshot written (null removes it), and the
-   * smallest tail of entries worth one (default {@value SnapshotSchedule#MIN_TAIL_ENTRIES}).
+   * smallest tail of entries worth one (0: none).
    */
   void snapshots(Consumer<io.github.vertxdedup.journal.SnapshotResult> listener, long minTailEntries) {
     snapshots.listener(listener);

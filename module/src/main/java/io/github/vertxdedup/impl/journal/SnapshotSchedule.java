@@ -13,8 +13,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * When a {@link ChroniclePartitionJournal} writes a window snapshot ({@link Journal#writeSnapshot}): on a worker,
- * once the entries journaled since the newest snapshot reach {@value #MIN_TAIL_ENTRIES} and a
- * {@value #TAIL_SHARE_DIVISOR}th of the live entries that snapshot holds. So a restart replays at most about a
+ * once the entries journaled since the newest snapshot reach the service's {@code journalSnapshotEntries} (65,536 by
+ * default; 0: never) and a {@value #TAIL_SHARE_DIVISOR}th of the live entries that snapshot holds. So a restart replays at most about a
  * quarter of the live entries (plus what arrives while a snapshot is written) from the journal, the rest from the
  * snapshot; each live entry is rewritten about {@value #TAIL_SHARE_DIVISOR} times per window's worth of accepts. The
  * snapshot reads the journal with its own tailer beside the appends: the event loop only starts it and takes its
@@ -25,8 +25,6 @@ import org.slf4j.LoggerFactory;
  */
 final class SnapshotSchedule {
 
-  /** No snapshot is written for a tail shorter than this: replaying it costs about as little as loading one. */
-  static final long MIN_TAIL_ENTRIES = 65_536;
   /** A snapshot is due when the tail reaches the live entries of the newest one divided by this. */
   static final long TAIL_SHARE_DIVISOR = 4;
 
@@ -43,7 +41,7 @@ final class SnapshotSchedule {
    * @param dir the journal directory, for messages
    * @param clock the partition's clock
    * @param windowMs the partition's window, ms: the snapshots' owner key and what a commit means
-   * @param minTailEntries the smallest tail worth a snapshot, {@code >= 1}
+   * @param minTailEntries the smallest tail worth a snapshot; 0: no snapshots
    */
   SnapshotSchedule(Path dir, DedupClock clock, long windowMs, long minTailEntries) {
     this.dir = dir;
@@ -65,7 +63,7 @@ final class SnapshotSchedule {
    * @param j the open journal
    */
   void runIfDue(Context context, Journal j) {
-    if (inFlight != null) {
+    if (inFlight != null || minTailEntries == 0) {
       return;
     }
     long tail = j.entriesSinceSnapshot();
@@ -93,7 +91,7 @@ final class SnapshotSchedule {
     });
   }
 
-  /** Tests only: the smallest tail worth a snapshot, {@code >= 1}. */
+  /** Tests only: the smallest tail worth a snapshot; 0: none. */
   void minTailEntries(long entries) {
     this.minTailEntries = entries;
   }

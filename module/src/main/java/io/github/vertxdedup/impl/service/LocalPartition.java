@@ -96,7 +96,8 @@ public interface LocalPartition {
   static Future<LocalPartition> deployJournaled(Vertx vertx, DedupOptions options, DedupClock clock, Path dir,
       MeterRegistry registry) {
     return deploy(vertx, options, clock,
-        new ChroniclePartitionJournal(vertx, dir, options.getWindowMs(), options.getJournalSync(), clock), registry);
+        new ChroniclePartitionJournal(vertx, dir, options.getWindowMs(), options.getJournalSync(), clock,
+            options.getJournalSnapshotEntries()), registry);
   }
 
   /** @return the event-bus address the partition also listens on, {@code <address>.0} */

@@ -44,9 +44,10 @@ import org.apache.commons.io.FileUtils;
  *       second restart in the same JVM).</li>
  *   <li>{@code kill-restart DIR N}: N times: starts a child JVM ({@code serve}) on {@code DIR}, waits for its first
  *       answer, kills it with SIGKILL, starts another and measures kill to its first answer.</li>
- *   <li>{@code ratios N DIR_EMPTY DIR...}: {@code kill-restart DIR N} for each directory in one run, in turn, and
- *       prints each median kill -9 to first answer divided by that of {@code DIR_EMPTY} (a journal of one id). The
- *       child JVMs get this JVM's flags (set {@code -Xmx} for the largest window).</li>
+ *   <li>{@code ratios N DIR_EMPTY DIR...}: one child per directory; N rounds, each killing every child in turn and
+ *       measuring kill -9 to its successor's first answer; prints each directory's median divided by that of
+ *       {@code DIR_EMPTY} (a journal of one id). The child JVMs get this JVM's flags (set {@code -Xmx} for the
+ *       largest window).</li>
  *   <li>{@code serve DIR}: the child: deploys the service on {@code DIR}, checks {@code evt-0}, prints
  *       {@code first-answer VERDICT processMs=P deployMs=D}, then waits to be killed.</li>
  * </ul>
@@ -84,6 +85,7 @@ public final class RestartBenchmark {
 
   private static DedupOptions options(Path journalDir, int expectedIds) {
     return new DedupOptions().setAddress(ADDRESS).setWindowMs(WINDOW_MS).setPayloadHashes(false)
+        .setMaxIdsPerPartition(Math.max(DedupOptions.DEFAULT_MAX_IDS_PER_PARTITION, expectedIds))
         .setExpectedIdsPerPartition(expectedIds).setJournalDir(journalDir.toString());
   }
 
@@ -186,18 +188,55 @@ public final class RestartBenchmark {
     Thread.sleep(Long.MAX_VALUE);
   }
 
-  private static void ratios(int times, List<Path> dirs) throws Exception {
+  /*
+   * Round robin, so that a change in the machine's load during the run weighs on every directory alike: one child
+   * per directory stays up between rounds; each round kills each child in turn and measures its successor.
+   */
+  private static void ratios(int rounds, List<Path> dirs) throws Exception {
+    List<String> flags = ManagementFactory.getRuntimeMXBean().getInputArguments();
+    Process[] children = new Process[dirs.size()];
+    long[][] ms = new long[dirs.size()][rounds];
+    try {
+      for (int d = 0; d < dirs.size(); d++) {
+        children[d] = serveChild(flags, dirs.get(d));
+        System.out.println(dirs.get(d) + " first start: " + firstLine(children[d]));
+      }
+      for (int r = 0; r < rounds; r++) {
+        for (int d = 0; d < dirs.size(); d++) {
+          children[d].destroyForcibly();
+          long killed = System.nanoTime();
+          children[d].waitFor();
+          children[d] = serveChild(flags, dirs.get(d));
+          String line = firstLine(children[d]);
+          ms[d][r] = (System.nanoTime() - killed) / 1_000_000;
+          System.out.printf(Locale.ROOT, "round %d %s: kill -9 -> new JVM -> first answer %d ms (%s)%n", r + 1,
+              dirs.get(d), ms[d][r], line);
+        }
+      }
+    } finally {
+      for (Process p : children) {
+        if (p != null) {
+          p.destroyForcibly();
+        }
+      }
+    }
     long[] medians = new long[dirs.size()];
     for (int d = 0; d < dirs.size(); d++) {
-      System.out.println("== " + dirs.get(d) + " (" + expectedIds(dirs.get(d)) + " ids)");
-      long[] ms = killRestart(dirs.get(d), times);
-      java.util.Arrays.sort(ms);
-      medians[d] = ms[ms.length / 2];
+      long[] sorted = ms[d].clone();
+      java.util.Arrays.sort(sorted);
+      medians[d] = sorted[sorted.length / 2];
     }
     for (int d = 0; d < dirs.size(); d++) {
-      System.out.printf(Locale.ROOT, "%s: %,d ids, median kill -9 -> first answer %d ms, %.2fx the first%n",
-          dirs.get(d), expectedIds(dirs.get(d)), medians[d], (double) medians[d] / medians[0]);
+      System.out.printf(Locale.ROOT, "%s: %,d ids, median kill -9 -> first answer %d ms, %.2fx the first; all %s%n",
+          dirs.get(d), expectedIds(dirs.get(d)), medians[d], (double) medians[d] / medians[0],
+          java.util.Arrays.toString(ms[d]));
     }
+  }
+
+  private static Process serveChild(List<String> flags, Path journalDir) throws Exception {
+    List<String> cmd = Processes.javaCommand(flags, System.getProperty("java.class.path"),
+        RestartBenchmark.class.getName(), List.of("serve", journalDir.toString()));
+    return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
   }
 
   private static long[] killRestart(Path journalDir, int times) throws Exception {

@@ -38,7 +38,8 @@ import org.apache.commons.io.FileUtils;
  *       under journal directory {@code DIR}: {@code IDS} live accepts of ids {@code evt-0 .. evt-(IDS-1)},
  *       {@code PER_RECORD} per record, remembered for 10 minutes; with {@code snapshot}, then writes the window
  *       snapshot a running partition would have written (as the service does: {@code Recovery.compaction}), and
- *       appends 1 % more ids after it, a tail as a restart finds one.</li>
+ *       appends 1 % more ids after it, a tail as a restart finds one; without it, the service is then run with
+ *       {@code journalSnapshotEntries} 0 on this directory (the whole journal replayed at every restart).</li>
  *   <li>{@code first-answer DIR}: in this JVM, after a warm-up deployment on another directory, deploys the service
  *       on {@code DIR} and checks {@code evt-0} (must be {@code DUPLICATE}); prints deploy to first answer. Twice (a
  *       second restart in the same JVM).</li>
@@ -84,12 +85,15 @@ public final class RestartBenchmark {
   }
 
   private static DedupOptions options(Path journalDir, int expectedIds) {
-    return new DedupOptions().setAddress(ADDRESS).setWindowMs(WINDOW_MS).setPayloadHashes(false)
+    // A journal built without a snapshot is served without snapshots too (journalSnapshotEntries 0): the service
+    // would otherwise write one after its first start, and the restarts after it would load that.
+    boolean snapshots = !Files.exists(journalDir.resolve(ADDRESS).resolve("no-snapshots"));
+    return new DedupOptions().setJournalSnapshotEntries(snapshots ? DedupOptions.DEFAULT_JOURNAL_SNAPSHOT_ENTRIES : 0).setAddress(ADDRESS).setWindowMs(WINDOW_MS).setPayloadHashes(false)
         .setMaxIdsPerPartition(Math.max(DedupOptions.DEFAULT_MAX_IDS_PER_PARTITION, expectedIds))
         .setExpectedIdsPerPartition(expectedIds).setJournalDir(journalDir.toString());
   }
 
-  private static int expectedIds(Path journalDir) throws Exception {
+  private static int expectedIds(Path journalDir) throws java.io.IOException {
     Path file = journalDir.resolve(ADDRESS).resolve("ids");
     return Files.exists(file) ? Integer.parseInt(Files.readString(file).trim()) : 0;
   }
@@ -99,6 +103,9 @@ public final class RestartBenchmark {
     Files.createDirectories(dir);
     Files.writeString(journalDir.resolve(ADDRESS).resolve("partitions"), "1\n");
     Files.writeString(journalDir.resolve(ADDRESS).resolve("ids"), ids + "\n");
+    if (!snapshot) {
+      Files.writeString(journalDir.resolve(ADDRESS).resolve("no-snapshots"), "");
+    }
     Fingerprinter fp = Fingerprinter.forScope(ADDRESS + "/id");
     long now = System.currentTimeMillis();
     JournalOptions jo = new JournalOptions().setSyncPolicy(SyncPolicy.NONE)

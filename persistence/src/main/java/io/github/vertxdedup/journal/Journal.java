@@ -25,6 +25,9 @@ import java.util.Objects;
  *       in which case the record is not in the journal.</li>
  *   <li>{@link #sync} (blocking; any thread, typically a worker) forces everything appended before it to disk:
  *       under {@link SyncPolicy#SYNC} the owner answers only once a sync covering the record's index returned.</li>
+ *   <li>{@link #writeSnapshot} (blocking; any thread, typically a worker) writes a window snapshot beside the
+ *       appends, and {@link #replayFromSnapshot} replays from the newest usable one instead of {@link #replay}: the
+ *       records after its position only (see {@code docs/journal.md}, "Window snapshots").</li>
  *   <li>{@link #deleteExpiredCycles} (blocking; any thread) deletes cycle files that hold no live entry.</li>
  *   <li>{@link #close} (blocking; any thread, after the last append) syncs unless the policy is
  *       {@link SyncPolicy#NONE}, closes the queue and releases the lock.</li>

@@ -26,7 +26,8 @@ import java.util.Objects;
  * {@code windowMs}, {@code bucketMs}, {@code maxIdsPerPartition}, {@code expectedIdsPerPartition},
  * {@code capacityPolicy} ({@code "REJECT"} | {@code "EVICT_OLDEST"}), {@code payloadHashes}, {@code uncoveredPolicy}
  * ({@code "UNKNOWN"} | {@code "ACCEPT"}), {@code maxIdBytes}, {@code maxBatch}, {@code leaseMs}, {@code maxPending},
- * {@code journalDir}, {@code journalSync} ({@code "NONE"} | {@code "ASYNC"} | {@code "SYNC"}). Numbers are JSON
+ * {@code journalDir}, {@code journalSync} ({@code "NONE"} | {@code "ASYNC"} | {@code "SYNC"}),
+ * {@code journalSnapshotEntries}. Numbers are JSON
  * integers, the policies JSON strings, {@code routeByKey} and {@code payloadHashes} JSON booleans. In a larger
  * configuration (one merged by {@code vertx-config}, say) the same object sits under
  * {@value DedupVerticle#CONFIG_KEY}; see {@link DedupVerticle}.
@@ -77,6 +78,11 @@ public class DedupOptions {
    * loses at most about the last second of them.
    */
   public static final SyncPolicy DEFAULT_JOURNAL_SYNC = SyncPolicy.ASYNC;
+  /**
+   * Default {@code journalSnapshotEntries}: a partition writes a window snapshot once 65,536 entries, and a quarter
+   * of the live entries of its newest snapshot, were journaled after that snapshot.
+   */
+  public static final long DEFAULT_JOURNAL_SNAPSHOT_ENTRIES = 65_536;
 
   /** The JSON form: every key, its JSON type and its setter, in the order of the class documentation. */
   private static final OptionSchema<DedupOptions> JSON = new OptionSchema<DedupOptions>("dedup option")
@@ -95,7 +101,8 @@ public class DedupOptions {
       .longValue("leaseMs", DedupOptions::setLeaseMs)
       .intValue("maxPending", DedupOptions::setMaxPending)
       .string("journalDir", DedupOptions::setJournalDir)
-      .enumValue("journalSync", SyncPolicy.class, DedupOptions::setJournalSync);
+      .enumValue("journalSync", SyncPolicy.class, DedupOptions::setJournalSync)
+      .longValue("journalSnapshotEntries", DedupOptions::setJournalSnapshotEntries);
 
   private String address;
   private int partitions;
@@ -113,6 +120,7 @@ public class DedupOptions {
   private int maxPending;
   private String journalDir;
   private SyncPolicy journalSync;
+  private long journalSnapshotEntries;
 
   /** Creates options with the defaults; {@code windowMs} is unset and must be set before use. */
   public DedupOptions() {
@@ -129,6 +137,7 @@ public class DedupOptions {
     leaseMs = DEFAULT_LEASE_MS;
     maxPending = DEFAULT_MAX_PENDING;
     journalSync = DEFAULT_JOURNAL_SYNC;
+    journalSnapshotEntries = DEFAULT_JOURNAL_SNAPSHOT_ENTRIES;
   }
 
   /**
@@ -153,6 +162,7 @@ public class DedupOptions {
     maxPending = other.maxPending;
     journalDir = other.journalDir;
     journalSync = other.journalSync;
+    journalSnapshotEntries = other.journalSnapshotEntries;
   }
 
   /**
@@ -194,7 +204,8 @@ public class DedupOptions {
         .put("maxBatch", maxBatch)
         .put("leaseMs", leaseMs)
         .put("maxPending", maxPending)
-        .put("journalSync", journalSync.name());
+        .put("journalSync", journalSync.name())
+        .put("journalSnapshotEntries", journalSnapshotEntries);
     if (journalDir != null) {
       json.put("journalDir", journalDir);
     }
@@ -617,6 +628,30 @@ public class DedupOptions {
     return this;
   }
 
+  /** @return the journal entries after the newest window snapshot that make the next one due; 0: no snapshots */
+  public long getJournalSnapshotEntries() {
+    return journalSnapshotEntries;
+  }
+
+  /**
+   * Sets when a journaled partition writes a window snapshot: once this many entries (accepts, claims, commits,
+   * releases), and a quarter of the live entries of its newest snapshot, were journaled after that snapshot. A
+   * snapshot holds the window's live entries, open claims and offsets; a restart loads the newest one and replays
+   * only the journal after it, so it replays at most about a quarter of the live entries (plus this many) from the
+   * journal. It is written on a worker beside the appends, never stopping decisions, and costs a sequential rewrite
+   * of the live entries (32 bytes each) per quarter of them journaled; see {@code docs/journal.md}. Used only with a
+   * {@code journalDir}.
+   *
+   * @param journalSnapshotEntries {@code >= 1}, or 0 to write no snapshots (a restart then replays the whole
+   *     journal); default {@value #DEFAULT_JOURNAL_SNAPSHOT_ENTRIES}
+   * @return this
+   * @throws IllegalArgumentException if negative
+   */
+  public DedupOptions setJournalSnapshotEntries(long journalSnapshotEntries) {
+    this.journalSnapshotEntries = requireRange("journalSnapshotEntries", journalSnapshotEntries, 0, Long.MAX_VALUE);
+    return this;
+  }
+
   @Override
   public boolean equals(Object o) {
     if (this == o) {
@@ -632,14 +667,15 @@ public class DedupOptions {
         && maxIdBytes == x.maxIdBytes && maxBatch == x.maxBatch
         && leaseMs == x.leaseMs && maxPending == x.maxPending && address.equals(x.address)
         && capacityPolicy == x.capacityPolicy && uncoveredPolicy == x.uncoveredPolicy
-        && Objects.equals(journalDir, x.journalDir) && journalSync == x.journalSync;
+        && Objects.equals(journalDir, x.journalDir) && journalSync == x.journalSync
+        && journalSnapshotEntries == x.journalSnapshotEntries;
   }
 
   @Override
   public int hashCode() {
     return Objects.hash(address, partitions, routeByKey, windowMs, bucketMs, maxIdsPerPartition,
         expectedIdsPerPartition, capacityPolicy, payloadHashes, uncoveredPolicy, maxIdBytes, maxBatch, leaseMs,
-        maxPending, journalDir, journalSync);
+        maxPending, journalDir, journalSync, journalSnapshotEntries);
   }
 
   @Override

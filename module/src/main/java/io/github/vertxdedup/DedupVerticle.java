@@ -251,7 +251,8 @@ public class DedupVerticle extends VerticleBase {
           : Path.of(options.getJournalDir(), options.getAddress(), Integer.toString(p));
       PartitionJournal journal = partitionDir == null
           ? NoJournal.INSTANCE
-          : new ChroniclePartitionJournal(vertx, partitionDir, options.getWindowMs(), options.getJournalSync(), clock);
+          : new ChroniclePartitionJournal(vertx, partitionDir, options.getWindowMs(), options.getJournalSync(), clock,
+              options.getJournalSnapshotEntries());
       PartitionVerticle partition = new PartitionVerticle(options, p, clock, journal, registry);
       partitions.add(partition);
       // Registered first, so that the health check reports a partition that is still recovering.

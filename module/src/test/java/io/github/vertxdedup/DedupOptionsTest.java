@@ -28,6 +28,7 @@ class DedupOptionsTest {
     assertThat(o.isPayloadHashes()).isTrue();
     assertThat(o.getJournalDir()).isNull();
     assertThat(o.getJournalSync()).isEqualTo(SyncPolicy.ASYNC);
+    assertThat(o.getJournalSnapshotEntries()).isEqualTo(65_536);
   }
 
   @Test
@@ -48,7 +49,8 @@ class DedupOptionsTest {
         .setLease(Duration.ofSeconds(7))
         .setMaxPending(42)
         .setJournalDir("/var/lib/dedup")
-        .setJournalSync(SyncPolicy.SYNC);
+        .setJournalSync(SyncPolicy.SYNC)
+        .setJournalSnapshotEntries(1_000);
     JsonObject json = o.toJson();
     DedupOptions back = new DedupOptions(json);
     assertThat(back).isEqualTo(o);
@@ -56,6 +58,7 @@ class DedupOptionsTest {
     assertThat(json.getLong("windowMs")).isEqualTo(600_000);
     assertThat(json.getString("capacityPolicy")).isEqualTo("EVICT_OLDEST");
     assertThat(json.getString("journalSync")).isEqualTo("SYNC");
+    assertThat(json.getLong("journalSnapshotEntries")).isEqualTo(1_000);
     assertThat(json.getBoolean("routeByKey")).isTrue();
     assertThat(new DedupOptions(o)).isEqualTo(o);
     assertThat(new DedupOptions(o).isRouteByKey()).isTrue();
@@ -84,7 +87,7 @@ class DedupOptionsTest {
     assertThatThrownBy(() -> new DedupOptions(new JsonObject().put("windowMs", 60_000).put("window", 5)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageStartingWith("unknown dedup option 'window' (known: address, partitions, routeByKey, windowMs,")
-        .hasMessageEndingWith("journalDir, journalSync)");
+        .hasMessageEndingWith("journalDir, journalSync, journalSnapshotEntries)");
   }
 
   @Test
@@ -112,6 +115,9 @@ class DedupOptionsTest {
         "dedup option 'journalSync' must be one of the JSON strings NONE | ASYNC | SYNC but was the string \"ALWAYS\"");
     assertThatThrownBy(() -> new DedupOptions().setJournalSync(null))
         .hasMessageContaining("journalSync must be NONE, ASYNC or SYNC but was null");
+    assertThatThrownBy(() -> new DedupOptions().setJournalSnapshotEntries(-1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("journalSnapshotEntries must be in 0..9223372036854775807 but was -1");
   }
 
   private static void assertWrongType(String key, Object value, String message) {
@@ -145,7 +151,7 @@ class DedupOptionsTest {
     // Every key of the JSON form, each with a value other than its default: toJson writes them all back.
     JsonObject full = fullJson();
     assertThat(new DedupOptions(full).toJson()).isEqualTo(full);
-    assertThat(full.fieldNames()).hasSize(16);
+    assertThat(full.fieldNames()).hasSize(17);
     for (String key : full.fieldNames()) {
       assertThat(new DedupOptions().toJson().getValue(key)).as(key).isNotEqualTo(full.getValue(key));
     }
@@ -156,7 +162,8 @@ class DedupOptionsTest {
         .put("windowMs", 600_000L).put("bucketMs", 5_000L).put("maxIdsPerPartition", 123_456L)
         .put("expectedIdsPerPartition", 1_000).put("capacityPolicy", "EVICT_OLDEST").put("payloadHashes", false)
         .put("uncoveredPolicy", "ACCEPT").put("maxIdBytes", 256).put("maxBatch", 500).put("leaseMs", 7_000L)
-        .put("maxPending", 42).put("journalSync", "SYNC").put("journalDir", "/var/lib/dedup");
+        .put("maxPending", 42).put("journalSync", "SYNC").put("journalSnapshotEntries", 0L)
+        .put("journalDir", "/var/lib/dedup");
   }
 
   @Test

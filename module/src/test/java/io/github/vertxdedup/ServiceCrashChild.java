@@ -44,7 +44,10 @@ public final class ServiceCrashChild {
   public static void main(String[] args) throws Exception {
     long jvmStartMs = ManagementFactory.getRuntimeMXBean().getStartTime();
     Vertx vertx = Vertx.vertx();
-    DedupOptions options = new DedupOptions().setWindowMs(600_000).setPartitions(2).setJournalDir(args[0]);
+    // Window snapshots every 1,000 entries or so, so that kills land before, during and after snapshots and each
+    // restart loads one and replays the journal after it.
+    DedupOptions options = new DedupOptions().setWindowMs(600_000).setPartitions(2).setJournalDir(args[0])
+        .setJournalSnapshotEntries(1_000);
     long deployStart = System.nanoTime();
     vertx.deployVerticle(new DedupVerticle(), new DeploymentOptions().setConfig(options.toJson()))
         .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);

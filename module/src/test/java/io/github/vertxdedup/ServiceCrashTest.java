@@ -31,6 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
  * <p>The driver feeds a {@link ServiceCrashChild} new ids and, now and then, ids it sent before (answered or not),
  * kills it with SIGKILL ({@link Process#destroyForcibly()}) 0.3 to 1.5 s after it answers, restarts it on the same
  * {@code journalDir}, and measures kill to first answer of the new JVM. A last child gets every accepted id again.
+ * The child writes a window snapshot every 1,000 journaled entries or so, so kills also hit snapshots being written
+ * and restarts load one and replay the journal after it.
  * This test crosses a process boundary, so it uses real time.
  */
 class ServiceCrashTest {
@@ -98,8 +100,12 @@ class ServiceCrashTest {
     output.join();
     restarts.add(String.format("kill->first answer %d ms (JVM start->ready %d ms)",
         (output.firstAnswerNanos - killedAtNanos) / 1_000_000, output.ready.get("processMs")));
+    List<String> snapshots;
+    try (java.util.stream.Stream<Path> files = Files.walk(journalDir)) {
+      snapshots = files.map(p -> journalDir.relativize(p).toString()).filter(n -> n.endsWith(".snap")).toList();
+    }
     System.out.println("service crash test seed " + seed + ", " + cycles + " kills, " + sent.size() + " ids sent, "
-        + accepted.size() + " answered ACCEPTED; restarts: " + restarts);
+        + accepted.size() + " answered ACCEPTED; restarts: " + restarts + "; window snapshots left: " + snapshots);
 
     assertThat(output.done).as("the final child answered everything: %s", Files.readString(stderr)).isTrue();
     assertThat(accepted).as("seed %d", seed).isNotEmpty();
@@ -108,6 +114,7 @@ class ServiceCrashTest {
     assertThat(finalAccepts).as("ids accepted before a kill and accepted again after it (seed %d)", seed).isEmpty();
     assertThat(output.verdicts).as("verdicts of the final run").hasSize(accepted.size());
     assertThat(output.verdicts.values()).containsOnly("DUPLICATE");
+    assertThat(snapshots).as("the partitions wrote window snapshots (so restarts loaded them)").isNotEmpty();
   }
 
   private static Process start(ChildJvm child, Path journalDir, Path stderr) throws IOException {

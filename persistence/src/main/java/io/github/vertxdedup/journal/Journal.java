@@ -25,6 +25,9 @@ import java.util.Objects;
  *       in which case the record is not in the journal.</li>
  *   <li>{@link #sync} (blocking; any thread, typically a worker) forces everything appended before it to disk:
  *       under {@link SyncPolicy#SYNC} the owner answers only once a sync covering the record's index returned.</li>
+ *   <li>{@link #writeSnapshot} (blocking; any thread, typically a worker) writes a window snapshot beside the
+ *       appends, and {@link #replayFromSnapshot} replays from the newest usable one instead of {@link #replay}: the
+ *       records after its position only (see {@code docs/journal.md}, "Window snapshots").</li>
  *   <li>{@link #deleteExpiredCycles} (blocking; any thread) deletes cycle files that hold no live entry.</li>
  *   <li>{@link #close} (blocking; any thread, after the last append) syncs unless the policy is
  *       {@link SyncPolicy#NONE}, closes the queue and releases the lock.</li>
@@ -64,6 +67,15 @@ public final class Journal implements AutoCloseable {
   private final JournalWriter writer;
   private final JournalSync sync;
   private final JournalRetention retention;
+  private final JournalSnapshots snapshots;
+  /** Serialises snapshots with each other and with {@link #close}. */
+  private final Object snapshotLock = new Object();
+  /**
+   * Entries (accepts, claims, commits, releases) appended since the newest snapshot, or read after it by the replay:
+   * written by the owner's thread and by {@link #writeSnapshot}, read by the owner ({@link #entriesSinceSnapshot}).
+   */
+  private final java.util.concurrent.atomic.AtomicLong sinceSnapshot = new java.util.concurrent.atomic.AtomicLong();
+  private volatile long snapshotEntries;
 
   private Journal(Path dir, JournalOptions options, DirectoryLock directoryLock, boolean ownsLock) {
     this.directoryLock = directoryLock;
@@ -88,6 +100,8 @@ public final class Journal implements AutoCloseable {
       w = new JournalWriter(q, sync, rolled);
       this.writer = w;
       this.retention = new JournalRetention(q);
+      this.snapshots = new JournalSnapshots(q);
+      snapshots.removeTemporaryFiles();
       sync.start();
     } catch (RuntimeException | Error e) {
       if (w != null) {
@@ -170,6 +184,97 @@ public final class Journal implements AutoCloseable {
     return reader.replay(visitor, this::replayed);
   }
 
+  /**
+   * Like {@link #replay}, but starts from the newest usable window snapshot ({@link #writeSnapshot}) when there is
+   * one: the visitor gets {@link JournalVisitor#onSnapshot}, the snapshot's live entries (as accepts without key),
+   * open claims and offsets, then the records after the snapshot's position only. A snapshot is usable when every
+   * checksum of it holds, it was written under this roll cycle and {@code ownerKey}, and it is no older than the
+   * oldest cycle a full replay would read; otherwise (damaged, missing, stale: each logged) the one before it is
+   * tried, then a full replay. The journal is never trimmed to a snapshot, so a full replay always remains possible.
+   *
+   * <p>The content a snapshot delivers is what the owner's {@link SnapshotCompaction} made of the records: a
+   * visitor that means by them what that compaction does (the owner's recovery) rebuilds the same state either way.
+   * Blocking; same preconditions and errors as {@link #replay}.
+   *
+   * @param ownerKey the owner's key the snapshots were written under (the service passes its window, ms)
+   * @param visitor receives the snapshot and the records after it
+   * @return counts and timing; {@link ReplayResult#snapshotIndex()} says which snapshot was used
+   */
+  public ReplayResult replayFromSnapshot(long ownerKey, JournalVisitor visitor) {
+    Objects.requireNonNull(visitor, "visitor");
+    synchronized (this) {
+      if (q.state == JournalQueue.State.CLOSED) {
+        throw new IllegalStateException("journal " + q.dir + " is closed");
+      }
+      if (writer.appendedAny()) {
+        throw new IllegalStateException("journal " + q.dir + ": replay must run before the first append");
+      }
+    }
+    SnapshotFile.Loaded snapshot = snapshots.newestUsable(ownerKey, q.time.now());
+    ReplayResult r = reader.replayFrom(snapshot, visitor, this::replayed);
+    snapshotEntries = r.snapshotEntries();
+    sinceSnapshot.set(r.entries());
+    return r;
+  }
+
+  /**
+   * Writes a window snapshot: reads the newest usable snapshot (or, without one, the journal from the oldest cycle
+   * a replay reads) and the records after it up to the end the queue has now, through the owner's compaction, into
+   * a new file ({@code snapshot-<position>.snap}, written under a temporary name, forced to disk, renamed), then
+   * deletes all but the newest {@value JournalSnapshots#KEEP} snapshots. Runs beside the owner's appends: it reads
+   * with its own tailer and neither stops nor slows the writer beyond sharing the disk and a core. Thread-safe:
+   * snapshots are serialised with each other, with {@link #deleteExpiredCycles} and with {@link #close} (which
+   * waits for one in progress and makes it stop early). Blocking: O(live entries + records since the base); run it
+   * on a worker.
+   *
+   * @param ownerKey the owner's key (the service's window, ms): a restart under another key does not use it
+   * @param compaction makes the owner's compaction, writing into the output it is given
+   * @return what was written, or null if nothing was appended since the newest snapshot (nothing is written)
+   * @throws IllegalStateException before {@link #replay} completed, or once the journal is closed or closing
+   * @throws java.io.UncheckedIOException if the file cannot be written; no snapshot is left under its final name
+   */
+  public SnapshotResult writeSnapshot(long ownerKey,
+      java.util.function.Function<SnapshotOutput, SnapshotCompaction> compaction) {
+    Objects.requireNonNull(compaction, "compaction");
+    synchronized (snapshotLock) {
+      synchronized (retention) {
+        JournalQueue.State s = q.state;
+        if (s != JournalQueue.State.READY) {
+          throw new IllegalStateException("journal " + q.dir + (s == JournalQueue.State.CLOSED ? " is closed"
+              : ": replay() must complete before a snapshot is written"));
+        }
+        long since = sinceSnapshot.get();
+        SnapshotResult r = snapshots.write(reader, ownerKey, compaction,
+            () -> q.state == JournalQueue.State.CLOSED);
+        if (r != null) {
+          snapshotEntries = r.entries();
+          // What was appended while the snapshot read stays counted: part of it is after the position.
+          sinceSnapshot.addAndGet(-since);
+        }
+        return r;
+      }
+    }
+  }
+
+  /**
+   * Returns the entries appended (or replayed) after the newest snapshot, to decide when the next one is due.
+   * Thread-safe.
+   *
+   * @return accepts, claims, commits and releases since the newest snapshot, about
+   */
+  public long entriesSinceSnapshot() {
+    return sinceSnapshot.get();
+  }
+
+  /**
+   * Returns the live entries the newest snapshot holds (written or loaded by this journal), 0 if none. Thread-safe.
+   *
+   * @return the count
+   */
+  public long snapshotEntries() {
+    return snapshotEntries;
+  }
+
   private synchronized void replayed() {
     if (q.state == JournalQueue.State.OPENED) {
       q.state = JournalQueue.State.READY;
@@ -194,7 +299,9 @@ public final class Journal implements AutoCloseable {
    */
   public long appendAccept(long fingerprint, long keyFingerprint, long payloadHash, long acceptedAtMs,
       long expiresAtMs) {
-    return writer.appendAccept(fingerprint, keyFingerprint, payloadHash, acceptedAtMs, expiresAtMs);
+    long index = writer.appendAccept(fingerprint, keyFingerprint, payloadHash, acceptedAtMs, expiresAtMs);
+    sinceSnapshot.incrementAndGet();
+    return index;
   }
 
   /**
@@ -208,7 +315,9 @@ public final class Journal implements AutoCloseable {
    * @throws JournalWriteException if the record could not be written; none of the batch is in the journal
    */
   public long appendAccepts(AcceptBatch batch) {
-    return writer.appendAccepts(batch);
+    long index = writer.appendAccepts(batch);
+    sinceSnapshot.addAndGet(batch.size());
+    return index;
   }
 
   /**
@@ -223,7 +332,9 @@ public final class Journal implements AutoCloseable {
    * @throws JournalWriteException if the record could not be written; it is not in the journal
    */
   public long appendClaim(ClaimEntry claim) {
-    return writer.appendClaim(claim);
+    long index = writer.appendClaim(claim);
+    sinceSnapshot.incrementAndGet();
+    return index;
   }
 
   /**
@@ -239,7 +350,9 @@ public final class Journal implements AutoCloseable {
    * @throws JournalWriteException if the record could not be written; it is not in the journal
    */
   public long appendCommit(long fingerprint, long token, long expiresAtMs) {
-    return writer.appendCommit(fingerprint, token, expiresAtMs);
+    long index = writer.appendCommit(fingerprint, token, expiresAtMs);
+    sinceSnapshot.incrementAndGet();
+    return index;
   }
 
   /**
@@ -253,7 +366,9 @@ public final class Journal implements AutoCloseable {
    * @throws JournalWriteException if the record could not be written; it is not in the journal
    */
   public long appendRelease(long fingerprint, long token) {
-    return writer.appendRelease(fingerprint, token);
+    long index = writer.appendRelease(fingerprint, token);
+    sinceSnapshot.incrementAndGet();
+    return index;
   }
 
   /**
@@ -309,7 +424,8 @@ public final class Journal implements AutoCloseable {
   /**
    * Deletes the cycle files a replay at {@code nowMs} would not read: those before the oldest cycle that may still
    * hold a live entry (every accept and commit in them has expired, and their claims and offsets were carried into
-   * a later cycle). Never deletes the newest cycle. Thread-safe with appends; blocking (file deletion): run it off
+   * a later cycle), and the window snapshots older than that start (no replay could use them). Never deletes the
+   * newest cycle. Thread-safe with appends; blocking (file deletion): run it off
    * the event loop, for example once per roll cycle from a timer (a journal nobody appends to still has files to
    * delete). O(number of cycle files).
    *
@@ -318,7 +434,11 @@ public final class Journal implements AutoCloseable {
    * @throws IllegalStateException before {@link #replay} completed, or after {@link #close}
    */
   public RetentionResult deleteExpiredCycles(long nowMs) {
-    return retention.deleteExpiredCycles(nowMs);
+    synchronized (retention) {
+      RetentionResult r = retention.deleteExpiredCycles(nowMs);
+      snapshots.deleteStale(nowMs);
+      return r;
+    }
   }
 
   // ------------------------------------------------------------------------------------------------ accessors
@@ -422,6 +542,9 @@ public final class Journal implements AutoCloseable {
         return;
       }
       q.state = JournalQueue.State.CLOSED;
+    }
+    synchronized (snapshotLock) {
+      // A snapshot in progress sees CLOSED and stops at its next check; the queue stays open until it has.
     }
     try {
       sync.finalSync();

@@ -91,17 +91,28 @@ final class JournalReader {
    * see {@link Journal#replay}. Calls {@code onRead} once the last record was read, before the final progress report.
    */
   ReplayResult replay(JournalVisitor visitor, Runnable onRead) {
+    return replayFrom(null, visitor, onRead);
+  }
+
+  /**
+   * Delivers a snapshot's content (if {@code snapshot} is not null) and then the records after its position, or,
+   * without a snapshot, the records from the catalog's replay start; see {@link Journal#replayFromSnapshot}.
+   */
+  ReplayResult replayFrom(SnapshotFile.Loaded snapshot, JournalVisitor visitor, Runnable onRead) {
     final long startNanos = System.nanoTime();
     final long nowMs = q.time.now();
     final CycleCatalog catalog = q.catalog;
-    final int start = catalog.replayStart(nowMs);
+    final int start = snapshot != null ? q.rollCycle.toCycle(snapshot.position())
+        : catalog.replayStart(nowMs);
     final RecordDecoder d = new RecordDecoder();
     d.nowMs = nowMs;
     final Progress progress = new Progress(startNanos);
-    int cyclesRead = 0;
     int cyclesSkipped = 0;
-    long records = 0;
-    long torn = 0;
+    Tail tail = new Tail(d, true);
+    if (snapshot != null) {
+      snapshot.deliver(visitor);
+      tail.baseMax = snapshot.cycleMaxExpiry();
+    }
     if (start != CycleCatalog.NONE) {
       for (int c : catalog.list()) {
         if (c < start) {
@@ -109,61 +120,125 @@ final class JournalReader {
         }
       }
       progress.total = estimateRecords(start);
-      try (ExcerptTailer tailer = q.queue.createTailer()) {
-        if (!tailer.moveToCycle(start)) {
-          LOG.warn("journal {}: cannot move to cycle {} ({}) to replay it; was the "
-              + "file removed while the journal was open?", q.dir, String.valueOf(start), q.fileOf(start));
-        } else {
-          int current = CycleCatalog.NONE;
-          long currentMax = NO_EXPIRY;
-          while (true) {
-            try (DocumentContext dc = tailer.readingDocument()) {
-              if (!dc.isPresent()) {
-                break;
-              }
-              long index = dc.index();
-              int cycle = q.rollCycle.toCycle(index);
-              if (cycle != current) {
-                if (current != CycleCatalog.NONE) {
-                  catalog.exact(current, currentMax);
-                }
-                current = cycle;
-                currentMax = NO_EXPIRY;
-                cyclesRead++;
-              }
-              Bytes<?> recordBytes = dc.wire().bytes();
-              visitor.onRecord(index, (int) recordBytes.readRemaining());
-              d.load(recordBytes);
-              records++;
-              int status = d.decode(visitor);
-              if (status == RecordDecoder.OK) {
-                currentMax = Math.max(currentMax, d.maxExpiry);
-                if (d.type == ROLL) {
-                  catalog.summary(d.rollPreviousCycle, d.rollPreviousMaxExpiry);
-                } else if (d.type == SNAPSHOT_END) {
-                  catalog.snapshotComplete(cycle);
-                }
-              } else if (status == RecordDecoder.TORN) {
-                torn++;
-                warnTorn(index, d.tornReason);
-              } else {
-                throw undecodable(index, d);
-              }
-            }
-            if ((records & PROGRESS_CHECK_MASK) == 0) {
-              progress.maybeReport(records, d);
-            }
+      long after = snapshot != null ? snapshot.position() : Journal.NO_INDEX;
+      read(start, after, visitor, tail, progress, () -> false);
+    }
+    onRead.run();
+    progress.report(tail.records, d, true);
+    return new ReplayResult(start, tail.cyclesRead, cyclesSkipped, tail.records, d.accepts, d.claims, d.commits,
+        d.releases, d.offsetCommits, d.liveIds, tail.torn, Duration.ofNanos(System.nanoTime() - startNanos),
+        snapshot != null ? snapshot.position() : Journal.NO_INDEX, snapshot != null ? snapshot.entries() : 0);
+  }
+
+  /**
+   * What one read of the queue saw: counts, the latest expiry per cycle of what was read (merged with
+   * {@link #baseMax}, what a snapshot saw of the same cycles before its position), the last index read.
+   */
+  static final class Tail {
+    final RecordDecoder d;
+    /** Whether the read updates the catalog (a replay at open) or only observes (a snapshot beside the writer). */
+    final boolean updateCatalog;
+    java.util.Map<Integer, Long> baseMax = java.util.Map.of();
+    final java.util.TreeMap<Integer, Long> cycleMax = new java.util.TreeMap<>();
+    int cyclesRead;
+    long records;
+    long torn;
+    long lastIndex = Journal.NO_INDEX;
+
+    Tail(RecordDecoder d, boolean updateCatalog) {
+      this.d = d;
+      this.updateCatalog = updateCatalog;
+    }
+  }
+
+  /**
+   * Reads the records from {@code startCycle} on (only those with an index above {@code afterIndex}, unless it is
+   * {@link Journal#NO_INDEX}) up to the end the queue has now. A cycle's latest expiry is exact when the read began
+   * at its start or the snapshot ({@code tail.baseMax}) saw its part before {@code afterIndex}; only then does a
+   * replay at open record it in the catalog.
+   *
+   * @return false if the queue could not move to {@code startCycle} (its file is gone)
+   */
+  boolean read(int startCycle, long afterIndex, JournalVisitor visitor, Tail tail, Progress progress,
+      java.util.function.BooleanSupplier abort) {
+    final CycleCatalog catalog = q.catalog;
+    final RecordDecoder d = tail.d;
+    try (ExcerptTailer tailer = q.queue.createTailer()) {
+      boolean moved = afterIndex != Journal.NO_INDEX ? tailer.moveToIndex(afterIndex) : tailer.moveToCycle(startCycle);
+      if (!moved) {
+        LOG.warn("journal {}: cannot move to cycle {} ({}) to replay it; was the "
+            + "file removed while the journal was open?", q.dir, String.valueOf(startCycle), q.fileOf(startCycle));
+        return false;
+      }
+      int current = CycleCatalog.NONE;
+      long currentMax = NO_EXPIRY;
+      boolean exact = false;
+      while (true) {
+        try (DocumentContext dc = tailer.readingDocument()) {
+          if (!dc.isPresent()) {
+            break;
           }
-          if (current != CycleCatalog.NONE) {
-            catalog.exact(current, currentMax);
+          long index = dc.index();
+          if (afterIndex != Journal.NO_INDEX && index <= afterIndex) {
+            continue;
+          }
+          int cycle = q.rollCycle.toCycle(index);
+          if (cycle != current) {
+            if (current != CycleCatalog.NONE) {
+              endCycle(tail, current, currentMax, exact);
+            }
+            current = cycle;
+            Long base = tail.baseMax.get(cycle);
+            exact = base != null || afterIndex == Journal.NO_INDEX
+                || q.rollCycle.toCycle(afterIndex) != cycle;
+            currentMax = base != null ? base : NO_EXPIRY;
+            tail.cyclesRead++;
+          }
+          tail.lastIndex = index;
+          Bytes<?> recordBytes = dc.wire().bytes();
+          visitor.onRecord(index, (int) recordBytes.readRemaining());
+          d.load(recordBytes);
+          tail.records++;
+          int status = d.decode(visitor);
+          if (status == RecordDecoder.OK) {
+            currentMax = Math.max(currentMax, d.maxExpiry);
+            if (tail.updateCatalog) {
+              if (d.type == ROLL) {
+                catalog.summary(d.rollPreviousCycle, d.rollPreviousMaxExpiry);
+              } else if (d.type == SNAPSHOT_END) {
+                catalog.snapshotComplete(cycle);
+              }
+            }
+          } else if (status == RecordDecoder.TORN) {
+            tail.torn++;
+            warnTorn(index, d.tornReason);
+          } else {
+            throw undecodable(index, d);
+          }
+        }
+        if ((tail.records & PROGRESS_CHECK_MASK) == 0) {
+          if (progress != null) {
+            progress.maybeReport(tail.records, d);
+          }
+          if (abort.getAsBoolean()) {
+            throw new IllegalStateException("journal " + q.dir + " is closing");
           }
         }
       }
+      if (current != CycleCatalog.NONE) {
+        endCycle(tail, current, currentMax, exact);
+      }
     }
-    onRead.run();
-    progress.report(records, d, true);
-    return new ReplayResult(start, cyclesRead, cyclesSkipped, records, d.accepts, d.claims, d.commits,
-        d.releases, d.offsetCommits, d.liveIds, torn, Duration.ofNanos(System.nanoTime() - startNanos));
+    return true;
+  }
+
+  private void endCycle(Tail tail, int cycle, long max, boolean exact) {
+    if (exact) {
+      tail.cycleMax.put(cycle, max);
+      if (tail.updateCatalog) {
+        q.catalog.exact(cycle, max);
+      }
+    }
   }
 
   private long estimateRecords(int startCycle) {
@@ -304,7 +379,7 @@ final class JournalReader {
   }
 
   /** Reports replay progress to the options' listener about once per progress interval, and once at the end. */
-  private final class Progress {
+  final class Progress {
     final long startNanos;
     final long intervalNanos = q.options.getProgressInterval().toNanos();
     final ReplayProgressListener listener = q.options.getProgressListener();

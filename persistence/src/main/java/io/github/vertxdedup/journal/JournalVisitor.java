@@ -78,4 +78,17 @@ public interface JournalVisitor {
    */
   default void onOffsetCommit(String topic, int partition, long offset) {
   }
+
+  /**
+   * A snapshot stands for the records up to {@code index} ({@link Journal#replayFromSnapshot}): its live entries
+   * follow as accepts without key (their first-seen time as {@code acceptedAtMs}), its open claims as claims, its
+   * offsets as offset commits, and then the records after {@code index}. Called once, before those, and only by a
+   * replay from a snapshot.
+   *
+   * @param index the journal index of the last record the snapshot covers
+   * @param coveredSinceMs the earliest accept or claim time among the records it covers, epoch milliseconds, or
+   *     {@link Long#MAX_VALUE} if none
+   */
+  default void onSnapshot(long index, long coveredSinceMs) {
+  }
 }

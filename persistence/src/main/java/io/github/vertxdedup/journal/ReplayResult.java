@@ -19,10 +19,14 @@ import java.time.Duration;
  * @param tornRecords records skipped because their length or checksum was wrong (a torn tail after a crash, or
  *     damage); each was logged as a warning
  * @param elapsed how long the replay took
+ * @param snapshotIndex the journal index up to which a snapshot stood for the records
+ *     ({@link Journal#replayFromSnapshot}), or {@link Journal#NO_INDEX} if no snapshot was used; the counts above
+ *     are then those of the records after it
+ * @param snapshotEntries the live entries the snapshot delivered (as accepts), 0 without a snapshot
  */
 public record ReplayResult(int startCycle, int cyclesRead, int cyclesSkipped, long recordsRead, long accepts,
     long claims, long commits, long releases, long offsetCommits, long liveIds, long tornRecords,
-    Duration elapsed) {
+    Duration elapsed, long snapshotIndex, long snapshotEntries) {
 
   /**
    * Returns every entry delivered to the visitor.

@@ -1,6 +1,7 @@
 package io.github.vertxdedup.journal;
 
 import io.github.vertxdedup.journal.internal.CommittedOffsets;
+import io.github.vertxdedup.journal.internal.Recovery;
 import java.io.BufferedWriter;
 import java.io.OutputStreamWriter;
 import java.io.IOException;
@@ -15,13 +16,17 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * The process {@link JournalCrashTest} kills: started with the production classpath only (this module's classes,
  * Chronicle and its dependencies; no JUnit), it opens and replays the journal, then appends accepted ids and
- * offsets until it is killed, printing each one after its append returned. Real time, one-second cycles.
+ * offsets until it is killed, printing each one after its append returned, and writes a window snapshot every 200 ms
+ * on another thread; it replays from the newest snapshot. Real time, one-second cycles.
  *
  * <p>Output: {@code ready run=R openMs=O firstAppendMs=F processMs=P recovered=N} (open and replay, open to first
  * append, JVM start to first append), then {@code ack FP;} and
  * {@code offset N;} lines (the {@code ;} tells a whole line from one cut by the kill).
  */
 public final class CrashChild {
+
+  /** The window the snapshots are written for (their owner key), and every accept's remember-for. */
+  static final long WINDOW_MS = 600_000;
 
   private CrashChild() {
   }
@@ -61,7 +66,7 @@ public final class CrashChild {
         .setChronicleTimeout(Duration.ofSeconds(5))
         .setRollSnapshotSource(offsets::writeTo);
     Journal journal = Journal.open(dir, options);
-    journal.replay(new JournalVisitor() {
+    journal.replayFromSnapshot(WINDOW_MS, new JournalVisitor() {
       @Override
       public void onAccept(long fp, long key, long payload, long acceptedAtMs, long expiresAtMs) {
         recovered[0]++;
@@ -74,6 +79,17 @@ public final class CrashChild {
     });
     long openNanos = System.nanoTime() - startNanos; // open and replay
 
+    // Window snapshots beside the appends, as a partition writes them, so that kills also hit a snapshot being
+    // written and each restart loads one and replays the journal after it.
+    Thread snapshots = new Thread(() -> {
+      while (true) {
+        LockSupport.parkNanos(200_000_000L);
+        journal.writeSnapshot(WINDOW_MS, o -> Recovery.compaction(System.currentTimeMillis(), WINDOW_MS, o));
+      }
+    }, "snapshots");
+    snapshots.setDaemon(true);
+    snapshots.start();
+
     BufferedWriter out = new BufferedWriter(new OutputStreamWriter(System.out, StandardCharsets.US_ASCII), 1 << 16);
     AcceptBatch batch = new AcceptBatch(8);
     long seq = 0;
@@ -85,7 +101,7 @@ public final class CrashChild {
       if (seq % 5 == 4) {
         batch.clear();
         for (int i = 0; i < 4; i++) {
-          batch.add((run << 32) | ++seq, 0, 0, now, now + 600_000);
+          batch.add((run << 32) | ++seq, 0, 0, now, now + WINDOW_MS);
         }
         journal.appendAccepts(batch);
         for (int i = 3; i >= 0; i--) {
@@ -93,7 +109,7 @@ public final class CrashChild {
         }
       } else {
         long fp = (run << 32) | ++seq;
-        journal.appendAccept(fp, 0, 0, now, now + 600_000);
+        journal.appendAccept(fp, 0, 0, now, now + WINDOW_MS);
         if (first) {
           first = false;
           long firstNanos = System.nanoTime() - startNanos;

@@ -93,8 +93,9 @@ class JournalCrashTest {
     Set<Long> replayed = new HashSet<>();
     long[] duplicates = {0};
     CommittedOffsets offsets = new CommittedOffsets();
+    ReplayResult result;
     try (Journal j = Journal.open(dir, new JournalOptions().setRollCycle(java.time.Duration.ofSeconds(1)))) {
-      j.replay(new JournalVisitor() {
+      result = j.replayFromSnapshot(CrashChild.WINDOW_MS, new JournalVisitor() {
         @Override
         public void onAccept(long fp, long key, long payload, long acceptedAtMs, long expiresAtMs) {
           if (!replayed.add(fp)) {
@@ -111,6 +112,8 @@ class JournalCrashTest {
     System.out.println("crash test seed " + seed + ", " + cycles + " kills, " + acked.size() + " ids acknowledged, "
         + replayed.size() + " replayed; restarts: " + restarts);
     assertThat(acked).as("seed %d", seed).isNotEmpty();
+    assertThat(result.snapshotIndex()).as("the children wrote window snapshots, and the replay started from one")
+        .isNotEqualTo(Journal.NO_INDEX);
     Set<Long> missing = new HashSet<>(acked);
     missing.removeAll(replayed);
     assertThat(missing).as("acknowledged ids missing after restart (seed %d)", seed).isEmpty();

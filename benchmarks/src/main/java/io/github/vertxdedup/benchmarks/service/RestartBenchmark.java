@@ -8,6 +8,8 @@ import io.github.vertxdedup.journal.AcceptBatch;
 import io.github.vertxdedup.journal.Journal;
 import io.github.vertxdedup.journal.JournalOptions;
 import io.github.vertxdedup.journal.JournalVisitor;
+import io.github.vertxdedup.journal.SnapshotResult;
+import io.github.vertxdedup.journal.internal.Recovery;
 import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.window.Fingerprinter;
 import io.vertx.core.DeploymentOptions;
@@ -32,23 +34,32 @@ import org.apache.commons.io.FileUtils;
  *
  * <p>Commands:
  * <ul>
- *   <li>{@code build DIR IDS PER_RECORD}: writes the journal of partition 0 of address {@code bench} under journal
- *       directory {@code DIR}: {@code IDS} live accepts of ids {@code evt-0 .. evt-(IDS-1)}, {@code PER_RECORD} per
- *       record, remembered for 10 minutes.</li>
+ *   <li>{@code build DIR IDS PER_RECORD [snapshot]}: writes the journal of partition 0 of address {@code bench}
+ *       under journal directory {@code DIR}: {@code IDS} live accepts of ids {@code evt-0 .. evt-(IDS-1)},
+ *       {@code PER_RECORD} per record, remembered for 10 minutes; with {@code snapshot}, then writes the window
+ *       snapshot a running partition would have written (as the service does: {@code Recovery.compaction}), and
+ *       appends 1 % more ids after it, a tail as a restart finds one; without it, the service is then run with
+ *       {@code journalSnapshotEntries} 0 on this directory (the whole journal replayed at every restart).</li>
  *   <li>{@code first-answer DIR}: in this JVM, after a warm-up deployment on another directory, deploys the service
  *       on {@code DIR} and checks {@code evt-0} (must be {@code DUPLICATE}); prints deploy to first answer. Twice (a
  *       second restart in the same JVM).</li>
  *   <li>{@code kill-restart DIR N}: N times: starts a child JVM ({@code serve}) on {@code DIR}, waits for its first
  *       answer, kills it with SIGKILL, starts another and measures kill to its first answer.</li>
+ *   <li>{@code ratios N DIR_EMPTY DIR...}: one child per directory; N rounds, each killing every child in turn and
+ *       measuring kill -9 to its successor's first answer; prints each directory's median divided by that of
+ *       {@code DIR_EMPTY} (a journal of one id). The child JVMs get this JVM's flags (set {@code -Xmx} for the
+ *       largest window).</li>
  *   <li>{@code serve DIR}: the child: deploys the service on {@code DIR}, checks {@code evt-0}, prints
  *       {@code first-answer VERDICT processMs=P deployMs=D}, then waits to be killed.</li>
  * </ul>
- * The service runs with {@code windowMs} 600000, one partition, no payload hashes, {@code expectedIdsPerPartition}
+ * The service runs with {@code windowMs} 600000 (or {@code -Dbench.windowMs}, given to every command), one
+ * partition, no payload hashes, {@code expectedIdsPerPartition}
  * sized for the journal (so the window never rehashes while it is rebuilt).
  */
 public final class RestartBenchmark {
 
-  private static final long WINDOW_MS = 600_000;
+  /** The service's window: 10 minutes, or {@code -Dbench.windowMs} (a large journal takes minutes to build). */
+  private static final long WINDOW_MS = Long.getLong("bench.windowMs", 600_000);
   private static final String ADDRESS = "bench";
 
   private RestartBenchmark() {
@@ -62,7 +73,10 @@ public final class RestartBenchmark {
    */
   public static void main(String[] args) throws Exception {
     switch (args[0]) {
-      case "build" -> build(Path.of(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]));
+      case "build" -> build(Path.of(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]),
+          args.length > 4 && args[4].equals("snapshot"));
+      case "ratios" -> ratios(Integer.parseInt(args[1]), java.util.Arrays.stream(args, 2, args.length)
+          .map(Path::of).toList());
       case "first-answer" -> firstAnswer(Path.of(args[1]));
       case "kill-restart" -> killRestart(Path.of(args[1]), Integer.parseInt(args[2]));
       case "serve" -> serve(Path.of(args[1]));
@@ -71,20 +85,27 @@ public final class RestartBenchmark {
   }
 
   private static DedupOptions options(Path journalDir, int expectedIds) {
-    return new DedupOptions().setAddress(ADDRESS).setWindowMs(WINDOW_MS).setPayloadHashes(false)
+    // A journal built without a snapshot is served without snapshots too (journalSnapshotEntries 0): the service
+    // would otherwise write one after its first start, and the restarts after it would load that.
+    boolean snapshots = !Files.exists(journalDir.resolve(ADDRESS).resolve("no-snapshots"));
+    return new DedupOptions().setJournalSnapshotEntries(snapshots ? DedupOptions.DEFAULT_JOURNAL_SNAPSHOT_ENTRIES : 0).setAddress(ADDRESS).setWindowMs(WINDOW_MS).setPayloadHashes(false)
+        .setMaxIdsPerPartition(Math.max(DedupOptions.DEFAULT_MAX_IDS_PER_PARTITION, expectedIds))
         .setExpectedIdsPerPartition(expectedIds).setJournalDir(journalDir.toString());
   }
 
-  private static int expectedIds(Path journalDir) throws Exception {
+  private static int expectedIds(Path journalDir) throws java.io.IOException {
     Path file = journalDir.resolve(ADDRESS).resolve("ids");
     return Files.exists(file) ? Integer.parseInt(Files.readString(file).trim()) : 0;
   }
 
-  private static void build(Path journalDir, int ids, int perRecord) throws Exception {
+  private static void build(Path journalDir, int ids, int perRecord, boolean snapshot) throws Exception {
     Path dir = journalDir.resolve(ADDRESS).resolve("0");
     Files.createDirectories(dir);
     Files.writeString(journalDir.resolve(ADDRESS).resolve("partitions"), "1\n");
     Files.writeString(journalDir.resolve(ADDRESS).resolve("ids"), ids + "\n");
+    if (!snapshot) {
+      Files.writeString(journalDir.resolve(ADDRESS).resolve("no-snapshots"), "");
+    }
     Fingerprinter fp = Fingerprinter.forScope(ADDRESS + "/id");
     long now = System.currentTimeMillis();
     JournalOptions jo = new JournalOptions().setSyncPolicy(SyncPolicy.NONE)
@@ -94,7 +115,18 @@ public final class RestartBenchmark {
       j.replay(new JournalVisitor() {
       });
       AcceptBatch batch = new AcceptBatch(perRecord);
+      int beforeSnapshot = snapshot ? ids - ids / 100 : ids;
       for (int i = 0; i < ids; i++) {
+        if (i == beforeSnapshot && i > 0) {
+          if (!batch.isEmpty()) {
+            j.appendAccepts(batch);
+            batch.clear();
+          }
+          long s0 = System.nanoTime();
+          SnapshotResult r = j.writeSnapshot(WINDOW_MS, out -> Recovery.compaction(now, WINDOW_MS, out));
+          System.out.printf(Locale.ROOT, "snapshot of %,d entries, %,d bytes, in %d ms%n", r.entries(), r.bytes(),
+              (System.nanoTime() - s0) / 1_000_000);
+        }
         long f = fp.fingerprint("evt-" + i);
         if (perRecord == 1) {
           j.appendAccept(f, 0, 0, now, now + WINDOW_MS);
@@ -163,7 +195,59 @@ public final class RestartBenchmark {
     Thread.sleep(Long.MAX_VALUE);
   }
 
-  private static void killRestart(Path journalDir, int times) throws Exception {
+  /*
+   * Round robin, so that a change in the machine's load during the run weighs on every directory alike: one child
+   * per directory stays up between rounds; each round kills each child in turn and measures its successor.
+   */
+  private static void ratios(int rounds, List<Path> dirs) throws Exception {
+    List<String> flags = ManagementFactory.getRuntimeMXBean().getInputArguments();
+    Process[] children = new Process[dirs.size()];
+    long[][] ms = new long[dirs.size()][rounds];
+    try {
+      for (int d = 0; d < dirs.size(); d++) {
+        children[d] = serveChild(flags, dirs.get(d));
+        System.out.println(dirs.get(d) + " first start: " + firstLine(children[d]));
+      }
+      for (int r = 0; r < rounds; r++) {
+        for (int d = 0; d < dirs.size(); d++) {
+          children[d].destroyForcibly();
+          long killed = System.nanoTime();
+          children[d].waitFor();
+          children[d] = serveChild(flags, dirs.get(d));
+          String line = firstLine(children[d]);
+          ms[d][r] = (System.nanoTime() - killed) / 1_000_000;
+          System.out.printf(Locale.ROOT, "round %d %s: kill -9 -> new JVM -> first answer %d ms (%s)%n", r + 1,
+              dirs.get(d), ms[d][r], line);
+        }
+      }
+    } finally {
+      for (Process p : children) {
+        if (p != null) {
+          p.destroyForcibly();
+        }
+      }
+    }
+    long[] medians = new long[dirs.size()];
+    for (int d = 0; d < dirs.size(); d++) {
+      long[] sorted = ms[d].clone();
+      java.util.Arrays.sort(sorted);
+      medians[d] = sorted[sorted.length / 2];
+    }
+    for (int d = 0; d < dirs.size(); d++) {
+      System.out.printf(Locale.ROOT, "%s: %,d ids, median kill -9 -> first answer %d ms, %.2fx the first; all %s%n",
+          dirs.get(d), expectedIds(dirs.get(d)), medians[d], (double) medians[d] / medians[0],
+          java.util.Arrays.toString(ms[d]));
+    }
+  }
+
+  private static Process serveChild(List<String> flags, Path journalDir) throws Exception {
+    List<String> cmd = Processes.javaCommand(flags, System.getProperty("java.class.path"),
+        RestartBenchmark.class.getName(), List.of("serve", journalDir.toString()));
+    return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+  }
+
+  private static long[] killRestart(Path journalDir, int times) throws Exception {
+    long[] result = new long[times];
     // The flags this JVM was started with (Chronicle's add-opens among them), then the same classpath.
     List<String> cmd = Processes.javaCommand(ManagementFactory.getRuntimeMXBean().getInputArguments(),
         System.getProperty("java.class.path"), RestartBenchmark.class.getName(), List.of("serve",
@@ -177,10 +261,13 @@ public final class RestartBenchmark {
       child.waitFor();
       child = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
       String line = firstLine(child);
+      result[i - 1] = (System.nanoTime() - killed) / 1_000_000;
       System.out.printf(Locale.ROOT, "restart %d: kill -9 -> new JVM -> first answer %d ms (%s)%n", i,
-          (System.nanoTime() - killed) / 1_000_000, line);
+          result[i - 1], line);
     }
     child.destroyForcibly();
+    child.waitFor();
+    return result;
   }
 
   private static String firstLine(Process child) throws Exception {

@@ -69,6 +69,7 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
   private final CarriedState carried;
   private final JournalAppends appends;
   private final RetentionSchedule retention;
+  private final SnapshotSchedule snapshots;
 
   private Context context;
   private Journal journal;
@@ -77,6 +78,7 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
   private Future<?> recovering;
   private Future<Void> closed;
   private volatile boolean abortReplay;
+  private ReplayResult lastReplay;
   /**
    * When this partition's journal was first opened, or from when a rebuild made it whole
    * ({@link JournalLayout#memoryBegan}); written by open and {@link #memoryBegins}, read by recover.
@@ -93,6 +95,22 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
    * @throws IllegalArgumentException if {@code windowMs} is not positive
    */
   public ChroniclePartitionJournal(Vertx vertx, Path dir, long windowMs, SyncPolicy sync, DedupClock clock) {
+    this(vertx, dir, windowMs, sync, clock, io.github.vertxdedup.DedupOptions.DEFAULT_JOURNAL_SNAPSHOT_ENTRIES);
+  }
+
+  /**
+   * @param vertx the Vert.x instance of the partition
+   * @param dir this partition's journal directory, {@code <journalDir>/<address>/<partition>}
+   * @param windowMs the service's window in milliseconds ({@code windowMs}): how long a record matters to recovery,
+   *     and the journal's roll cycle
+   * @param sync the service's {@code journalSync} policy
+   * @param clock the partition's clock; the journal's records carry its instants, and its roll cycles follow it
+   * @param snapshotEntries the service's {@code journalSnapshotEntries}: the smallest journal tail after the newest
+   *     window snapshot that makes the next one due ({@link SnapshotSchedule}); 0 writes none
+   * @throws IllegalArgumentException if {@code windowMs} is not positive or {@code snapshotEntries} negative
+   */
+  public ChroniclePartitionJournal(Vertx vertx, Path dir, long windowMs, SyncPolicy sync, DedupClock clock,
+      long snapshotEntries) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
     this.dir = Objects.requireNonNull(dir, "dir");
     this.clock = Objects.requireNonNull(clock, "clock");
@@ -105,6 +123,10 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
     this.carried = new CarriedState(clock);
     this.appends = new JournalAppends(dir, policy, carried, () -> closing ? null : journal, this::retain);
     this.retention = new RetentionSchedule(dir, clock, rollCycle.toMillis());
+    if (snapshotEntries < 0) {
+      throw new IllegalArgumentException("snapshotEntries must be >= 0 but was " + snapshotEntries);
+    }
+    this.snapshots = new SnapshotSchedule(dir, clock, windowMs, snapshotEntries);
   }
 
   /** @return the journal directory of this partition */
@@ -156,7 +178,8 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
       return Future.failedFuture(new IllegalStateException("journal " + dir + " is not open"));
     }
     Promise<Void> done = Promise.promise();
-    RecoveryHandOff replayer = new RecoveryHandOff(context, dir, target, clock.nowMs(), windowMs, () -> abortReplay);
+    RecoveryHandOff replayer = new RecoveryHandOff(context, dir, target, clock.nowMs(), windowMs,
+        () -> abortReplay);
     Future<ReplayResult> replay = context.executeBlocking(() -> replayer.run(j), false);
     recovering = done.future();
     replay.onComplete(ar -> {
@@ -177,10 +200,12 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
         return;
       }
       ReplayResult r = ar.result();
+      lastReplay = r;
       // DEBUG: the partition logs its readiness (at INFO, or its owner does) with the entries it holds.
       LOG.debug("journal {}: recovered {} live entries, {} open claims and {} offsets from {} records ({} torn) "
-          + "in {} ms", dir, replayer.restored, replayer.claimsRestored, carried.offsetCount(), r.recordsRead(),
-          r.tornRecords(), r.elapsed().toMillis());
+          + "after a snapshot of {} entries at index {} in {} ms", dir, replayer.restored, replayer.claimsRestored,
+          carried.offsetCount(), r.recordsRead(), r.tornRecords(), r.snapshotEntries(),
+          Long.toHexString(r.snapshotIndex()), r.elapsed().toMillis());
       done.complete();
     });
     return done.future();
@@ -209,8 +234,9 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
     }
     closing = true;
     abortReplay = true;
-    List<Future<?>> busy = new ArrayList<>(4);
-    for (Future<?> f : List.of(opt(opening), opt(recovering), opt(appends.syncInFlight()), opt(retention.inFlight()))) {
+    List<Future<?>> busy = new ArrayList<>(5);
+    for (Future<?> f : List.of(opt(opening), opt(recovering), opt(appends.syncInFlight()), opt(retention.inFlight()),
+        opt(snapshots.inFlight()))) {
       if (f != DONE) {
         busy.add(f);
       }
@@ -300,6 +326,21 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
       return;
     }
     retention.runIfDue(context, j);
+    snapshots.runIfDue(context, j);
+  }
+
+  /**
+   * Tests only: called on the partition's context with each window snapshot written (null removes it), and the
+   * smallest tail of entries worth one (0: none).
+   */
+  void snapshots(Consumer<io.github.vertxdedup.journal.SnapshotResult> listener, long minTailEntries) {
+    snapshots.listener(listener);
+    snapshots.minTailEntries(minTailEntries);
+  }
+
+  /** Tests only: what the last recovery replayed, or null before the first. */
+  ReplayResult lastReplay() {
+    return lastReplay;
   }
 
   /** Tests only: called on the partition's context with the result of each retention pass; null removes it. */

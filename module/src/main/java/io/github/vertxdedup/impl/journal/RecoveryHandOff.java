@@ -36,6 +36,7 @@ final class RecoveryHandOff implements LiveEntrySink {
   private final RecoveryTarget target;
   private final BooleanSupplier aborted;
   private final Recovery recovery;
+  private final long windowMs;
   private final Semaphore permits = new Semaphore(CHUNKS_IN_FLIGHT);
   private final ConcurrentLinkedQueue<Chunk> free = new ConcurrentLinkedQueue<>();
   private Chunk chunk = new Chunk();
@@ -60,11 +61,15 @@ final class RecoveryHandOff implements LiveEntrySink {
     this.target = target;
     this.aborted = aborted;
     this.recovery = new Recovery(nowMs, windowMs, this);
+    this.windowMs = windowMs;
   }
 
-  /** Worker: replays {@code j} and returns once every chunk has been applied on the partition's context. */
+  /**
+   * Worker: replays {@code j} from its newest usable window snapshot (the records after it only; the whole journal
+   * without one) and returns once every chunk has been applied on the partition's context.
+   */
   ReplayResult run(Journal j) throws InterruptedException {
-    ReplayResult r = j.replay(recovery);
+    ReplayResult r = j.replayFromSnapshot(windowMs, recovery);
     handOff();
     // Wait until every chunk has been applied: the outcome is known once all permits are back.
     permits.acquire(CHUNKS_IN_FLIGHT);

@@ -99,7 +99,8 @@ public interface LocalPartition {
   static Future<LocalPartition> deployJournaled(Vertx vertx, DedupOptions options, DedupClock clock, Path dir,
       Meters meters) {
     return deploy(vertx, options, clock,
-        new ChroniclePartitionJournal(vertx, dir, options.getWindowMs(), options.getJournalSync(), clock), meters);
+        new ChroniclePartitionJournal(vertx, dir, options.getWindowMs(), options.getJournalSync(), clock,
+            options.getJournalSnapshotEntries()), meters);
   }
 
   /** @return the event-bus address the partition also listens on, {@code <address>.0} */

@@ -9,7 +9,9 @@ import io.github.vertxdedup.TestFutures;
 import io.github.vertxdedup.impl.service.LocalPartition;
 import io.github.vertxdedup.impl.service.ManualPartitionTimer;
 import io.github.vertxdedup.journal.JournalWriteException;
+import io.github.vertxdedup.journal.ReplayResult;
 import io.github.vertxdedup.journal.RetentionResult;
+import io.github.vertxdedup.journal.SnapshotResult;
 import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.time.ManualClock;
 import io.vertx.core.Future;
@@ -198,6 +200,61 @@ class ChroniclePartitionJournalTest {
     try (Stream<Path> s = Files.list(journalDir)) {
       return s.filter(p -> p.getFileName().toString().endsWith(".cq4")).toList();
     }
+  }
+
+  @Test
+  void shouldWriteASnapshotOnTheTimerAndRestartFromItReplayingOnlyTheRecordsAfterIt() throws IOException {
+    DedupOptions options = options(SyncPolicy.ASYNC);
+    Path files = dir.resolve("dedup").resolve("0");
+    ChroniclePartitionJournal journal = new ChroniclePartitionJournal(vertx, files, options.getWindowMs(),
+        options.getJournalSync(), clock);
+    Promise<SnapshotResult> written = Promise.promise();
+    journal.snapshots(written::tryComplete, Long.MAX_VALUE); // none yet: every append checks whether one is due
+    ManualPartitionTimer timer = new ManualPartitionTimer();
+    partition = await(timer.deploy(vertx, options, clock, journal));
+
+    for (int i = 0; i < 300; i++) {
+      assertThat(check("a" + i)).isEqualTo("ACCEPTED");
+    }
+    String committed = claimToken("committed");
+    assertThat(verdict(request("commit", id("committed").put("claimToken", committed)))).isEqualTo("COMMITTED");
+    String open = claimToken("open");
+    await(partition.commitOffset("orders", 0, 10));
+    journal.snapshots(written::tryComplete, 100);
+    timer.tick(); // 302 entries since the replay: a snapshot is due
+    SnapshotResult snapshot = await(written.future());
+    assertThat(snapshot.entries()).as("the ids and the committed claim").isEqualTo(301);
+    assertThat(snapshot.claims()).isEqualTo(1);
+    for (int i = 0; i < 20; i++) {
+      assertThat(check("b" + i)).isEqualTo("ACCEPTED");
+    }
+    clock.advanceMs(1_000);
+    await(partition.undeploy());
+
+    ChroniclePartitionJournal restarted = new ChroniclePartitionJournal(vertx, files, options.getWindowMs(),
+        options.getJournalSync(), clock);
+    partition = await(new ManualPartitionTimer().deploy(vertx, options, clock, restarted));
+    ReplayResult replay = restarted.lastReplay();
+    assertThat(replay.snapshotIndex()).isEqualTo(snapshot.position());
+    assertThat(replay.snapshotEntries()).isEqualTo(301);
+    assertThat(replay.accepts()).as("only the accepts after the snapshot are read from the journal").isEqualTo(20);
+    for (int i = 0; i < 300; i++) {
+      assertThat(check("a" + i)).isEqualTo("DUPLICATE");
+    }
+    for (int i = 0; i < 20; i++) {
+      assertThat(check("b" + i)).isEqualTo("DUPLICATE");
+    }
+    assertThat(check("committed")).isEqualTo("DUPLICATE");
+    assertThat(check("open")).as("the open claim came back from the snapshot").isEqualTo("IN_FLIGHT");
+    assertThat(verdict(request("commit", id("open").put("claimToken", open)))).isEqualTo("COMMITTED");
+    assertThat(await(partition.committedOffset("orders", 0))).isEqualTo(10);
+    assertThat(check("new")).isEqualTo("ACCEPTED");
+  }
+
+  private String claimToken(String id) {
+    JsonObject reply = (JsonObject) await(request("claim", id(id).put("leaseMs", 30_000))).body();
+    assertThat(reply.getString("verdict")).isEqualTo("ACCEPTED");
+    return reply.getString("claimToken");
   }
 
   @Test

@@ -4,6 +4,8 @@ import io.github.vertxdedup.journal.ClaimEntry;
 import io.github.vertxdedup.journal.Journal;
 import io.github.vertxdedup.journal.JournalVisitor;
 import io.github.vertxdedup.journal.LiveEntrySink;
+import io.github.vertxdedup.journal.SnapshotCompaction;
+import io.github.vertxdedup.journal.SnapshotOutput;
 import java.util.function.Consumer;
 import org.agrona.collections.Long2ObjectHashMap;
 
@@ -67,6 +69,13 @@ public final class Recovery implements JournalVisitor {
     sink.live(fingerprint, payloadHash, acceptedAtMs, expiresAtMs);
     if (keyFingerprint != 0) {
       sink.live(keyFingerprint, payloadHash, acceptedAtMs, expiresAtMs);
+    }
+  }
+
+  @Override
+  public void onSnapshot(long index, long coveredSinceMs) {
+    if (coveredSinceMs < earliestMs) {
+      earliestMs = coveredSinceMs;
     }
   }
 
@@ -163,6 +172,40 @@ public final class Recovery implements JournalVisitor {
    */
   public CommittedOffsets offsets() {
     return offsets;
+  }
+
+  /**
+   * The compaction a journal's window snapshot is written with ({@link Journal#writeSnapshot}): a recovery at
+   * {@code nowMs} whose live entries go to the snapshot as they are read, and which then writes the claims whose
+   * lease ends after {@code nowMs}, the highest offset per topic-partition and the earliest instant it saw. Loading
+   * that snapshot and replaying the records after it into a recovery gives the same live entries (in the same
+   * order), open claims, offsets and start of memory as a replay of every record: an entry expired by then, a
+   * claim whose lease ended by then (a commit of it after its lease is refused, so none follows in the journal) and
+   * a lower offset are what such a replay drops too.
+   *
+   * @param nowMs the owner's time, epoch milliseconds
+   * @param windowMs the owner's window, milliseconds (see {@link #Recovery})
+   * @param out where the snapshot is written
+   * @return the compaction
+   */
+  public static SnapshotCompaction compaction(long nowMs, long windowMs, SnapshotOutput out) {
+    java.util.Objects.requireNonNull(out, "out");
+    Recovery r = new Recovery(nowMs, windowMs, out::entry);
+    return new SnapshotCompaction() {
+      @Override
+      public JournalVisitor visitor() {
+        return r;
+      }
+
+      @Override
+      public void finish() {
+        out.coveredSince(r.earliestMs);
+        r.forEachOpenClaim(nowMs, out::claim);
+        for (io.github.vertxdedup.journal.OffsetCommit o : r.offsets.toList()) {
+          out.offset(o.topic(), o.partition(), o.offset());
+        }
+      }
+    };
   }
 
   /** A claim seen during replay, not yet matched with its commit or release. */

@@ -5,7 +5,8 @@
  * {@link io.github.vertxdedup.journal.JournalContents} instead.
  *
  * <p>Owns: {@link io.github.vertxdedup.journal.internal.Recovery} (a replay turned into live entries, open claims,
- * committed offsets and the start of memory; claims matched to their commits, expiry, version-1 claims), the state
+ * committed offsets and the start of memory, and the compaction a window snapshot is written with; claims matched to
+ * their commits, expiry, version-1 claims), the state
  * each new cycle carries ({@link io.github.vertxdedup.journal.internal.CarriedState}), the highest offset per
  * topic-partition ({@link io.github.vertxdedup.journal.internal.CommittedOffsets}), the claimer text of version-1
  * claims ({@link io.github.vertxdedup.journal.internal.ClaimerTextV1}) and the layout files a service keeps beside

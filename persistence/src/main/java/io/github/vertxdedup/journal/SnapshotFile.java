@@ -1,0 +1,514 @@
+package io.github.vertxdedup.journal;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Collections;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.zip.CRC32C;
+
+/*
+ * One window snapshot file: what a journal's records up to a position amount to, written sequentially and read
+ * sequentially. Little-endian throughout.
+ *
+ * Header, 64 bytes:
+ *   0  magic 8 ("VDSNAP" 0x00 0x01 read as a long)
+ *   8  format version 4 (1)
+ *  12  zero 4
+ *  16  position 8: the journal index of the last record covered
+ *  24  roll cycle length 8, ms: indexes mean nothing under another roll cycle
+ *  32  owner key 8 (the service's windowMs): what a record means depends on it
+ *  40  written at 8, epoch ms of the owner's clock
+ *  48  covered since 8, epoch ms (Long.MAX_VALUE: nothing)
+ *  56  CRC32C of bytes [0, 56) 4
+ *  60  zero 4
+ * Blocks, each: type 1, zero 3, count 4, payload length 4, payload, CRC32C 4 of the block from its type to its
+ * payload's end.
+ *   1 ENTRIES  count x (fingerprint 8, payload hash 8, first seen 8, expires at 8), in table order over the whole
+ *              file (SortingOutput)
+ *   2 CLAIMS   count x (fingerprint 8, key 8, payload hash 8, token 8, claimed at 8, lease end 8, remember until 8,
+ *              claimer length 1, claimer UTF-8)
+ *   3 OFFSETS  count x (partition 4, offset 8, topic length 1, topic UTF-8)
+ *   4 CYCLES   count x (cycle 4, latest expiry 8) of the records read up to the position, per cycle
+ *   5 END      count 0, payload (entries 8, claims 8, offsets 8, cycles 8): the totals, so that a file cut at a
+ *              block boundary is not taken for complete
+ * Nothing follows END. A file is usable only if every checksum and the totals hold; it is written under a
+ * temporary name, forced to disk and renamed, so a crash leaves a temporary file (deleted at the next open) and never
+ * a half file under the final name; the checksums catch what the disk damages afterwards.
+ */
+final class SnapshotFile {
+
+  static final long MAGIC = 0x0100_5041_4E53_4456L; // "VDSNAP", 0, 1 in little-endian order
+  static final int VERSION = 1;
+  static final int HEADER = 64;
+  static final String PREFIX = "snapshot-";
+  static final String SUFFIX = ".snap";
+  static final String TEMP_SUFFIX = ".snap.tmp";
+
+  static final byte ENTRIES = 1;
+  static final byte CLAIMS = 2;
+  static final byte OFFSETS = 3;
+  static final byte CYCLES = 4;
+  static final byte END = 5;
+
+  static final int BLOCK_HEADER = 12;
+  static final int ENTRY_BYTES = 32;
+  /** Entries per ENTRIES block: 128 KiB of payload. */
+  static final int ENTRIES_PER_BLOCK = 4096;
+  /** Claims or offsets per block: at most about 320 KiB with the longest claimer ids. */
+  static final int ITEMS_PER_BLOCK = 1024;
+  private static final int MAX_BLOCK = BLOCK_HEADER + ITEMS_PER_BLOCK * (56 + 1 + 255) + 4;
+  private static final int BUFFER = 1 << 20;
+
+  private SnapshotFile() {
+  }
+
+  /** The file name of the snapshot at {@code position}: the position in 16 hex digits, so names sort by it. */
+  static String name(long position) {
+    return PREFIX + String.format("%016x", position) + SUFFIX;
+  }
+
+  /** @return the position a snapshot file's name holds, or {@link Journal#NO_INDEX} if it is no snapshot's name */
+  static long positionOf(String fileName) {
+    if (!fileName.startsWith(PREFIX) || !fileName.endsWith(SUFFIX) || fileName.endsWith(TEMP_SUFFIX)) {
+      return Journal.NO_INDEX;
+    }
+    String hex = fileName.substring(PREFIX.length(), fileName.length() - SUFFIX.length());
+    if (hex.length() != 16) {
+      return Journal.NO_INDEX;
+    }
+    try {
+      return Long.parseUnsignedLong(hex, 16);
+    } catch (NumberFormatException e) {
+      return Journal.NO_INDEX;
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------------ write
+
+  /** Writes one snapshot into a temporary file; {@link #finish} completes the header and forces it to disk. */
+  static final class Writer implements SnapshotOutput, AutoCloseable {
+
+    private final Path file;
+    private final FileChannel ch;
+    private final ByteBuffer buf = ByteBuffer.allocateDirect(BUFFER).order(ByteOrder.LITTLE_ENDIAN);
+    private final CRC32C crc = new CRC32C();
+    private byte type;
+    private int blockStart = -1;
+    private int count;
+    private long entries;
+    private long claims;
+    private long offsets;
+    private long coveredSinceMs = Long.MAX_VALUE;
+    long bytes;
+
+    Writer(Path file) {
+      this.file = file;
+      try {
+        this.ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+            StandardOpenOption.WRITE);
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot create the snapshot file " + file, e);
+      }
+      buf.position(HEADER); // the header is written last, at offset 0
+    }
+
+    @Override
+    public void entry(long fingerprint, long payloadHash, long firstSeenMs, long expiresAtMs) {
+      block(ENTRIES, ENTRY_BYTES, ENTRIES_PER_BLOCK);
+      buf.putLong(fingerprint).putLong(payloadHash).putLong(firstSeenMs).putLong(expiresAtMs);
+      count++;
+      entries++;
+    }
+
+    @Override
+    public void claim(ClaimEntry c) {
+      byte[] claimer = c.claimerId().getBytes(StandardCharsets.UTF_8);
+      block(CLAIMS, 57 + claimer.length, ITEMS_PER_BLOCK);
+      buf.putLong(c.fingerprint()).putLong(c.keyFingerprint()).putLong(c.payloadHash()).putLong(c.token())
+          .putLong(c.claimedAtMs()).putLong(c.leaseEndMs()).putLong(c.rememberUntilMs())
+          .put((byte) claimer.length).put(claimer);
+      count++;
+      claims++;
+    }
+
+    @Override
+    public void offset(String topic, int partition, long offset) {
+      byte[] t = topic.getBytes(StandardCharsets.UTF_8);
+      block(OFFSETS, 13 + t.length, ITEMS_PER_BLOCK);
+      buf.putInt(partition).putLong(offset).put((byte) t.length).put(t);
+      count++;
+      offsets++;
+    }
+
+    @Override
+    public void coveredSince(long earliestMs) {
+      coveredSinceMs = Math.min(coveredSinceMs, earliestMs);
+    }
+
+    /** Opens a block of {@code type} unless the open one is of that type and has room for an item of this size. */
+    private void block(byte t, int itemBytes, int maxItems) {
+      if (blockStart >= 0 && (type != t || count == maxItems)) {
+        endBlock();
+      }
+      if (blockStart < 0) {
+        if (buf.remaining() < MAX_BLOCK) {
+          flush();
+        }
+        type = t;
+        count = 0;
+        blockStart = buf.position();
+        buf.put(t).put((byte) 0).put((byte) 0).put((byte) 0).putInt(0).putInt(0);
+      }
+    }
+
+    private void endBlock() {
+      int end = buf.position();
+      buf.putInt(blockStart + 4, count);
+      buf.putInt(blockStart + 8, end - blockStart - BLOCK_HEADER);
+      crc.reset();
+      ByteBuffer view = buf.duplicate();
+      view.position(blockStart).limit(end);
+      crc.update(view);
+      buf.putInt((int) crc.getValue());
+      blockStart = -1;
+    }
+
+    private void flush() {
+      buf.flip();
+      try {
+        while (buf.hasRemaining()) {
+          bytes += ch.write(buf);
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot write the snapshot file " + file, e);
+      } finally {
+        buf.clear();
+      }
+    }
+
+    /**
+     * Writes the cycle table and the end block, then the header, and forces the file to disk.
+     *
+     * @return the file's length in bytes
+     */
+    long finish(long position, long cycleMs, long ownerKey, long writtenAtMs, Map<Integer, Long> cycleMax) {
+      if (blockStart >= 0) {
+        endBlock();
+      }
+      long cycles = 0;
+      for (Map.Entry<Integer, Long> e : cycleMax.entrySet()) {
+        block(CYCLES, 12, ITEMS_PER_BLOCK);
+        buf.putInt(e.getKey()).putLong(e.getValue());
+        count++;
+        cycles++;
+      }
+      if (blockStart >= 0) {
+        endBlock();
+      }
+      block(END, 32, 1);
+      buf.putLong(entries).putLong(claims).putLong(offsets).putLong(cycles);
+      endBlock();
+      flush();
+      ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
+      h.putLong(MAGIC).putInt(VERSION).putInt(0).putLong(position).putLong(cycleMs).putLong(ownerKey)
+          .putLong(writtenAtMs).putLong(coveredSinceMs);
+      crc.reset();
+      crc.update(h.array(), 0, 56);
+      h.putInt((int) crc.getValue()).putInt(0);
+      h.flip();
+      try {
+        while (h.hasRemaining()) {
+          ch.write(h, h.position());
+          h.position(h.limit());
+        }
+        ch.force(true);
+        return ch.size();
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot write the snapshot file " + file, e);
+      }
+    }
+
+    long entries() {
+      return entries;
+    }
+
+    long claims() {
+      return claims;
+    }
+
+    @Override
+    public void close() {
+      try {
+        ch.close();
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot close the snapshot file " + file, e);
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------------- read
+
+  /** Why a snapshot file cannot be used; the message says where and what. */
+  static final class Damaged extends Exception {
+    Damaged(String message) {
+      super(message, null, false, false);
+    }
+  }
+
+  /**
+   * A snapshot file checked whole: every checksum and the totals hold. {@link #deliver} reads it again, checking
+   * each block again as it goes.
+   */
+  static final class Loaded {
+    private final Path file;
+    private final long position;
+    private final long coveredSinceMs;
+    private final long entries;
+    private final Map<Integer, Long> cycleMax;
+
+    private Loaded(Path file, long position, long coveredSinceMs, long entries, Map<Integer, Long> cycleMax) {
+      this.file = file;
+      this.position = position;
+      this.coveredSinceMs = coveredSinceMs;
+      this.entries = entries;
+      this.cycleMax = cycleMax;
+    }
+
+    Path file() {
+      return file;
+    }
+
+    long position() {
+      return position;
+    }
+
+    long entries() {
+      return entries;
+    }
+
+    Map<Integer, Long> cycleMaxExpiry() {
+      return cycleMax;
+    }
+
+    /** Hands the content to {@code v}: {@link JournalVisitor#onSnapshot}, then entries, claims, offsets. */
+    void deliver(JournalVisitor v) {
+      v.onSnapshot(position, coveredSinceMs);
+      try {
+        scan(file, v);
+      } catch (Damaged e) {
+        throw new JournalException("snapshot " + file + " changed while it was read: " + e.getMessage(), null);
+      }
+    }
+  }
+
+  /**
+   * Reads and checks a snapshot file whole.
+   *
+   * @param cycleMs the journal's roll cycle length: a snapshot of another is not used
+   * @param ownerKey the owner's key: a snapshot written under another is not used
+   * @throws Damaged if anything does not hold; the message says what
+   */
+  static Loaded check(Path file, long cycleMs, long ownerKey) throws Damaged {
+    Header h = header(file);
+    if (h.cycleMs != cycleMs) {
+      throw new Damaged("written under a roll cycle of " + h.cycleMs + " ms, the journal's is " + cycleMs + " ms");
+    }
+    if (h.ownerKey != ownerKey) {
+      throw new Damaged("written for window " + h.ownerKey + " ms, the owner's is " + ownerKey + " ms");
+    }
+    Scan s = scan(file, null);
+    return new Loaded(file, h.position, h.coveredSinceMs, s.entries, Collections.unmodifiableMap(s.cycleMax));
+  }
+
+  private record Header(long position, long cycleMs, long ownerKey, long coveredSinceMs) {
+  }
+
+  private static Header header(Path file) throws Damaged {
+    ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+      while (h.hasRemaining()) {
+        if (ch.read(h) < 0) {
+          throw new Damaged("shorter than its header (" + h.position() + " bytes)");
+        }
+      }
+    } catch (IOException e) {
+      throw new Damaged("cannot be read: " + e);
+    }
+    CRC32C crc = new CRC32C();
+    crc.update(h.array(), 0, 56);
+    if (h.getLong(0) != MAGIC) {
+      throw new Damaged("not a snapshot file (magic " + Long.toHexString(h.getLong(0)) + ")");
+    }
+    if (h.getInt(56) != (int) crc.getValue()) {
+      throw new Damaged("header checksum mismatch");
+    }
+    if (h.getInt(8) != VERSION) {
+      throw new Damaged("format version " + h.getInt(8) + ", this reader knows " + VERSION);
+    }
+    return new Header(h.getLong(16), h.getLong(24), h.getLong(32), h.getLong(48));
+  }
+
+  private static final class Scan {
+    long entries;
+    long claims;
+    long offsets;
+    final TreeMap<Integer, Long> cycleMax = new TreeMap<>();
+  }
+
+  /** Reads every block after the header; checks each, delivers to {@code v} if not null. */
+  private static Scan scan(Path file, JournalVisitor v) throws Damaged {
+    Scan s = new Scan();
+    CRC32C crc = new CRC32C();
+    ByteBuffer buf = ByteBuffer.allocateDirect(BUFFER + MAX_BLOCK).order(ByteOrder.LITTLE_ENDIAN);
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+      ch.position(HEADER);
+      buf.limit(0);
+      boolean ended = false;
+      while (true) {
+        if (!fill(ch, buf, BLOCK_HEADER)) {
+          if (buf.remaining() == 0 && ended) {
+            return s;
+          }
+          throw new Damaged(ended ? "bytes after the end block" : "cut short: no end block");
+        }
+        if (ended) {
+          throw new Damaged("bytes after the end block");
+        }
+        int start = buf.position();
+        byte type = buf.get(start);
+        int count = buf.getInt(start + 4);
+        int length = buf.getInt(start + 8);
+        if (type < ENTRIES || type > END || count < 0 || length < 0 || length > MAX_BLOCK - BLOCK_HEADER - 4) {
+          throw new Damaged("a block header is damaged (type " + type + ", count " + count + ", length " + length
+              + ")");
+        }
+        if (!fill(ch, buf, BLOCK_HEADER + length + 4)) {
+          throw new Damaged("cut short inside a block");
+        }
+        start = buf.position();
+        crc.reset();
+        ByteBuffer view = buf.duplicate();
+        view.position(start).limit(start + BLOCK_HEADER + length);
+        crc.update(view);
+        if (buf.getInt(start + BLOCK_HEADER + length) != (int) crc.getValue()) {
+          throw new Damaged("block checksum mismatch");
+        }
+        buf.position(start + BLOCK_HEADER);
+        int payloadEnd = start + BLOCK_HEADER + length;
+        decode(buf, type, count, payloadEnd, s, v);
+        if (buf.position() != payloadEnd) {
+          throw new Damaged("a block's items do not fill it");
+        }
+        buf.position(payloadEnd + 4);
+        ended = type == END;
+      }
+    } catch (IOException e) {
+      throw new Damaged("cannot be read: " + e);
+    } catch (java.nio.BufferUnderflowException | IllegalArgumentException e) {
+      throw new Damaged("a block's items overrun it");
+    }
+  }
+
+  private static void decode(ByteBuffer b, byte type, int count, int end, Scan s, JournalVisitor v)
+      throws Damaged {
+    switch (type) {
+      case ENTRIES -> {
+        if ((long) count * ENTRY_BYTES != end - b.position()) {
+          throw new Damaged("an entries block's length does not match its count");
+        }
+        if (v == null) {
+          b.position(end); // the check pass: the checksum covered them
+        } else {
+          for (int i = 0; i < count; i++) {
+            long fp = b.getLong();
+            long hash = b.getLong();
+            long firstSeen = b.getLong();
+            long expires = b.getLong();
+            v.onAccept(fp, 0, hash, firstSeen, expires);
+          }
+        }
+        s.entries += count;
+      }
+      case CLAIMS -> {
+        for (int i = 0; i < count; i++) {
+          long fp = b.getLong();
+          long key = b.getLong();
+          long hash = b.getLong();
+          long token = b.getLong();
+          long claimedAt = b.getLong();
+          long leaseEnd = b.getLong();
+          long rememberUntil = b.getLong();
+          String claimer = text(b, end);
+          if (v != null) {
+            v.onClaim(ClaimEntry.of(fp, key, hash, token, claimedAt, leaseEnd, rememberUntil, claimer));
+          }
+        }
+        s.claims += count;
+      }
+      case OFFSETS -> {
+        for (int i = 0; i < count; i++) {
+          int partition = b.getInt();
+          long offset = b.getLong();
+          String topic = text(b, end);
+          if (v != null) {
+            v.onOffsetCommit(topic, partition, offset);
+          }
+        }
+        s.offsets += count;
+      }
+      case CYCLES -> {
+        for (int i = 0; i < count; i++) {
+          s.cycleMax.put(b.getInt(), b.getLong());
+        }
+      }
+      default -> { // END
+        if (count != 0 || end - b.position() != 32) {
+          throw new Damaged("the end block is damaged");
+        }
+        long entries = b.getLong();
+        long claims = b.getLong();
+        long offsets = b.getLong();
+        long cycles = b.getLong();
+        if (entries != s.entries || claims != s.claims || offsets != s.offsets || cycles != s.cycleMax.size()) {
+          throw new Damaged("the totals do not match the blocks (a block is missing)");
+        }
+      }
+    }
+    if (b.position() > end) {
+      throw new Damaged("a block's items overrun it");
+    }
+  }
+
+  private static String text(ByteBuffer b, int end) throws Damaged {
+    int n = b.get() & 0xFF;
+    if (b.position() + n > end) {
+      throw new Damaged("a block's items overrun it");
+    }
+    byte[] t = new byte[n];
+    b.get(t);
+    return new String(t, StandardCharsets.UTF_8);
+  }
+
+  /** Makes at least {@code n} bytes readable from the buffer's position; false at the end of the file. */
+  private static boolean fill(FileChannel ch, ByteBuffer buf, int n) throws IOException {
+    if (buf.remaining() >= n) {
+      return true;
+    }
+    buf.compact();
+    while (buf.position() < n) {
+      if (ch.read(buf) < 0) {
+        buf.flip();
+        return false;
+      }
+    }
+    buf.flip();
+    return true;
+  }
+}

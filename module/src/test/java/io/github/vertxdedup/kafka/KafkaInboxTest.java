@@ -399,5 +399,8 @@ class KafkaInboxTest {
     consumers.add(wrongMode);
     assertThatThrownBy(() -> subscribe(wrongMode, n)).isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("an inbox is set but mode is EFFECT_FIRST");
+    assertThatThrownBy(() -> DedupKafkaConsumer.<String, String>create(vertx, broker.consumerConfig(n.group()),
+        options().setChangelog(true))).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("changelog must be false in mode INBOX");
   }
 }

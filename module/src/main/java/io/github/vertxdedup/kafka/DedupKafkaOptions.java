@@ -195,7 +195,9 @@ public class DedupKafkaOptions {
    * Checks the options as a whole: the dedup options are valid (a window is set),
    * {@code backoffInitialMs <= backoffMaxMs}, and {@code uncoveredRecords} {@code DEAD_LETTER} comes with an event
    * time ({@code eventTimeSource} not {@code NONE}: without one the window covers every record, and nothing
-   * would ever be dead-lettered as uncovered).
+   * would ever be dead-lettered as uncovered), and {@code changelog} is off in mode {@link AtomicityMode#INBOX} (there
+   * the inbox table is the durable memory: a newly assigned partition's window is rebuilt from its rows, so a
+   * changelog would be written and never read).
    *
    * @return this
    * @throws IllegalArgumentException naming the field and the limit
@@ -209,6 +211,10 @@ public class DedupKafkaOptions {
     if (uncoveredRecords == UncoveredRecordPolicy.DEAD_LETTER && eventTimeSource == EventTimeSource.NONE) {
       throw new IllegalArgumentException("uncoveredRecords DEAD_LETTER needs an event time, but eventTimeSource was"
           + " NONE (the window would cover every record)");
+    }
+    if (changelog && mode == AtomicityMode.INBOX) {
+      throw new IllegalArgumentException("changelog must be false in mode INBOX: the inbox table is the durable"
+          + " memory, and a partition's window is rebuilt from its rows, never from the changelog");
     }
     return this;
   }
@@ -255,7 +261,7 @@ public class DedupKafkaOptions {
    */
   public DedupKafkaOptions setMode(AtomicityMode mode) {
     if (mode == null) {
-      throw new IllegalArgumentException("mode must be RECORD_FIRST or EFFECT_FIRST but was null");
+      throw new IllegalArgumentException("mode must be RECORD_FIRST, EFFECT_FIRST or INBOX but was null");
     }
     this.mode = mode;
     return this;
@@ -522,7 +528,8 @@ public class DedupKafkaOptions {
    * its previous owner would have forgotten it; a rewind of the group's offsets finds the ids of the rewound records
    * there too. It costs a transactional producer per consumer and, per commit, a transaction with the entries of
    * the ids accepted since the last one (docs/kafka.md, "Changelog topic"). Subscribing fails if the topic exists
-   * with another partition count than its source topic.
+   * with another partition count than its source topic. Not with {@link AtomicityMode#INBOX}, whose windows are
+   * rebuilt from the inbox table: {@link #validate()} refuses the pair.
    *
    * @param changelog true to write and read the changelog topic
    * @return this

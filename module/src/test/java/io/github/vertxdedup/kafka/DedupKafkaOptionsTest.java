@@ -111,6 +111,25 @@ class DedupKafkaOptionsTest {
   }
 
   @Test
+  void shouldRefuseTheChangelogInInboxModeNamingBothFields() {
+    DedupKafkaOptions inbox = new DedupKafkaOptions().setDedup(new DedupOptions().setWindowMs(60000))
+        .setMode(AtomicityMode.INBOX);
+    assertThatThrownBy(() -> new DedupKafkaOptions(inbox).setChangelog(true).validate())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("changelog must be false in mode INBOX: the inbox table is the durable memory");
+    assertThatThrownBy(() -> new DedupKafkaOptions(new JsonObject().put("dedup", new JsonObject().put("windowMs",
+        60000)).put("mode", "INBOX").put("changelog", true)).validate())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("changelog must be false in mode INBOX");
+    // Each alone is fine: the changelog in the other modes, INBOX without it.
+    new DedupKafkaOptions(inbox).validate();
+    new DedupKafkaOptions(inbox).setMode(AtomicityMode.EFFECT_FIRST).setChangelog(true).validate();
+    assertThatThrownBy(() -> new DedupKafkaOptions().setMode(null))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("mode must be RECORD_FIRST, EFFECT_FIRST or INBOX but was null");
+  }
+
+  @Test
   void shouldRejectWrongJsonTypesNamingTheKeyAndTheExpectedType() {
     assertWrongType("maxAttempts", "5", "dedup kafka option 'maxAttempts' must be a JSON integer but was the string"
         + " \"5\"");

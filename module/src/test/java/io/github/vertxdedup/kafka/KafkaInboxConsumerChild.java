@@ -20,9 +20,9 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A consumer "machine" in {@link AtomicityMode#INBOX}, in a JVM of its own, which {@link KafkaInboxCrashTest} kills
  * with SIGKILL. Started on the production classpath only (this module with its optional PostgreSQL client, Vert.x,
- * the Kafka client; no JUnit). No journal: each restart begins with an empty window, so every redelivery after a kill
- * reaches the inbox, whose unique key is then all that stands between a copy and a second effect. Static membership
- * and a 6 s session timeout, as {@link KafkaConsumerChild}.
+ * the Kafka client; no JUnit). No journal: each start rebuilds its windows from the inbox rows committed by then; a
+ * copy whose row was not committed yet (a transaction a killed child left in the server) is decided by the inbox's
+ * unique key. Static membership and a 6 s session timeout, as {@link KafkaConsumerChild}.
  *
  * <p>The effect of a record is one row {@code (event_id, kafka_partition, kafka_offset)} inserted into the ledger
  * table in the inbox's transaction; the ledger has no unique key, so an effect applied twice shows as two rows.

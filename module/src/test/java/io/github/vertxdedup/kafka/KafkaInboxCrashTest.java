@@ -27,11 +27,12 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * kill -9 of an {@link AtomicityMode#INBOX} consumer mid-stream, on the production classpath, against a real broker
  * and a real PostgreSQL server. A producer publishes ids keyed by themselves, one in ten a copy of an earlier id; a
- * {@link KafkaInboxConsumerChild} (no journal: each restart starts with an empty window) writes each effect as a ledger
- * row in the inbox's transaction; the driver kills it with SIGKILL 0.2 to 1.2 s after it applied effects of its own and
- * restarts it, then lets a last child consume everything. The ledger, which has no unique key, must then hold every
- * produced id exactly once: 0 missing, 0 twice, however the kills fell between the transaction's commit and the
- * offset's.
+ * {@link KafkaInboxConsumerChild} (no journal: each restart rebuilds its window from the inbox rows) writes each
+ * effect as a ledger row in the inbox's transaction; the driver kills it with SIGKILL 0.2 to 1.2 s after it applied
+ * effects of its own and restarts it, then lets a last child consume everything. The ledger, which has no unique key,
+ * must then hold every produced id exactly once: 0 missing, 0 twice, however the kills fell between the transaction's
+ * commit and the offset's. A second case kills a child while its COMMIT is held in the server, so that the next
+ * child's rebuilt window cannot know the id and the inbox's unique key decides the copy.
  *
  * <p>Kills: {@code -Dkafka.crash.cycles} (3 in the default build, 10 with {@code -Pcrash}). This test crosses a process
  * boundary, so it uses real time.
@@ -113,13 +114,84 @@ class KafkaInboxCrashTest {
     assertThat(Files.readString(tmp.resolve("child-" + (cycles + 1) + ".out"))).doesNotContain("dead-letter");
   }
 
+  /**
+   * A consumer killed while its transaction's COMMIT is under way, and a next owner whose window cannot know the id:
+   * a deferred trigger on the ledger holds the commit of {@code t-5} in the server until the test opens a gate, the
+   * child that sent it is killed meanwhile, and the next child (the same static member) rebuilds its window from the
+   * inbox rows, which do not show the uncommitted row yet. It reads {@code t-5} again (its offset was never
+   * committed), and its inbox insert waits on the killed child's row; the test checks that it waits while the row is
+   * still uncommitted, then opens the gate: the killed child's transaction commits in the server, and the unique key,
+   * not the window, makes the next child's copy a duplicate. The ledger holds every id once.
+   */
+  @Test
+  void shouldLetTheUniqueKeyDecideACopyWhoseKilledOwnerCommitsAfterTheNextOwnersRebuild() throws Exception {
+    String topic = "inbox-takeover";
+    String group = "inbox-takeover";
+    broker.createTopic(topic, 1);
+    db.server().psql(DedupInbox.ddl("inbox_takeover") + "; CREATE TABLE ledger_takeover (event_id text NOT NULL,"
+        + " kafka_partition integer NOT NULL, kafka_offset bigint NOT NULL); CREATE TABLE gate_takeover (open int);"
+        + " CREATE FUNCTION hold_takeover() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+        + "   IF NEW.event_id = 't-5' THEN"
+        + "     FOR i IN 1..1200 LOOP" // at most 60 s
+        + "       EXIT WHEN EXISTS (SELECT 1 FROM gate_takeover);"
+        + "       PERFORM pg_sleep(0.05);"
+        + "     END LOOP;"
+        + "   END IF;"
+        + "   RETURN NULL;"
+        + " END $$; CREATE CONSTRAINT TRIGGER hold_takeover AFTER INSERT ON ledger_takeover DEFERRABLE INITIALLY"
+        + " DEFERRED FOR EACH ROW EXECUTE FUNCTION hold_takeover()");
+    for (int i = 0; i < 10; i++) {
+      broker.send(topic, "t-" + i, "1");
+    }
+    broker.flush();
+    ChildJvm childJvm = ChildJvm.of(KafkaInboxConsumerChild.class, tmp);
+
+    Process first = start(childJvm, topic, group, "takeover-1", "inbox_takeover", "ledger_takeover");
+    try {
+      // t-5's COMMIT is in the server, held by the trigger: kill the child that sent it.
+      Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+          .failFast(() -> !first.isAlive())
+          .until(() -> !db.server().psql("SELECT 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep'").isBlank());
+    } finally {
+      first.destroyForcibly();
+      first.waitFor(30, TimeUnit.SECONDS);
+    }
+    Process next = start(childJvm, topic, group, "takeover-2", "inbox_takeover", "ledger_takeover");
+    try {
+      // The next owner's insert of t-5 waits on the killed owner's row, which its rebuild could not read.
+      Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+          .failFast(() -> !next.isAlive())
+          .until(() -> !db.server().psql("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+              + " AND query LIKE 'INSERT INTO inbox_takeover%'").isBlank());
+      assertThat(db.server().psql("SELECT count(*) FROM inbox_takeover WHERE event_id = 't-5'").trim())
+          .as("t-5's inbox row, committed").isEqualTo("0");
+      db.server().psql("INSERT INTO gate_takeover VALUES (1)");
+      broker.awaitCommitted(group, topic, 10);
+    } finally {
+      stop(next);
+    }
+    Map<String, Integer> effects = new HashMap<>();
+    for (String line : db.server().psql("SELECT event_id, count(*) FROM ledger_takeover GROUP BY event_id").trim()
+        .split("\n")) {
+      String[] f = line.split("\\|");
+      effects.put(f[0], Integer.parseInt(f[1]));
+    }
+    assertThat(effects).hasSize(10).allSatisfy((id, rows) -> assertThat(rows).as(id).isEqualTo(1));
+    assertThat(Files.readString(tmp.resolve("child-takeover-2.out"))).doesNotContain("dead-letter");
+  }
+
   private long ledgerRows() {
     return Long.parseLong(db.server().psql("SELECT count(*) FROM ledger_crash").trim());
   }
 
   private Process start(ChildJvm child, String topic, String group, int run) throws IOException {
-    return child.command(List.of(), List.of(broker.bootstrapServers(), topic, group, "inbox-crash-child",
-            db.server().host(), Integer.toString(db.server().port()), "inbox_crash", "ledger_crash"))
+    return start(child, topic, group, Integer.toString(run), "inbox_crash", "ledger_crash");
+  }
+
+  private Process start(ChildJvm child, String topic, String group, String run, String table, String ledger)
+      throws IOException {
+    return child.command(List.of(), List.of(broker.bootstrapServers(), topic, group, group + "-child",
+            db.server().host(), Integer.toString(db.server().port()), table, ledger))
         .redirectOutput(tmp.resolve("child-" + run + ".out").toFile())
         .redirectError(tmp.resolve("child-" + run + ".err").toFile())
         .start();

@@ -105,7 +105,7 @@ public final class LocalPostgres implements AutoCloseable {
       Path dir = Files.createTempDirectory("local-postgres-");
       Files.createDirectories(dir.resolve("sockets"));
       if (root) {
-        run(List.of("chown", "-R", SERVICE_USER + ":", dir.toString()), "chown of the cluster directory");
+        run(List.of("chown", "-R", SERVICE_USER + ":", dir.toString()), "chown of the cluster directory", dir);
       }
       LocalPostgres pg = new LocalPostgres(dir, bin, root, freePort(), List.copyOf(settings));
       try {
@@ -252,21 +252,26 @@ public final class LocalPostgres implements AutoCloseable {
     }
   }
 
-  /** Runs a server binary: as the {@code postgres} user when this JVM runs as root, else directly. */
+  /**
+   * Runs a server binary: as the {@code postgres} user when this JVM runs as root, else directly. It runs in the
+   * cluster's own directory: the JVM's working directory may be one that user cannot enter (a build under a 0700
+   * temporary directory of root's), and PostgreSQL's tools then warn on every call, into the output read here.
+   */
   private String pgRun(List<String> command, String what) {
     List<String> cmd = new ArrayList<>();
     if (asServiceUser) {
       cmd.addAll(List.of("runuser", "-u", SERVICE_USER, "--"));
     }
     cmd.addAll(command);
-    return run(cmd, what);
+    return run(cmd, what, root);
   }
 
-  private static String run(List<String> cmd, String what) {
+  private static String run(List<String> cmd, String what, Path workingDir) {
     try {
       Path out = Files.createTempFile("local-postgres-cmd-", ".out");
       try {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile())
+        Process p = new ProcessBuilder(cmd).directory(workingDir.toFile()).redirectErrorStream(true)
+            .redirectOutput(out.toFile())
             .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
         if (!p.waitFor(COMMAND_TIMEOUT_S, TimeUnit.SECONDS)) {
           p.destroyForcibly();
@@ -320,7 +325,7 @@ public final class LocalPostgres implements AutoCloseable {
   }
 
   private static boolean isRoot() {
-    return "0".equals(run(List.of("id", "-u"), "id -u").trim());
+    return "0".equals(run(List.of("id", "-u"), "id -u", Path.of("/")).trim());
   }
 
   private static int freePort() throws IOException {

@@ -1,10 +1,8 @@
 package io.github.vertxdedup.kafka;
 
 import io.github.vertxdedup.DedupOptions;
-import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -12,9 +10,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A consumer "machine" in a JVM of its own, the process {@link KafkaCrashTest} kills with SIGKILL and
@@ -67,36 +62,23 @@ public final class KafkaConsumerChild {
     Path ledgerFile = Path.of(args[6]);
     long leaseMs = args.length > 7 ? Long.parseLong(args[7]) : 2_000;
     String holdId = args.length > 8 ? args[8] : null;
-    PrintStream out = System.out;
+    ChildConsole console = new ChildConsole(System.out);
 
     FileChannel ledger = FileChannel.open(ledgerFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
         StandardOpenOption.APPEND);
     Vertx vertx = Vertx.vertx();
-    Map<String, String> config = Map.of(
-        "bootstrap.servers", bootstrap,
-        "group.id", group,
-        "group.instance.id", instanceId,
-        "session.timeout.ms", "6000",
-        "heartbeat.interval.ms", "500",
-        "auto.offset.reset", "earliest",
-        "max.poll.records", "100",
-        "key.deserializer", "org.apache.kafka.common.serialization.StringDeserializer",
-        "value.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
+    Map<String, String> config = ChildConsole.memberConfig(bootstrap, group, instanceId);
     DedupKafkaOptions options = new DedupKafkaOptions()
         .setDedup(new DedupOptions().setWindow(Duration.ofMinutes(10)).setLeaseMs(leaseMs).setJournalDir(journalDir)
             .setMaxBatch(MAX_BATCH))
         .setMode(mode)
         .setCommitIntervalMs(COMMIT_INTERVAL_MS)
         .setPollTimeoutMs(20);
-    AtomicLong effects = new AtomicLong();
     DedupKafkaConsumer<String, String> consumer = DedupKafkaConsumer.<String, String>create(vertx, config, options)
         .identity(IdentityExtractor.header("message-id"))
         .handler(record -> {
           if (record.key().equals(holdId)) {
-            synchronized (out) {
-              out.println("holding " + holdId);
-              out.flush();
-            }
+            console.line("holding " + holdId);
             return Promise.<Void>promise().future(); // never completes: the claim stays open until the kill
           }
           byte[] line = (record.key() + " " + record.partition() + " " + record.offset() + "\n")
@@ -107,37 +89,11 @@ public final class KafkaConsumerChild {
             while (buf.hasRemaining()) {
               ledger.write(buf);
             }
-            long n = effects.incrementAndGet();
-            if (n % 100 == 0) {
-              synchronized (out) {
-                out.println("effects " + n);
-                out.flush();
-              }
-            }
+            console.effect();
             return null;
           }, true);
         })
-        .deadLetterHandler(d -> {
-          synchronized (out) {
-            out.println("dead-letter " + d);
-            out.flush();
-          }
-          return Future.succeededFuture();
-        });
-    // SIGTERM (the driver's last stop, not its kills) closes the consumer: it drains, so the handlers of the records
-    // whose offsets it committed run before it leaves (record-first commits a run's offsets before its handlers).
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      try {
-        consumer.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-      } catch (Exception e) {
-        e.printStackTrace();
-      }
-    }));
-    consumer.subscribe(Set.of(topic)).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
-    synchronized (out) {
-      out.println("subscribed");
-      out.flush();
-    }
-    Thread.currentThread().join(); // until the driver kills this process
+        .deadLetterHandler(console.deadLetters());
+    console.runUntilKilled(consumer, topic);
   }
 }

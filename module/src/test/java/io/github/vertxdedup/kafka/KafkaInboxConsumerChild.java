@@ -3,19 +3,14 @@ package io.github.vertxdedup.kafka;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.inbox.DedupInbox;
 import io.github.vertxdedup.inbox.DedupInboxOptions;
-import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.Tuple;
-import java.io.PrintStream;
 import java.time.Duration;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A consumer "machine" in {@link AtomicityMode#INBOX}, in a JVM of its own, which {@link KafkaInboxCrashTest} kills
@@ -50,7 +45,7 @@ public final class KafkaInboxConsumerChild {
     int pgPort = Integer.parseInt(args[5]);
     String table = args[6];
     String ledger = args[7];
-    PrintStream out = System.out;
+    ChildConsole console = new ChildConsole(System.out);
 
     Vertx vertx = Vertx.vertx();
     Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(4))
@@ -58,16 +53,7 @@ public final class KafkaInboxConsumerChild {
             .setUser("postgres"))
         .using(vertx).build();
     DedupInbox inbox = DedupInbox.create(vertx, pool, new DedupInboxOptions().setTable(table));
-    Map<String, String> config = Map.of(
-        "bootstrap.servers", bootstrap,
-        "group.id", group,
-        "group.instance.id", instanceId,
-        "session.timeout.ms", "6000",
-        "heartbeat.interval.ms", "500",
-        "auto.offset.reset", "earliest",
-        "max.poll.records", "100",
-        "key.deserializer", "org.apache.kafka.common.serialization.StringDeserializer",
-        "value.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
+    Map<String, String> config = ChildConsole.memberConfig(bootstrap, group, instanceId);
     DedupKafkaOptions options = new DedupKafkaOptions()
         .setDedup(new DedupOptions().setWindow(Duration.ofMinutes(10)).setLeaseMs(2_000).setMaxBatch(50))
         .setMode(AtomicityMode.INBOX)
@@ -75,40 +61,15 @@ public final class KafkaInboxConsumerChild {
         .setBackoffMaxMs(500)
         .setCommitIntervalMs(200)
         .setPollTimeoutMs(20);
-    AtomicLong effects = new AtomicLong();
     String insert = "INSERT INTO " + ledger + " VALUES ($1, $2, $3)";
     DedupKafkaConsumer<String, String> consumer = DedupKafkaConsumer.<String, String>create(vertx, config, options)
         .identity(IdentityExtractor.header("message-id"))
         .inbox(inbox, (record, conn) -> conn.preparedQuery(insert)
             .execute(Tuple.of(record.key(), record.partition(), record.offset())).map(rows -> {
-              long n = effects.incrementAndGet();
-              if (n % 100 == 0) {
-                synchronized (out) {
-                  out.println("effects " + n);
-                  out.flush();
-                }
-              }
+              console.effect();
               return null;
             }))
-        .deadLetterHandler(d -> {
-          synchronized (out) {
-            out.println("dead-letter " + d);
-            out.flush();
-          }
-          return Future.succeededFuture();
-        });
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      try {
-        consumer.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-      } catch (Exception e) {
-        e.printStackTrace();
-      }
-    }));
-    consumer.subscribe(Set.of(topic)).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
-    synchronized (out) {
-      out.println("subscribed");
-      out.flush();
-    }
-    Thread.currentThread().join(); // until the driver kills this process
+        .deadLetterHandler(console.deadLetters());
+    console.runUntilKilled(consumer, topic);
   }
 }

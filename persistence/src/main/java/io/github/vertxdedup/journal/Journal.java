@@ -173,15 +173,18 @@ public final class Journal implements AutoCloseable {
    */
   public ReplayResult replay(JournalVisitor visitor) {
     Objects.requireNonNull(visitor, "visitor");
-    synchronized (this) {
-      if (q.state == JournalQueue.State.CLOSED) {
-        throw new IllegalStateException("journal " + q.dir + " is closed");
-      }
-      if (writer.appendedAny()) {
-        throw new IllegalStateException("journal " + q.dir + ": replay must run before the first append");
-      }
-    }
+    requireReplayable();
     return reader.replay(visitor, this::replayed);
+  }
+
+  /** @throws IllegalStateException if the journal is closed or something was appended already */
+  private synchronized void requireReplayable() {
+    if (q.state == JournalQueue.State.CLOSED) {
+      throw new IllegalStateException("journal " + q.dir + " is closed");
+    }
+    if (writer.appendedAny()) {
+      throw new IllegalStateException("journal " + q.dir + ": replay must run before the first append");
+    }
   }
 
   /**
@@ -202,14 +205,7 @@ public final class Journal implements AutoCloseable {
    */
   public ReplayResult replayFromSnapshot(long ownerKey, JournalVisitor visitor) {
     Objects.requireNonNull(visitor, "visitor");
-    synchronized (this) {
-      if (q.state == JournalQueue.State.CLOSED) {
-        throw new IllegalStateException("journal " + q.dir + " is closed");
-      }
-      if (writer.appendedAny()) {
-        throw new IllegalStateException("journal " + q.dir + ": replay must run before the first append");
-      }
-    }
+    requireReplayable();
     SnapshotFile.Loaded snapshot = snapshots.newestUsable(ownerKey, q.time.now());
     ReplayResult r = reader.replayFrom(snapshot, visitor, this::replayed);
     snapshotEntries = r.snapshotEntries();

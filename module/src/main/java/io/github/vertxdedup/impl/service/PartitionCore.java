@@ -90,14 +90,49 @@ final class PartitionCore {
    */
   PartitionCore(DedupOptions options, int partition, DedupClock clock, PartitionJournal journal,
       PartitionCounters counters) {
+    this(options, partition, clock, journal, counters, newWindow(options, clock));
+  }
+
+  /**
+   * A core around a window built by {@link #newWindow} (a partition builds it on a worker: a presized table is
+   * allocated and zeroed there, not on its event loop).
+   *
+   * @param options validated options, the same the window was built from
+   * @param partition the partition's number
+   * @param clock the clock of the window and the leases, the same the window reads
+   * @param journal where decisions are recorded
+   * @param counters the partition's counters, shared with the cores that replace this one after a journal reopen
+   * @param window a new, empty window from {@link #newWindow}; from now on this core's alone
+   */
+  PartitionCore(DedupOptions options, int partition, DedupClock clock, PartitionJournal journal,
+      PartitionCounters counters, DedupWindow window) {
     this.partition = partition;
     this.counters = counters;
     this.claims = new Claims(options.getLeaseMs(), counters);
     this.clock = clock;
     this.windowMs = options.getWindowMs();
     this.uncoveredPolicy = options.getUncoveredPolicy();
-    this.window = DedupWindow.builder()
-        .window(Duration.ofMillis(windowMs))
+    this.window = Objects.requireNonNull(window, "window");
+    this.memoryBeganMs = clock.nowMs();
+    this.recorder = new PartitionRecorder(window, journal, counters, windowMs);
+    this.results = new PartitionResults(partition, counters);
+    this.room = new WindowRoom(partition, options.getMaxIdsPerPartition(), options.getCapacityPolicy(), window, claims,
+        counters);
+    this.batches = new BatchDecider(this, window, journal, clock, windowMs, room, results);
+  }
+
+  /**
+   * Builds the empty window of a partition: its table presized for {@code expectedIdsPerPartition} (up to 1.5 GiB,
+   * allocated and zeroed here, O(table)). Any thread: it touches nothing shared, and reads {@code clock} once.
+   *
+   * @param options validated options
+   * @param clock the clock of the window
+   * @return a new, empty window
+   * @throws IllegalArgumentException if the options do not make a window (validated options always do)
+   */
+  static DedupWindow newWindow(DedupOptions options, DedupClock clock) {
+    return DedupWindow.builder()
+        .window(Duration.ofMillis(options.getWindowMs()))
         .bucket(Duration.ofMillis(options.getEffectiveBucketMs()))
         .clock(clock)
         .maxIds(options.getMaxIdsPerPartition())
@@ -105,12 +140,6 @@ final class PartitionCore {
         .payloadHashes(options.isPayloadHashes())
         .expectedIds(options.getExpectedIdsPerPartition())
         .build();
-    this.memoryBeganMs = clock.nowMs();
-    this.recorder = new PartitionRecorder(window, journal, counters, windowMs);
-    this.results = new PartitionResults(partition, counters);
-    this.room = new WindowRoom(partition, options.getMaxIdsPerPartition(), options.getCapacityPolicy(), window, claims,
-        counters);
-    this.batches = new BatchDecider(this, window, journal, clock, windowMs, room, results);
   }
 
   /** @return the latest journal write issued; a reply decided now must wait for it */

@@ -3,20 +3,23 @@ package io.github.vertxdedup.impl.service;
 import io.github.vertxdedup.impl.journal.PartitionJournal;
 import io.github.vertxdedup.journal.JournalLockedException;
 import io.github.vertxdedup.journal.internal.CommittedOffsets;
+import io.github.vertxdedup.window.DedupWindow;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * Rebuilds one partition from its journal: opens it and replays it into a new core and a new set of committed offsets,
- * and on failure decides between giving up (the first recovery of a deployment, for any reason but a locked journal)
- * and trying again after a backoff on the injected {@link PartitionTimer} ({@value #RETRY_MIN_MS} ms doubling to
- * {@value #RETRY_MAX_MS} ms; reset once a recovery succeeds). What the partition does with each outcome (its state,
- * its replies) is its {@link Owner}'s.
+ * Rebuilds one partition from its journal: opens it, builds a new window on a worker (a presized table is allocated
+ * and zeroed there, never on the event loop), and replays the journal into a new core around that window and a new
+ * set of committed offsets; on failure it decides between giving up (the first recovery of a deployment, for any
+ * reason but a locked journal) and trying again after a backoff on the injected {@link PartitionTimer}
+ * ({@value #RETRY_MIN_MS} ms doubling to {@value #RETRY_MAX_MS} ms; reset once a recovery succeeds). What the
+ * partition does with each outcome (its state, its replies) is its {@link Owner}'s.
  *
- * <p>Confined to the partition's event loop: {@link #recover} is called on the partition's context, and every
- * outcome is delivered on it, whatever thread completes the journal's futures.
+ * <p>Confined to the partition's event loop, but for the building of the window: {@link #recover} is called on the
+ * partition's context, and every outcome is delivered on it, whatever thread completes the journal's futures.
  */
 final class PartitionRecovery {
 
@@ -61,7 +64,8 @@ final class PartitionRecovery {
   private final PartitionJournal journal;
   private final PartitionTimer timer;
   private final Context context;
-  private final Supplier<PartitionCore> newCore;
+  private final Supplier<DedupWindow> newWindow;
+  private final Function<DedupWindow, PartitionCore> newCore;
   private final Owner owner;
   private long retryTimerId = -1;
   private long retryDelayMs = RETRY_MIN_MS;
@@ -70,21 +74,27 @@ final class PartitionRecovery {
    * @param journal the partition's journal
    * @param timer the partition's timers
    * @param context the partition's context
-   * @param newCore makes an empty core to replay into (sharing the partition's counters)
+   * @param newWindow builds the partition's empty window; called on a worker, once per recovery, after the journal has
+   *     opened
+   * @param newCore makes the empty core around that window to replay into (sharing the partition's counters); on the
+   *     partition's context
    * @param owner what the partition does with the outcomes
    */
-  PartitionRecovery(PartitionJournal journal, PartitionTimer timer, Context context, Supplier<PartitionCore> newCore,
-      Owner owner) {
+  PartitionRecovery(PartitionJournal journal, PartitionTimer timer, Context context, Supplier<DedupWindow> newWindow,
+      Function<DedupWindow, PartitionCore> newCore, Owner owner) {
     this.journal = journal;
     this.timer = timer;
     this.context = context;
+    this.newWindow = newWindow;
     this.newCore = newCore;
     this.owner = owner;
   }
 
   /**
-   * Opens and replays the journal into a new core. On failure: a locked journal, or any failure after the first
-   * start, is retried with the backoff; any other failure of the first start is reported to {@link Owner#failed}.
+   * Opens the journal, builds the new window on a worker, and replays the journal into a new core around it: the one
+   * window of this recovery (none is built while the journal cannot be opened). On failure: a locked journal, or any
+   * failure after the first start (the window's allocation included), is retried with the backoff; any other failure
+   * of the first start is reported to {@link Owner#failed}.
    *
    * @param first true for the deployment's first recovery
    */
@@ -92,18 +102,26 @@ final class PartitionRecovery {
     if (owner.stopping()) {
       return;
     }
-    PartitionCore fresh = newCore.get();
     CommittedOffsets freshOffsets = new CommittedOffsets();
     long startNanos = System.nanoTime();
     onContext(journal.open())
-        .compose(v -> onContext(journal.recover(new RebuiltState(fresh, freshOffsets))))
+        // A presized table is up to 1.5 GiB to allocate and zero: a worker's job, not the event loop's.
+        .compose(v -> onContext(context.executeBlocking(newWindow::get, false)))
+        .compose(window -> {
+          if (owner.stopping()) {
+            // stop() is closing the journal: replay nothing (the outcome is dropped below).
+            return Future.failedFuture(new IllegalStateException("partition is stopping"));
+          }
+          PartitionCore fresh = newCore.apply(window);
+          return onContext(journal.recover(new RebuiltState(fresh, freshOffsets))).map(v -> fresh);
+        })
         .onComplete(ar -> {
           if (owner.stopping()) {
             return; // stop() closes the journal and completes the undeployment
           }
           if (ar.succeeded()) {
             retryDelayMs = RETRY_MIN_MS;
-            owner.recovered(fresh, freshOffsets, startNanos);
+            owner.recovered(ar.result(), freshOffsets, startNanos);
             return;
           }
           Throwable cause = ar.cause();

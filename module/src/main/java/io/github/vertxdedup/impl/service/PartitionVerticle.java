@@ -6,6 +6,7 @@ import io.github.vertxdedup.impl.journal.NoJournal;
 import io.github.vertxdedup.impl.journal.PartitionJournal;
 import io.github.vertxdedup.journal.internal.CommittedOffsets;
 import io.github.vertxdedup.time.DedupClock;
+import io.github.vertxdedup.window.WindowStats;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.vertx.core.Context;
@@ -61,7 +62,9 @@ import org.slf4j.LoggerFactory;
  * <h2>Threads</h2>
  * Everything runs on the partition's event loop, except {@link #state()}, {@link #failure()}, {@link #address()} and
  * {@link #partition()}, which any thread may read, and the operations that return a future, which any thread may
- * call: they hand their work to the partition's context.
+ * call: they hand their work to the partition's context. Its window is built on a worker instead, once per recovery
+ * ({@link PartitionRecovery}): a presized table is up to 1.5 GiB to allocate and zero. So there is no core until the
+ * first recovery has completed, and no table is built for the 503 answers meanwhile.
  */
 public final class PartitionVerticle extends VerticleBase {
 
@@ -69,6 +72,8 @@ public final class PartitionVerticle extends VerticleBase {
   static final long TICK_MS = 1000;
 
   private static final Logger LOG = LoggerFactory.getLogger(PartitionVerticle.class);
+  /** What the meters read before the first recovery has built the window: nothing held, no table. */
+  private static final WindowStats NO_WINDOW = new WindowStats(0, 0, 0, 0, 0, 0, 0, 0, 0);
 
   private final DedupOptions options;
   private final int partition;
@@ -197,7 +202,7 @@ public final class PartitionVerticle extends VerticleBase {
     return offsets;
   }
 
-  /** @return its core now (replaced by each recovery); on its context */
+  /** @return its core now (replaced by each recovery), or null until the first recovery completes; on its context */
   PartitionCore core() {
     return core;
   }
@@ -224,9 +229,11 @@ public final class PartitionVerticle extends VerticleBase {
     if (timer == null) {
       timer = PartitionTimer.of(vertx);
     }
-    core = newCore();
     pending = new PendingReplies(options.getMaxPending(), context, this::drainPending);
-    recovery = new PartitionRecovery(journal, timer, context, this::newCore, new Recovery());
+    // No core until the first recovery has built one: its window is built once, on a worker (a presized table is too
+    // large to allocate and zero on the event loop), and the partition answers 503 until then.
+    recovery = new PartitionRecovery(journal, timer, context, () -> PartitionCore.newWindow(options, clock),
+        window -> new PartitionCore(options, partition, clock, journal, counters, window), new Recovery());
     if (registry != null) {
       metrics = new PartitionMetrics(registry, meterTags, options.getWindowMs());
       counters.duplicateAges(metrics::recordDuplicateAge);
@@ -242,10 +249,6 @@ public final class PartitionVerticle extends VerticleBase {
       }
     });
     return started.future();
-  }
-
-  private PartitionCore newCore() {
-    return new PartitionCore(options, partition, clock, journal, counters);
   }
 
   @Override
@@ -275,6 +278,7 @@ public final class PartitionVerticle extends VerticleBase {
 
   // ---------------------------------------------------------------------------------------------------------------
 
+  /** The {@code stats} reply; only while it is ready (refused 503 otherwise, like every request), so with a core. */
   private JsonObject stats() {
     core.sweepExpiredLeases();
     JsonObject s = core.statsJson()
@@ -299,11 +303,11 @@ public final class PartitionVerticle extends VerticleBase {
 
   /** Publishes the metrics snapshot; on its context. */
   void publish() {
-    if (metrics == null || core == null) {
+    if (metrics == null) {
       return;
     }
-    metrics.publish(counters.snapshot(core.windowStats(), core.claimsHeld(), pending.size(),
-        state == PartitionState.READY));
+    metrics.publish(counters.snapshot(core == null ? NO_WINDOW : core.windowStats(),
+        core == null ? 0 : core.claimsHeld(), pending.size(), state == PartitionState.READY));
   }
 
   /**

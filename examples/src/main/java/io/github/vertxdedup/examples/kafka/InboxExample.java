@@ -159,19 +159,32 @@ public final class InboxExample {
 
   /**
    * Runs the example once with an in-process broker and a private PostgreSQL cluster; exits with 0 if every payment
-   * was credited exactly once, 1 if not.
+   * was credited exactly once, 1 if not, 2 on a bad argument ({@code --help} and {@code --version} only).
    *
-   * @param args none
-   * @throws Exception if the broker or the database cannot start
+   * @param args {@code --help} or nothing
    */
-  public static void main(String[] args) throws Exception {
-    List<DeadLetter<String, String>> deadLetters = new CopyOnWriteArrayList<>();
-    RunSummary summary;
-    try (LocalKafka kafka = LocalKafka.start(3); LocalPostgres pg = LocalPostgres.start()) {
-      summary = run(kafka.bootstrapServers(), pg, "payment.succeeded", "ledger-inbox", deadLetters, 1000, 0.2);
+  public static void main(String[] args) {
+    @picocli.CommandLine.Command(name = "inbox", mixinStandardHelpOptions = true,
+        description = "A Kafka consumer in inbox mode: starts a broker and a private PostgreSQL cluster (the server"
+            + " binaries must be installed), publishes 1,000 payments with 20 %% producer copies and one conflicting"
+            + " record, makes the first credit of pay-1 fail, and counts the ledger's credits.")
+    class Command implements java.util.concurrent.Callable<Integer> {
+      @Override
+      public Integer call() throws Exception {
+        List<DeadLetter<String, String>> deadLetters = new CopyOnWriteArrayList<>();
+        RunSummary summary;
+        String pay1Tries;
+        try (LocalKafka kafka = LocalKafka.start(3); LocalPostgres pg = LocalPostgres.start()) {
+          summary = run(kafka.bootstrapServers(), pg, "payment.succeeded", "ledger-inbox", deadLetters, 1000, 0.2);
+          pay1Tries = pg.psql("SELECT last_value FROM pay1_tries").trim();
+        }
+        System.out.println("inbox: " + summary);
+        System.out.println("pay-1: " + pay1Tries + " transactions, the first refused by the ledger and rolled back"
+            + " with its inbox row, then retried");
+        deadLetters.forEach(d -> System.out.println("dead letter: " + d.reason() + " " + d.detail()));
+        return summary.exactlyOnce() ? 0 : 1;
+      }
     }
-    System.out.println("inbox: " + summary);
-    deadLetters.forEach(d -> System.out.println("dead letter: " + d.reason() + " " + d.detail()));
-    System.exit(summary.exactlyOnce() ? 0 : 1);
+    System.exit(new picocli.CommandLine(new Command()).execute(args));
   }
 }

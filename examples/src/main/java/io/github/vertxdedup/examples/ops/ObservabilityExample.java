@@ -31,6 +31,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -163,8 +164,13 @@ public final class ObservabilityExample {
         .compose(id -> consumer.subscribe(TOPIC))
         .compose(v -> vertx.createHttpServer().requestHandler(router).listen(port))
         .map(server -> new Running(vertx, registry, checks, consumer, kafkaMetrics, server))
-        .recover(e -> new Running(vertx, registry, checks, consumer, kafkaMetrics, null).close()
-            .transform(v -> Future.failedFuture(e)));
+        // A failed start (a port in use) closes the consumer and its meters, then fails; Vert.x is closed only once
+        // the caller's listeners have the failure: they run on its contexts, which a closed Vert.x no longer runs.
+        .recover(e -> consumer.close().eventually(() -> {
+          kafkaMetrics.close();
+          return Future.succeededFuture();
+        }).transform(v -> Future.<Running>failedFuture(e)))
+        .onFailure(e -> vertx.close());
   }
 
   /**
@@ -194,13 +200,31 @@ public final class ObservabilityExample {
           + " it starts a broker in its JVM. Runs until stopped.");
       return;
     }
+    int port;
+    try {
+      port = args.length > 1 ? Integer.parseInt(args[1]) : 8080;
+    } catch (NumberFormatException e) {
+      port = -1;
+    }
+    if (port < 0 || port > 65535) {
+      System.err.println("port must be a number in 0..65535 but was " + args[1]);
+      System.exit(2);
+    }
     LocalKafka broker = args.length == 0 || args[0].equals("-") ? LocalKafka.start(3) : null;
     String bootstrap = broker != null ? broker.bootstrapServers() : args[0];
-    int port = args.length > 1 ? Integer.parseInt(args[1]) : 8080;
     LocalKafka.createTopic(bootstrap, TOPIC, 3);
     Path journalDir = Files.createTempDirectory("observability-example");
-    Running running = start(bootstrap, port, journalDir).toCompletionStage().toCompletableFuture()
-        .get(60, TimeUnit.SECONDS);
+    Running running;
+    try {
+      running = start(bootstrap, port, journalDir).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      System.err.println("cannot start: " + e.getCause());   // e.g. java.net.BindException: Address already in use
+      if (broker != null) {
+        broker.close();
+      }
+      System.exit(1);
+      return;
+    }
     System.out.println("metrics: http://localhost:" + running.port() + "/metrics");
     System.out.println("health:  http://localhost:" + running.port() + "/health");
     System.out.println("journal: " + journalDir);

@@ -235,7 +235,7 @@ class KafkaCrashTest {
    * among its runtime dependencies.
    */
   private ChildJvm childJvm() throws IOException {
-    ChildJvm child = ChildJvm.of(KafkaConsumerChild.class, tmp);
+    ChildJvm child = ChildJvm.of(KafkaConsumerChild.class, tmp, ChildConsole.class);
     assertThat(child.classpath()).map(e -> Path.of(e).getFileName().toString())
         .anyMatch(name -> name.contains("kafka-clients"))
         .anyMatch(name -> name.contains("chronicle-queue"));

@@ -59,7 +59,7 @@ class KafkaInboxCrashTest {
     broker.createTopic(topic, PARTITIONS);
     db.server().psql(DedupInbox.ddl("inbox_crash") + "; CREATE TABLE ledger_crash (event_id text NOT NULL,"
         + " kafka_partition integer NOT NULL, kafka_offset bigint NOT NULL)");
-    ChildJvm childJvm = ChildJvm.of(KafkaInboxConsumerChild.class, tmp);
+    ChildJvm childJvm = ChildJvm.of(KafkaInboxConsumerChild.class, tmp, ChildConsole.class);
     assertThat(childJvm.classpath()).map(e -> Path.of(e).getFileName().toString())
         .anyMatch(name -> name.contains("vertx-pg-client"));
 
@@ -144,7 +144,7 @@ class KafkaInboxCrashTest {
       broker.send(topic, "t-" + i, "1");
     }
     broker.flush();
-    ChildJvm childJvm = ChildJvm.of(KafkaInboxConsumerChild.class, tmp);
+    ChildJvm childJvm = ChildJvm.of(KafkaInboxConsumerChild.class, tmp, ChildConsole.class);
 
     Process first = start(childJvm, topic, group, "takeover-1", "inbox_takeover", "ledger_takeover");
     try {

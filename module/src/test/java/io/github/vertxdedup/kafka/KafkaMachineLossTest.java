@@ -67,7 +67,7 @@ class KafkaMachineLossTest {
   void shouldKeepItsModesPromiseWhenAMachineIsLost(AtomicityMode mode) throws Exception {
     String name = "loss-" + mode.name().toLowerCase();
     broker.createTopic(name, PARTITIONS);
-    ChildJvm jvm = ChildJvm.of(KafkaConsumerChild.class, tmp);
+    ChildJvm jvm = ChildJvm.of(KafkaConsumerChild.class, tmp, ChildConsole.class);
     Producer producer = new Producer(broker, name, new Random().nextLong(), "machine-loss-producer");
     Machine a = new Machine(jvm, "machine-a", mode, name);
     Machine b = new Machine(jvm, "machine-b", mode, name);
@@ -153,7 +153,7 @@ class KafkaMachineLossTest {
   void shouldNotLetAStoppedOwnerThatResumesApplyWhatTheNextOwnerApplies() throws Exception {
     String name = "zombie";
     broker.createTopic(name, PARTITIONS);
-    ChildJvm jvm = ChildJvm.of(KafkaConsumerChild.class, tmp);
+    ChildJvm jvm = ChildJvm.of(KafkaConsumerChild.class, tmp, ChildConsole.class);
     Producer producer = new Producer(broker, name, new Random().nextLong(), "machine-loss-producer");
     Machine a = new Machine(jvm, "machine-a", AtomicityMode.RECORD_FIRST, name);
     Machine b = new Machine(jvm, "machine-b", AtomicityMode.RECORD_FIRST, name);

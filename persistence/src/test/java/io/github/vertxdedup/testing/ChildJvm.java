@@ -66,30 +66,22 @@ public final class ChildJvm {
    * @param main the class whose {@code main} the child runs; compiled into a directory (test classes are)
    * @param scratch a directory the test owns (its {@code @TempDir}); {@code child-classes} is created in it and must
    *     not exist yet
+   * @param companions test classes {@code main} uses, copied beside it (each with its nested classes)
    * @return the child, ready to {@link #command(List, List) start}
    * @throws IOException if copying the class files or reading the runtime classpath file fails
    * @throws AssertionError if the build did not set {@value #CLASSES_PROPERTY} or {@value #RUNTIME_CLASSPATH_PROPERTY},
    *     or the classpath holds JUnit, AssertJ or a {@code test-classes} directory
    */
-  public static ChildJvm of(Class<?> main, Path scratch) throws IOException {
+  public static ChildJvm of(Class<?> main, Path scratch, Class<?>... companions) throws IOException {
     Objects.requireNonNull(main, "main");
     String classes = System.getProperty(CLASSES_PROPERTY);
     String runtime = System.getProperty(RUNTIME_CLASSPATH_PROPERTY);
     assertThat(classes).as("system property %s (set by the build)", CLASSES_PROPERTY).isNotNull();
     assertThat(runtime).as("system property %s (set by the build)", RUNTIME_CLASSPATH_PROPERTY).isNotNull();
     Path childDir = scratch.resolve("child-classes");
-    String relative = main.getName().replace('.', '/');
-    Path source = Path.of(main.getProtectionDomain().getCodeSource().getLocation().getPath());
-    Path packageDir = source.resolve(relative).getParent();
-    Path target = Files.createDirectories(childDir.resolve(relative).getParent());
-    String simpleName = main.getName().substring(main.getName().lastIndexOf('.') + 1);
-    try (Stream<Path> files = Files.list(packageDir)) {
-      for (Path f : (Iterable<Path>) files::iterator) {
-        String name = f.getFileName().toString();
-        if (name.equals(simpleName + ".class") || name.startsWith(simpleName + "$")) {
-          Files.copy(f, target.resolve(name));
-        }
-      }
+    copyClassFiles(main, childDir);
+    for (Class<?> c : companions) {
+      copyClassFiles(c, childDir);
     }
     List<String> cp = new ArrayList<>();
     cp.add(classes);
@@ -102,6 +94,23 @@ public final class ChildJvm {
     String loggingConfig = config != null && config.getProtocol().equals("file") ? Path.of(toUri(config)).toString()
         : null;
     return new ChildJvm(main, List.copyOf(cp), loggingConfig);
+  }
+
+  /** Copies the class files of {@code c} and its nested classes into {@code childDir}, under its package path. */
+  private static void copyClassFiles(Class<?> c, Path childDir) throws IOException {
+    String relative = c.getName().replace('.', '/');
+    Path source = Path.of(c.getProtectionDomain().getCodeSource().getLocation().getPath());
+    Path packageDir = source.resolve(relative).getParent();
+    Path target = Files.createDirectories(childDir.resolve(relative).getParent());
+    String simpleName = c.getName().substring(c.getName().lastIndexOf('.') + 1);
+    try (Stream<Path> files = Files.list(packageDir)) {
+      for (Path f : (Iterable<Path>) files::iterator) {
+        String name = f.getFileName().toString();
+        if (name.equals(simpleName + ".class") || name.startsWith(simpleName + "$")) {
+          Files.copy(f, target.resolve(name));
+        }
+      }
+    }
   }
 
   /** @return the jars of the tests' SLF4J binding as this JVM loaded them; none if it has no such binding */

@@ -334,8 +334,14 @@ final class WrappedAssignment<K, V> {
     }
   }
 
-  /** The Vert.x consumer's revoked handler (and lost: the client treats both alike): see the type's javadoc. */
-  void revoked(List<TopicPartition> tps) {
+  /**
+   * The Vert.x consumer's revoked handler (and lost: the client treats both alike): see the type's javadoc.
+   *
+   * @param tps the partitions revoked
+   * @param commits the offset commits: a revoked owner refuses commits only once the commit in flight is answered,
+   *     so that records an accepted commit covers are handled here (the next owner starts after them)
+   */
+  void revoked(List<TopicPartition> tps, WrappedCommits<K, V> commits) {
     for (TopicPartition tp : tps) {
       Starting<K, V> s = starting.remove(tp);
       if (s != null) {
@@ -352,7 +358,7 @@ final class WrappedAssignment<K, V> {
           // No commit of it follows (the Vert.x client cannot hold the rebalance back): a record-first owner leaves
           // the records no commit covers unhandled, so the next owner, which reads them again, applies them at most
           // once (docs/kafka.md, "What it guarantees compared with create").
-          o.owner.refuseCommits();
+          commits.afterAnswered(o.owner::refuseCommits);
           handedBack.put(tp, drained(tp, o).eventually(() -> handBack(tp, o)));
         }
       }

@@ -82,6 +82,16 @@ final class WrappedCommits<K, V> {
   }
 
   /**
+   * Runs {@code action} on the context once the commit in flight (if any) is answered, after that answer has reached
+   * the owners it covers.
+   *
+   * @param action what to run
+   */
+  void afterAnswered(Runnable action) {
+    inFlight.onComplete(v -> action.run());
+  }
+
+  /**
    * Commits the offsets that became committable since the last commit, after the commit in flight is answered
    * (closing: the owners are drained).
    *
@@ -132,10 +142,14 @@ final class WrappedCommits<K, V> {
       failuresInARow = 0;
       sentTo.forEach((tp, o) -> {
         long offset = offsets.get(WrappedContext.vertx(tp)).getOffset();
-        if (owners.get(tp) == o && offset > o.committed) {
+        if (offset > o.committed) {
           o.committed = offset;
+          // An owner revoked while this commit was in flight is told too: the group's offset passed these records,
+          // so the next owner starts after them and a record-first owner must still handle them.
           o.owner.committed(offset);
-          windows.offsetsCommitted(o.lease, offset);
+          if (owners.get(tp) == o) {
+            windows.offsetsCommitted(o.lease, offset);
+          }
         }
       });
       if (!last) {

@@ -168,7 +168,8 @@ public final class WrappedConsumer<K, V> extends ConsumerSetup<K, V> {
       consumer.handler(null);
       consumer.batchHandler(batch -> ctx.execute(() -> p.records(batch.records())));
       consumer.partitionsAssignedHandler(tps -> ctx.execute(() -> p.assigned(WrappedContext.kafka(tps))));
-      consumer.partitionsRevokedHandler(tps -> ctx.execute(() -> p.revoked(WrappedContext.kafka(tps))));
+      WrappedCommits<K, V> c = commits;
+      consumer.partitionsRevokedHandler(tps -> ctx.execute(() -> p.revoked(WrappedContext.kafka(tps), c)));
       consumer.pollTimeout(Duration.ofMillis(options.getPollTimeoutMs()));
       return ctx.here(consumer.subscribe(copy));
     }).onSuccess(v -> {

@@ -238,31 +238,31 @@ public final class WindowReport {
       throw new IllegalArgumentException("rounds must hold at least one round but was empty");
     }
     StringBuilder sb = new StringBuilder();
-    double[] batch = ratios(rounds, r -> r.batchNs() / r.independentNs());
-    if (batch.length > 0) {
-      double m = MemoryFloor.median(batch);
-      sb.append(String.format(Locale.ROOT,
-          "- checkBatch <= %.0fx an independent load: %.2fx (range %.2f – %.2f, %d rounds): %s%n",
-          TARGET_BATCH_PER_INDEPENDENT_LOAD, m, batch[0], batch[batch.length - 1], batch.length,
-          verdict(m <= TARGET_BATCH_PER_INDEPENDENT_LOAD)));
-    }
-    double[] single = ratios(rounds, r -> r.singleNs() / r.dependentNs());
-    if (single.length > 0) {
-      double m = MemoryFloor.median(single);
-      sb.append(String.format(Locale.ROOT,
-          "- single check <= %.1fx a dependent load: %.2fx (range %.2f – %.2f, %d rounds): %s%n",
-          TARGET_SINGLE_PER_DEPENDENT_LOAD, m, single[0], single[single.length - 1], single.length,
-          verdict(m <= TARGET_SINGLE_PER_DEPENDENT_LOAD)));
-    }
-    double[] caffeine = ratios(rounds, r -> r.caffeineNs() / r.batchNs());
-    if (caffeine.length > 0) {
-      double m = MemoryFloor.median(caffeine);
-      sb.append(String.format(Locale.ROOT,
-          "- checkBatch >= %.0fx faster than Caffeine: %.1fx (range %.1f – %.1f, %d rounds): %s%n",
-          TARGET_TIMES_FASTER_THAN_CAFFEINE, m, caffeine[0], caffeine[caffeine.length - 1], caffeine.length,
-          verdict(m >= TARGET_TIMES_FASTER_THAN_CAFFEINE)));
-    }
+    appendTarget(sb, "- checkBatch <= %.0fx an independent load: %.2fx (range %.2f – %.2f, %d rounds): %s%n",
+        ratios(rounds, r -> r.batchNs() / r.independentNs()), TARGET_BATCH_PER_INDEPENDENT_LOAD, true);
+    appendTarget(sb, "- single check <= %.1fx a dependent load: %.2fx (range %.2f – %.2f, %d rounds): %s%n",
+        ratios(rounds, r -> r.singleNs() / r.dependentNs()), TARGET_SINGLE_PER_DEPENDENT_LOAD, true);
+    appendTarget(sb, "- checkBatch >= %.0fx faster than Caffeine: %.1fx (range %.1f – %.1f, %d rounds): %s%n",
+        ratios(rounds, r -> r.caffeineNs() / r.batchNs()), TARGET_TIMES_FASTER_THAN_CAFFEINE, false);
     return sb.toString();
+  }
+
+  /**
+   * Appends one target line: the target, the median ratio, its range and round count, and the verdict; nothing when no
+   * round has the ratio.
+   *
+   * @param format the line, taking the target, median, lowest, highest, rounds and verdict
+   * @param sorted the ratios of the rounds, ascending
+   * @param target the target ratio
+   * @param atMost true if the median must be at most the target, false if at least
+   */
+  private static void appendTarget(StringBuilder sb, String format, double[] sorted, double target, boolean atMost) {
+    if (sorted.length == 0) {
+      return;
+    }
+    double m = MemoryFloor.median(sorted);
+    sb.append(String.format(Locale.ROOT, format, target, m, sorted[0], sorted[sorted.length - 1], sorted.length,
+        verdict(atMost ? m <= target : m >= target)));
   }
 
   /** The finite values of {@code ratio} over the rounds, sorted ascending. */

@@ -165,6 +165,9 @@ class KafkaMachineLossTest {
       try {
         stalled = awaitSplitAndCaughtUp(name, producer, a, b);
         signal(a.process, "STOP");
+        // kill returns once the signal is sent; a thread inside a write finishes it before it stops. Count the
+        // ledger only once every thread of the process has stopped.
+        awaitStopped(a.process);
         aLinesAtStop = a.lines().size();
         long before = b.linesOf(stalled);
         Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
@@ -231,6 +234,32 @@ class KafkaMachineLossTest {
     Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid())).inheritIO().start();
     assertThat(kill.waitFor(10, TimeUnit.SECONDS)).isTrue();
     assertThat(kill.exitValue()).as("kill -%s %d", signal, p.pid()).isZero();
+  }
+
+  /**
+   * Waits until every thread of {@code p} is in the stopped state ({@code T} in {@code /proc/<pid>/task/<tid>/stat}),
+   * so that nothing it does reaches its files any more.
+   */
+  private static void awaitStopped(Process p) {
+    Path tasks = Path.of("/proc", Long.toString(p.pid()), "task");
+    Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+        .failFast(() -> !p.isAlive())
+        .until(() -> {
+          try (var threads = Files.list(tasks)) {
+            return threads.allMatch(KafkaMachineLossTest::threadStopped);
+          }
+        });
+  }
+
+  private static boolean threadStopped(Path task) {
+    try {
+      String stat = Files.readString(task.resolve("stat"));
+      // The state follows the command name, which is in parentheses and may itself hold spaces.
+      char state = stat.charAt(stat.lastIndexOf(')') + 2);
+      return state == 'T' || state == 't';
+    } catch (IOException exited) {
+      return true; // a thread that ended in between does nothing either
+    }
   }
 
   /** One effect: the id, where the record was consumed. */

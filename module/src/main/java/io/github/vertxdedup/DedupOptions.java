@@ -26,7 +26,7 @@ import java.util.Objects;
  * {@code windowMs}, {@code bucketMs}, {@code maxIdsPerPartition}, {@code expectedIdsPerPartition},
  * {@code capacityPolicy} ({@code "REJECT"} | {@code "EVICT_OLDEST"}), {@code payloadHashes}, {@code uncoveredPolicy}
  * ({@code "UNKNOWN"} | {@code "ACCEPT"}), {@code maxIdBytes}, {@code maxBatch}, {@code leaseMs}, {@code maxPending},
- * {@code journalDir}, {@code journalSync} ({@code "NONE"} | {@code "ASYNC"} | {@code "SYNC"}),
+ * {@code requestTimeoutMs}, {@code journalDir}, {@code journalSync} ({@code "NONE"} | {@code "ASYNC"} | {@code "SYNC"}),
  * {@code journalSnapshotEntries}. Numbers are JSON
  * integers, the policies JSON strings, {@code routeByKey} and {@code payloadHashes} JSON booleans. In a larger
  * configuration (one merged by {@code vertx-config}, say) the same object sits under
@@ -74,6 +74,13 @@ public class DedupOptions {
   /** Upper limit of {@code maxPending}. */
   public static final int MAX_PENDING_LIMIT = 10_000_000;
   /**
+   * Default {@code requestTimeoutMs}: 30 s, the event bus's own default send timeout
+   * ({@link io.vertx.core.eventbus.DeliveryOptions#DEFAULT_TIMEOUT}).
+   */
+  public static final long DEFAULT_REQUEST_TIMEOUT_MS = 30_000L;
+  /** Longest {@code requestTimeoutMs}: one hour. */
+  public static final long MAX_REQUEST_TIMEOUT_MS = 3_600_000L;
+  /**
    * Default {@code journalSync}: {@link SyncPolicy#ASYNC}. A crash of the process loses no answered id; a power loss
    * loses at most about the last second of them.
    */
@@ -100,6 +107,7 @@ public class DedupOptions {
       .intValue("maxBatch", DedupOptions::setMaxBatch)
       .longValue("leaseMs", DedupOptions::setLeaseMs)
       .intValue("maxPending", DedupOptions::setMaxPending)
+      .longValue("requestTimeoutMs", DedupOptions::setRequestTimeoutMs)
       .string("journalDir", DedupOptions::setJournalDir)
       .enumValue("journalSync", SyncPolicy.class, DedupOptions::setJournalSync)
       .longValue("journalSnapshotEntries", DedupOptions::setJournalSnapshotEntries);
@@ -118,6 +126,7 @@ public class DedupOptions {
   private int maxBatch;
   private long leaseMs;
   private int maxPending;
+  private long requestTimeoutMs;
   private String journalDir;
   private SyncPolicy journalSync;
   private long journalSnapshotEntries;
@@ -136,6 +145,7 @@ public class DedupOptions {
     maxBatch = DEFAULT_MAX_BATCH;
     leaseMs = DEFAULT_LEASE_MS;
     maxPending = DEFAULT_MAX_PENDING;
+    requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS;
     journalSync = DEFAULT_JOURNAL_SYNC;
     journalSnapshotEntries = DEFAULT_JOURNAL_SNAPSHOT_ENTRIES;
   }
@@ -160,6 +170,7 @@ public class DedupOptions {
     maxBatch = other.maxBatch;
     leaseMs = other.leaseMs;
     maxPending = other.maxPending;
+    requestTimeoutMs = other.requestTimeoutMs;
     journalDir = other.journalDir;
     journalSync = other.journalSync;
     journalSnapshotEntries = other.journalSnapshotEntries;
@@ -204,6 +215,7 @@ public class DedupOptions {
         .put("maxBatch", maxBatch)
         .put("leaseMs", leaseMs)
         .put("maxPending", maxPending)
+        .put("requestTimeoutMs", requestTimeoutMs)
         .put("journalSync", journalSync.name())
         .put("journalSnapshotEntries", journalSnapshotEntries);
     if (journalDir != null) {
@@ -577,6 +589,39 @@ public class DedupOptions {
     return this;
   }
 
+  /** @return the deadline of one client request, in milliseconds */
+  public long getRequestTimeoutMs() {
+    return requestTimeoutMs;
+  }
+
+  /**
+   * Sets the deadline of one request of a {@link DedupClient} built with these options, and of one request the
+   * service's router at {@code address} forwards to a partition. Within it a request that reached no owner (no member
+   * of the cluster has registered the partition's address: its owner is starting or failing over) is sent again with
+   * a bounded backoff; once it passes, the request fails with {@link DedupFailure#OUTCOME_UNKNOWN} if it was handed
+   * to an owner that did not answer, or {@link DedupFailure#UNAVAILABLE} if no owner was ever found. Set it above
+   * the cluster manager's failure detection time if requests should wait out a failover. Default 30 s.
+   *
+   * @param requestTimeoutMs milliseconds, {@code 1 ..} {@value #MAX_REQUEST_TIMEOUT_MS}
+   * @return this
+   * @throws IllegalArgumentException if out of range
+   */
+  public DedupOptions setRequestTimeoutMs(long requestTimeoutMs) {
+    this.requestTimeoutMs = requireRange("requestTimeoutMs", requestTimeoutMs, 1, MAX_REQUEST_TIMEOUT_MS);
+    return this;
+  }
+
+  /**
+   * Sets the request timeout; see {@link #setRequestTimeoutMs(long)}.
+   *
+   * @param requestTimeout whole milliseconds
+   * @return this
+   * @throws IllegalArgumentException if out of range or not a whole number of milliseconds
+   */
+  public DedupOptions setRequestTimeout(Duration requestTimeout) {
+    return setRequestTimeoutMs(millis("requestTimeout", requestTimeout));
+  }
+
   /** @return the journal directory, or null for memory only */
   public String getJournalDir() {
     return journalDir;
@@ -665,7 +710,8 @@ public class DedupOptions {
         && bucketMs == x.bucketMs && maxIdsPerPartition == x.maxIdsPerPartition
         && expectedIdsPerPartition == x.expectedIdsPerPartition && payloadHashes == x.payloadHashes
         && maxIdBytes == x.maxIdBytes && maxBatch == x.maxBatch
-        && leaseMs == x.leaseMs && maxPending == x.maxPending && address.equals(x.address)
+        && leaseMs == x.leaseMs && maxPending == x.maxPending
+        && requestTimeoutMs == x.requestTimeoutMs && address.equals(x.address)
         && capacityPolicy == x.capacityPolicy && uncoveredPolicy == x.uncoveredPolicy
         && Objects.equals(journalDir, x.journalDir) && journalSync == x.journalSync
         && journalSnapshotEntries == x.journalSnapshotEntries;
@@ -675,7 +721,7 @@ public class DedupOptions {
   public int hashCode() {
     return Objects.hash(address, partitions, routeByKey, windowMs, bucketMs, maxIdsPerPartition,
         expectedIdsPerPartition, capacityPolicy, payloadHashes, uncoveredPolicy, maxIdBytes, maxBatch, leaseMs,
-        maxPending, journalDir, journalSync, journalSnapshotEntries);
+        maxPending, requestTimeoutMs, journalDir, journalSync, journalSnapshotEntries);
   }
 
   @Override

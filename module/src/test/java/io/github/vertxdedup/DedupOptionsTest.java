@@ -151,7 +151,7 @@ class DedupOptionsTest {
     // Every key of the JSON form, each with a value other than its default: toJson writes them all back.
     JsonObject full = fullJson();
     assertThat(new DedupOptions(full).toJson()).isEqualTo(full);
-    assertThat(full.fieldNames()).hasSize(17);
+    assertThat(full.fieldNames()).hasSize(18);
     for (String key : full.fieldNames()) {
       assertThat(new DedupOptions().toJson().getValue(key)).as(key).isNotEqualTo(full.getValue(key));
     }
@@ -162,7 +162,8 @@ class DedupOptionsTest {
         .put("windowMs", 600_000L).put("bucketMs", 5_000L).put("maxIdsPerPartition", 123_456L)
         .put("expectedIdsPerPartition", 1_000).put("capacityPolicy", "EVICT_OLDEST").put("payloadHashes", false)
         .put("uncoveredPolicy", "ACCEPT").put("maxIdBytes", 256).put("maxBatch", 500).put("leaseMs", 7_000L)
-        .put("maxPending", 42).put("journalSync", "SYNC").put("journalSnapshotEntries", 0L)
+        .put("maxPending", 42).put("requestTimeoutMs", 2_500L).put("journalSync", "SYNC")
+        .put("journalSnapshotEntries", 0L)
         .put("journalDir", "/var/lib/dedup");
   }
 
@@ -175,6 +176,9 @@ class DedupOptionsTest {
     assertThatThrownBy(() -> new DedupOptions().setWindowMs(-1)).hasMessageContaining("windowMs must be in 1..");
     assertThatThrownBy(() -> new DedupOptions().setMaxIdBytes(0)).hasMessageContaining("maxIdBytes");
     assertThatThrownBy(() -> new DedupOptions().setMaxPending(0)).hasMessageContaining("maxPending");
+    assertThatThrownBy(() -> new DedupOptions().setRequestTimeoutMs(0))
+        .hasMessage("requestTimeoutMs must be in 1..3600000 but was 0");
+    assertThat(new DedupOptions().setRequestTimeout(Duration.ofSeconds(2)).getRequestTimeoutMs()).isEqualTo(2_000);
     assertThatThrownBy(() -> new DedupOptions().setAddress(" ")).hasMessageContaining("address");
     assertThatThrownBy(() -> new DedupOptions().setJournalDir("")).hasMessageContaining("journalDir");
     assertThatThrownBy(() -> new DedupOptions().setWindow(Duration.ofNanos(1_500_000)))

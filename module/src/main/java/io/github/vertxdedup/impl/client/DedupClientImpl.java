@@ -13,10 +13,10 @@ import io.github.vertxdedup.impl.protocol.Codecs;
 import io.github.vertxdedup.impl.protocol.CommitBatchReply;
 import io.github.vertxdedup.impl.protocol.LocalRequest;
 import io.github.vertxdedup.impl.protocol.PartitionRouting;
+import io.github.vertxdedup.impl.protocol.PartitionSender;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
-import io.vertx.core.eventbus.EventBus;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -25,30 +25,44 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 
-/** The {@link DedupClient}. Immutable and thread-safe. */
+/**
+ * The {@link DedupClient}. Every request goes through a {@link PartitionSender}: sent again while its partition has
+ * no registered owner and the request timeout allows, never after it may have been decided. Immutable and
+ * thread-safe.
+ */
 public final class DedupClientImpl implements DedupClient {
 
-  private final EventBus bus;
+  private final PartitionSender sender;
   private final PartitionRouting routing;
   private final String[] addresses;
   private final boolean local;
+  /** Per action: its header and the request timeout, for JSON requests. */
   private final Map<DedupAction, DeliveryOptions> headers = new EnumMap<>(DedupAction.class);
+  /** The request timeout alone, for local requests (their action travels in the body). */
+  private final DeliveryOptions plain;
 
   /**
    * @param vertx the Vert.x instance
-   * @param options the service's options (address, partitions, routeByKey)
+   * @param options the service's options (address, partitions, routeByKey) and the client's requestTimeoutMs
    * @param transport how requests travel
+   * @throws IllegalArgumentException if {@code transport} is {@link Transport#LOCAL} and {@code vertx} is clustered
    */
   public DedupClientImpl(Vertx vertx, DedupOptions options, Transport transport) {
-    this.bus = vertx.eventBus();
+    if (transport == Transport.LOCAL && vertx.isClustered()) {
+      throw new IllegalArgumentException("transport LOCAL passes requests by reference within one JVM, but this Vert.x"
+          + " is clustered and a partition of " + options.getAddress() + " may be owned by another member: use"
+          + " transport JSON (DedupClient.create(vertx, options) picks it for a clustered Vert.x)");
+    }
+    this.sender = new PartitionSender(vertx, options.getRequestTimeoutMs(), true);
     this.routing = new PartitionRouting(options);
     this.addresses = new String[options.getPartitions()];
     for (int p = 0; p < addresses.length; p++) {
       addresses[p] = options.getAddress() + "." + p;
     }
     this.local = transport == Transport.LOCAL;
+    this.plain = sender.deliveryOptions();
     for (DedupAction a : DedupAction.values()) {
-      headers.put(a, new DeliveryOptions().addHeader(DedupAction.HEADER, a.wireName()));
+      headers.put(a, sender.deliveryOptions().addHeader(DedupAction.HEADER, a.wireName()));
     }
     if (local) {
       Codecs.register(vertx);
@@ -126,9 +140,10 @@ public final class DedupClientImpl implements DedupClient {
   public Future<DedupLookup> lookup(DedupEvent event) {
     String to = addresses[event == null ? 0 : partitionOf(event)];
     if (local) {
-      return bus.<DedupLookup>request(to, LocalRequest.single(DedupAction.LOOKUP, event)).map(Message::body);
+      return sender.<DedupLookup>request(to, LocalRequest.single(DedupAction.LOOKUP, event), plain)
+          .map(Message::body);
     }
-    return bus.<JsonObject>request(to, event == null ? null : event.toJson(), headers.get(DedupAction.LOOKUP))
+    return sender.<JsonObject>request(to, event == null ? null : event.toJson(), headers.get(DedupAction.LOOKUP))
         .map(m -> DedupLookup.fromJson(m.body()));
   }
 
@@ -138,7 +153,7 @@ public final class DedupClientImpl implements DedupClient {
       return Future.failedFuture(new IllegalArgumentException(
           "partition must be in 0.." + (addresses.length - 1) + " but was " + partition));
     }
-    return bus.<JsonObject>request(addresses[partition], local ? LocalRequest.stats() : null,
+    return sender.<JsonObject>request(addresses[partition], local ? LocalRequest.stats() : null,
         headers.get(DedupAction.STATS)).map(Message::body);
   }
 
@@ -151,10 +166,10 @@ public final class DedupClientImpl implements DedupClient {
       return Future.failedFuture(e);
     }
     if (local) {
-      return bus.<CommitBatchReply>request(addresses[p], LocalRequest.batch(DedupAction.COMMIT_BATCH, events))
-          .map(m -> m.body().results());
+      return sender.<CommitBatchReply>request(addresses[p], LocalRequest.batch(DedupAction.COMMIT_BATCH, events),
+          plain).map(m -> m.body().results());
     }
-    return bus.<JsonObject>request(addresses[p], batchBody(events), headers.get(DedupAction.COMMIT_BATCH))
+    return sender.<JsonObject>request(addresses[p], batchBody(events), headers.get(DedupAction.COMMIT_BATCH))
         .map(m -> {
           JsonArray results = m.body().getJsonArray("results");
           List<DedupCommitResult> out = new ArrayList<>(results.size());
@@ -169,9 +184,9 @@ public final class DedupClientImpl implements DedupClient {
   private Future<DedupResult> single(DedupAction action, DedupEvent event) {
     String to = addresses[event == null ? 0 : partitionOf(event)];
     if (local) {
-      return bus.<DedupResult>request(to, LocalRequest.single(action, event)).map(Message::body);
+      return sender.<DedupResult>request(to, LocalRequest.single(action, event), plain).map(Message::body);
     }
-    return bus.<JsonObject>request(to, event == null ? null : event.toJson(), headers.get(action))
+    return sender.<JsonObject>request(to, event == null ? null : event.toJson(), headers.get(action))
         .map(m -> DedupResult.fromJson(m.body()));
   }
 
@@ -184,10 +199,10 @@ public final class DedupClientImpl implements DedupClient {
       return Future.failedFuture(e);
     }
     if (local) {
-      return bus.<BatchReply>request(addresses[p], LocalRequest.batch(action, events))
+      return sender.<BatchReply>request(addresses[p], LocalRequest.batch(action, events), plain)
           .map(m -> m.body().results());
     }
-    return bus.<JsonObject>request(addresses[p], batchBody(events), headers.get(action))
+    return sender.<JsonObject>request(addresses[p], batchBody(events), headers.get(action))
         .map(m -> {
           JsonArray verdicts = m.body().getJsonArray("verdicts");
           List<DedupBatchResult> out = new ArrayList<>(verdicts.size());

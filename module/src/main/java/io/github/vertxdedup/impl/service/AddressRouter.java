@@ -3,9 +3,12 @@ package io.github.vertxdedup.impl.service;
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupFailure;
+import io.github.vertxdedup.DedupLookup;
 import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.impl.protocol.LocalRequest;
 import io.github.vertxdedup.impl.protocol.PartitionRouting;
+import io.github.vertxdedup.impl.protocol.PartitionSender;
 import io.github.vertxdedup.impl.protocol.RequestDecoder;
 import io.github.vertxdedup.impl.protocol.RequestFailure;
 import io.vertx.core.Future;
@@ -14,7 +17,6 @@ import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.ReplyException;
-import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
@@ -31,6 +33,17 @@ import java.util.Set;
  * {@code stats} here answers {@code {"partitions":[...]}}, one entry per partition. Batches are refused: they go to a
  * partition address. Confined to the deploying verticle's event loop.
  *
+ * <p>The partition may be owned by any member of a clustered Vert.x. There the router forwards the wire form: a
+ * request of the local codec (a {@link LocalRequest} of this JVM) is sent as JSON (the action in its header, the
+ * event's {@link DedupEvent#toJson()} as the body) and the JSON reply decoded back into the {@link DedupResult} or
+ * {@link DedupLookup} the local requester expects. In a Vert.x that is not clustered it is passed on by reference.
+ *
+ * <p>Failures of a forwarded request ({@link PartitionSender}, with the service's {@code requestTimeoutMs} as the
+ * deadline) keep their meaning: a partition's own failure (400, 409, 503...) is relayed with its code and message; no
+ * registered owner ({@code NO_HANDLERS}) becomes a 503 at once (nothing was recorded: the caller may send it again;
+ * the router does not wait for an owner, so a stopping service refuses promptly); no answer in time becomes a
+ * {@link DedupFailure#OUTCOME_UNKNOWN}, never a 503, because the owner may have decided it.
+ *
  * <p>Every forwarded request's reply handler belongs to the deploying verticle's context, and Vert.x removes it
  * (with its timeout) when that context closes: a partition's answer that arrives afterwards reaches nobody, and the
  * caller would wait out its own timeout. So {@link #stop()} answers every request still waiting for its partition
@@ -42,6 +55,9 @@ public final class AddressRouter implements Handler<Message<Object>> {
   private final Vertx vertx;
   private final String address;
   private final PartitionRouting routing;
+  private final PartitionSender sender;
+  /** Whether partitions may be owned by another member: local requests are then forwarded as JSON. */
+  private final boolean clustered;
   /** Requests forwarded to a partition and not answered yet. */
   private final Set<Message<Object>> waiting = Collections.newSetFromMap(new IdentityHashMap<>());
   private boolean stopped;
@@ -54,19 +70,30 @@ public final class AddressRouter implements Handler<Message<Object>> {
     this.vertx = vertx;
     this.address = options.getAddress();
     this.routing = new PartitionRouting(options);
+    this.sender = new PartitionSender(vertx, options.getRequestTimeoutMs(), false);
+    this.clustered = vertx.isClustered();
   }
 
   /**
-   * Stops routing: fails every request still waiting for its partition with 503, and every later one at once. Call
+   * Stops routing: fails every request still waiting for its partition, and every later one at once with 503. Call
    * it on the deploying verticle's context when the service stops, before the router's consumer is unregistered.
-   * A partition's answer that arrives afterwards is dropped (its request was answered already).
+   * A partition's answer that arrives afterwards is dropped (its request was answered already). A waiting request
+   * fails with 503 in a Vert.x that is not clustered (its partition, a child of this service, has stopped without
+   * answering it) and with {@link DedupFailure#OUTCOME_UNKNOWN} in a clustered one (its partition may be owned by
+   * another member, which may decide it yet).
    */
   public void stop() {
     stopped = true;
     List<Message<Object>> refused = new ArrayList<>(waiting);
     waiting.clear();
     for (Message<Object> msg : refused) {
-      msg.fail(DedupFailure.UNAVAILABLE, stoppingMessage());
+      if (clustered) {
+        msg.fail(DedupFailure.OUTCOME_UNKNOWN, "outcome unknown: service " + address + " on this member is stopping"
+            + " and the request's partition, which may be owned by another member, had not answered; lookup tells"
+            + " the id's state");
+      } else {
+        msg.fail(DedupFailure.UNAVAILABLE, stoppingMessage());
+      }
     }
   }
 
@@ -125,17 +152,31 @@ public final class AddressRouter implements Handler<Message<Object>> {
     // answers the precise 400.
     int routed = routing.partitionOf(id, key);
     int p = routed == PartitionRouting.NOT_ADMITTED ? 0 : routed;
-    DeliveryOptions options = body instanceof LocalRequest ? new DeliveryOptions()
-        : new DeliveryOptions().setHeaders(msg.headers());
+    DeliveryOptions options = sender.deliveryOptions();
+    Object forwarded = body;
+    boolean decodeReply = false;
+    if (!(body instanceof LocalRequest)) {
+      options.setHeaders(msg.headers());
+    } else if (clustered) {
+      // The owner may be another member: the wire form there, decoded back for the requester of this JVM.
+      DedupEvent e = ((LocalRequest) body).event;
+      forwarded = e == null ? null : e.toJson();
+      options.addHeader(DedupAction.HEADER, action.wireName());
+      decodeReply = true;
+    }
+    boolean decode = decodeReply;
     waiting.add(msg);
-    vertx.eventBus().request(address + "." + p, body, options).onComplete(ar -> {
+    sender.request(address + "." + p, forwarded, options).onComplete(ar -> {
       if (!waiting.remove(msg)) {
         return; // answered by stop()
       }
-      if (ar.succeeded()) {
-        msg.reply(ar.result().body());
+      if (ar.failed()) {
+        relayFailure(msg, ar.cause());
+      } else if (decode) {
+        JsonObject json = (JsonObject) ar.result().body();
+        msg.reply(action == DedupAction.LOOKUP ? DedupLookup.fromJson(json) : DedupResult.fromJson(json));
       } else {
-        relayFailure(msg, p, ar.cause());
+        msg.reply(ar.result().body());
       }
     });
   }
@@ -143,8 +184,8 @@ public final class AddressRouter implements Handler<Message<Object>> {
   private void allStats(Message<Object> msg) {
     List<Future<Message<Object>>> replies = new ArrayList<>();
     for (int p = 0; p < routing.partitions(); p++) {
-      replies.add(vertx.eventBus().request(address + "." + p, null,
-          new DeliveryOptions().addHeader(DedupAction.HEADER, DedupAction.STATS.wireName())));
+      replies.add(sender.request(address + "." + p, null,
+          sender.deliveryOptions().addHeader(DedupAction.HEADER, DedupAction.STATS.wireName())));
     }
     waiting.add(msg);
     Future.all(replies).onComplete(ar -> {
@@ -152,7 +193,7 @@ public final class AddressRouter implements Handler<Message<Object>> {
         return; // answered by stop()
       }
       if (ar.failed()) {
-        relayFailure(msg, -1, ar.cause());
+        relayFailure(msg, ar.cause());
         return;
       }
       JsonArray all = new JsonArray();
@@ -163,12 +204,15 @@ public final class AddressRouter implements Handler<Message<Object>> {
     });
   }
 
-  private static void relayFailure(Message<Object> msg, int partition, Throwable cause) {
-    if (cause instanceof ReplyException re && re.failureType() == ReplyFailure.RECIPIENT_FAILURE) {
+  /**
+   * Relays a failure of {@link PartitionSender}: every one is a {@link ReplyException} with the service's code (the
+   * partition's own, 503 for no registered owner, 504 for no answer), passed on with its message.
+   */
+  private static void relayFailure(Message<Object> msg, Throwable cause) {
+    if (cause instanceof ReplyException re) {
       msg.fail(re.failureCode(), re.getMessage());
     } else {
-      msg.fail(DedupFailure.UNAVAILABLE, (partition < 0 ? "a partition" : "partition " + partition)
-          + " did not answer: " + cause.getMessage());
+      msg.fail(DedupFailure.OUTCOME_UNKNOWN, "outcome unknown: the forwarded request failed: " + cause);
     }
   }
 }

@@ -10,11 +10,21 @@ import java.util.List;
  * A {@link Future}-based client of the dedup service. It computes the owning partition of each event itself (the
  * same function as the router at {@code <address>}) and sends the request straight to {@code <address>.<p>}, so a
  * request costs one event-bus round trip. In the same JVM as the service it passes {@link DedupEvent}s and results by
- * reference through a local codec (no JSON); in a clustered Vert.x it sends JSON, the wire form.
+ * reference through a local codec (no JSON); in a clustered Vert.x it sends JSON, the wire form, and reaches every
+ * partition whichever member owns it.
  *
  * <p>Futures fail with the service's {@link io.vertx.core.eventbus.ReplyException}, whose
  * {@link io.vertx.core.eventbus.ReplyException#failureCode() failureCode} is one of {@link DedupFailure}; a
  * duplicate is not a failure but a {@link DedupResult} with {@link DedupVerdict#DUPLICATE}.
+ *
+ * <p>Every request has a deadline, {@link DedupOptions#getRequestTimeoutMs()} of the options the client was created
+ * with. A request that found no owner (the event bus's {@code NO_HANDLERS}: no member has registered the partition's
+ * address, as while its owner starts or fails over) reached nobody and is sent again with a backoff of 10 ms doubling
+ * to 500 ms until an owner registers; past the deadline it fails with {@link DedupFailure#UNAVAILABLE} (failure type
+ * {@code NO_HANDLERS}; nothing recorded). A request handed to an owner that did not answer by the deadline (its
+ * member may have died with it in flight: the event bus does not fail such a reply earlier) fails with
+ * {@link DedupFailure#OUTCOME_UNKNOWN} and is never sent again, because it may have been decided: see that code for
+ * what to do. A failure the partition answered (400, 409, 503, 500) is passed on unchanged.
  * A null event or list fails its future with a 400 ({@link DedupFailure#BAD_REQUEST}) like any other invalid
  * input; no method throws for it.
  *
@@ -25,17 +35,20 @@ public interface DedupClient {
 
   /** How requests travel. */
   enum Transport {
-    /** By reference through a local codec: the service must run in the same JVM. */
+    /**
+     * By reference through a local codec: the service must run in the same JVM, and the Vert.x must not be
+     * clustered (a partition may be owned by another member there, which a local codec cannot reach).
+     */
     LOCAL,
     /** As JSON bodies with the action in a header: the wire form, for any caller. */
     JSON
   }
 
   /**
-   * Creates a client of the service configured by {@code options} (it uses {@code address}, {@code partitions} and
-   * {@code routeByKey}, which must match the deployed service: a partition refuses with a 400 an event sent to it by
-   * a client that computes partitions otherwise). Uses {@link Transport#LOCAL} unless the Vert.x
-   * instance is clustered.
+   * Creates a client of the service configured by {@code options}: it uses {@code address}, {@code partitions} and
+   * {@code routeByKey}, which must match the deployed service (a partition refuses with a 400 an event sent to it by
+   * a client that computes partitions otherwise), and {@code requestTimeoutMs}. Uses {@link Transport#LOCAL} unless
+   * the Vert.x instance is clustered, {@link Transport#JSON} if it is.
    *
    * @param vertx the Vert.x instance
    * @param options the service's options
@@ -52,6 +65,7 @@ public interface DedupClient {
    * @param options the service's options
    * @param transport how requests travel
    * @return a client
+   * @throws IllegalArgumentException if {@code transport} is {@link Transport#LOCAL} and {@code vertx} is clustered
    */
   static DedupClient create(Vertx vertx, DedupOptions options, Transport transport) {
     return new DedupClientImpl(vertx, options, transport);

@@ -111,11 +111,13 @@ public final class PartitionSender {
     if (!(failure instanceof ReplyException re) || re.failureType() != ReplyFailure.NO_HANDLERS) {
       return Future.failedFuture(failure(address, failure, attempts));
     }
-    if (!retry || remainingMs(deadlineNs) <= backoffMs) {
+    long remaining = remainingMs(deadlineNs);
+    if (!retry || remaining <= 0) {
       return Future.failedFuture(noOwner(address, attempts));
     }
     Promise<Message<T>> promise = Promise.promise();
-    vertx.setTimer(backoffMs, id -> {
+    // The last wait ends at the deadline, where the request fails if it found no owner yet.
+    vertx.setTimer(Math.max(1, Math.min(backoffMs, remaining)), id -> {
       long left = remainingMs(deadlineNs);
       if (left <= 0) {
         promise.fail(noOwner(address, attempts));

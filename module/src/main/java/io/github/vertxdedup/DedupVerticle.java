@@ -6,6 +6,7 @@ import io.github.vertxdedup.impl.journal.PartitionJournal;
 import io.github.vertxdedup.impl.options.OptionSchema;
 import io.github.vertxdedup.impl.protocol.Codecs;
 import io.github.vertxdedup.impl.service.AddressRouter;
+import io.github.vertxdedup.impl.service.PartitionOwnership;
 import io.github.vertxdedup.impl.service.PartitionState;
 import io.github.vertxdedup.impl.service.PartitionVerticle;
 import io.github.vertxdedup.journal.internal.JournalLayout;
@@ -89,7 +90,7 @@ public class DedupVerticle extends VerticleBase {
   private MeterRegistry meterRegistry;
   private HealthChecks healthChecks;
   private DedupOptions options;
-  private final List<PartitionVerticle> partitions = new ArrayList<>();
+  private final List<PartitionOwnership> ownerships = new ArrayList<>();
   private MessageConsumer<Object> router;
   private AddressRouter routerHandler;
   private Supplier<Future<Void>> stopHold;
@@ -244,20 +245,24 @@ public class DedupVerticle extends VerticleBase {
     if (healthChecks == null) {
       healthChecks = HealthChecks.create(vertx);
     }
-    List<Future<String>> deployed = new ArrayList<>();
+    List<Future<Void>> deployed = new ArrayList<>();
+    String owner = context.deploymentID();
     for (int p = 0; p < options.getPartitions(); p++) {
+      final int partitionNumber = p;
       Path partitionDir = options.getJournalDir() == null
           ? null
           : Path.of(options.getJournalDir(), options.getAddress(), Integer.toString(p));
-      PartitionJournal journal = partitionDir == null
-          ? NoJournal.INSTANCE
-          : new ChroniclePartitionJournal(vertx, partitionDir, options.getWindowMs(), options.getJournalSync(), clock,
-              options.getJournalSnapshotEntries());
-      PartitionVerticle partition = new PartitionVerticle(options, p, clock, journal, registry);
-      partitions.add(partition);
+      // One partition verticle per owner's term: deployed when this deployment takes the partition, undeployed when
+      // it steps down or stops (see PartitionOwnership and docs/partitioning.md).
+      PartitionOwnership ownership = PartitionOwnership.of(vertx, context, options, p, clock, owner, partitionDir,
+          () -> new PartitionVerticle(options, partitionNumber, clock, partitionDir == null
+              ? NoJournal.INSTANCE
+              : new ChroniclePartitionJournal(vertx, partitionDir, options.getWindowMs(), options.getJournalSync(),
+                  clock, options.getJournalSnapshotEntries()), registry));
+      ownerships.add(ownership);
       // Registered first, so that the health check reports a partition that is still recovering.
-      healthChecks.register(procedureName(p), promise -> promise.complete(status(partition)));
-      deployed.add(vertx.deployVerticle(partition));
+      healthChecks.register(procedureName(p), promise -> promise.complete(status(ownership)));
+      deployed.add(ownership.start());
     }
     return Future.all(deployed).compose(v -> {
       routerHandler = new AddressRouter(vertx, options);
@@ -276,8 +281,8 @@ public class DedupVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
-    for (PartitionVerticle partition : partitions) {
-      healthChecks.unregister(procedureName(partition.partition()));
+    for (PartitionOwnership ownership : ownerships) {
+      healthChecks.unregister(procedureName(ownership.partitionNumber()));
     }
     // The partitions are child deployments: Vert.x has undeployed (drained) them before this runs.
     Future<Void> held = Future.succeededFuture();
@@ -287,6 +292,13 @@ public class DedupVerticle extends VerticleBase {
       held = released.future();
     }
     return held.compose(v -> {
+      // Clean releases: each owner marks its epoch released and lets its lock go, so a standby takes over at once.
+      List<Future<Void>> released = new ArrayList<>();
+      for (PartitionOwnership ownership : ownerships) {
+        released.add(ownership.stop());
+      }
+      return Future.join(released).mapEmpty();
+    }).compose(v -> {
       if (router == null) {
         return Future.succeededFuture();
       }
@@ -301,8 +313,15 @@ public class DedupVerticle extends VerticleBase {
     return options.getAddress() + "/" + partition;
   }
 
-  private static Status status(PartitionVerticle partition) {
-    JsonObject data = new JsonObject().put("address", partition.address()).put("state", partition.state().name());
+  private Status status(PartitionOwnership ownership) {
+    PartitionVerticle partition = ownership.partition();
+    JsonObject data = new JsonObject().put("role", ownership.role().name());
+    if (partition == null) {
+      // A standby is healthy as a standby: another deployment answers for the partition.
+      return Status.OK(data.put("address", options.getAddress() + "." + ownership.partitionNumber())
+          .put("state", ownership.role().name()));
+    }
+    data.put("address", partition.address()).put("state", partition.state().name()).put("epoch", ownership.epoch());
     if (!partition.failure().isEmpty()) {
       data.put("failure", partition.failure());
     }

@@ -35,8 +35,16 @@ import java.util.Objects;
 import java.util.function.Supplier;
 
 /**
- * The event-bus dedup service: deploys one partition verticle per partition, each owning one dedup window on its own
- * event loop, and a router on {@code <address>}. Its start completes only when every partition is ready.
+ * The event-bus dedup service: deploys one partition verticle per partition it owns, each owning one dedup window on
+ * its own event loop, and a router on {@code <address>}. Its start completes when every partition is ready or owned
+ * by another deployment.
+ *
+ * <p>Several deployments of the same service (on the members of a clustered Vert.x, or in one JVM) share its
+ * partitions: each partition has at most one owner, decided by a lock and an epoch counter in Vert.x shared data, and
+ * the other deployments stand by without registering its address, taking it over when the owner undeploys, dies or
+ * loses its epoch ({@code ownerLeaseMs}, {@code ownerCheckMs}, {@code ownerLockPollMs}; see
+ * {@code docs/partitioning.md}). A takeover without the previous owner's journal marks new ids unvouched for the
+ * window ({@link UnvouchedPolicy}).
  *
  * <p>Deploy it by name with a JSON config ({@link DedupOptions#toJson()} builds one):
  * <pre>{@code

@@ -27,7 +27,8 @@ import java.util.Objects;
  * {@code capacityPolicy} ({@code "REJECT"} | {@code "EVICT_OLDEST"}), {@code payloadHashes}, {@code uncoveredPolicy}
  * ({@code "UNKNOWN"} | {@code "ACCEPT"}), {@code maxIdBytes}, {@code maxBatch}, {@code leaseMs}, {@code maxPending},
  * {@code requestTimeoutMs}, {@code journalDir}, {@code journalSync} ({@code "NONE"} | {@code "ASYNC"} | {@code "SYNC"}),
- * {@code journalSnapshotEntries}. Numbers are JSON
+ * {@code journalSnapshotEntries}, {@code unvouchedPolicy} ({@code "ACCEPT"} | {@code "REFUSE"}),
+ * {@code ownerLeaseMs}, {@code ownerCheckMs}, {@code ownerLockPollMs}. Numbers are JSON
  * integers, the policies JSON strings, {@code routeByKey} and {@code payloadHashes} JSON booleans. In a larger
  * configuration (one merged by {@code vertx-config}, say) the same object sits under
  * {@value DedupVerticle#CONFIG_KEY}; see {@link DedupVerticle}.
@@ -90,6 +91,19 @@ public class DedupOptions {
    * of the live entries of its newest snapshot, were journaled after that snapshot.
    */
   public static final long DEFAULT_JOURNAL_SNAPSHOT_ENTRIES = 65_536;
+  /** Default {@code unvouchedPolicy}: accept new ids after a takeover without the previous owner's journal, marked. */
+  public static final UnvouchedPolicy DEFAULT_UNVOUCHED_POLICY = UnvouchedPolicy.ACCEPT;
+  /**
+   * Default {@code ownerLeaseMs}: 10 s. An owner decides only while its last confirmation of its epoch is younger;
+   * a new owner that takes over from one that did not release cleanly waits this long before it answers.
+   */
+  public static final long DEFAULT_OWNER_LEASE_MS = 10_000L;
+  /** Default {@code ownerCheckMs}: an owner confirms its epoch through the cluster every 2 s. */
+  public static final long DEFAULT_OWNER_CHECK_MS = 2_000L;
+  /** Default {@code ownerLockPollMs}: a standby tries to take its partition's lock every second. */
+  public static final long DEFAULT_OWNER_LOCK_POLL_MS = 1_000L;
+  /** Upper limit of {@code ownerLeaseMs}, {@code ownerCheckMs} and {@code ownerLockPollMs}: one hour. */
+  public static final long MAX_OWNER_MS = 3_600_000L;
 
   /** The JSON form: every key, its JSON type and its setter, in the order of the class documentation. */
   private static final OptionSchema<DedupOptions> JSON = new OptionSchema<DedupOptions>("dedup option")
@@ -110,7 +124,11 @@ public class DedupOptions {
       .longValue("requestTimeoutMs", DedupOptions::setRequestTimeoutMs)
       .string("journalDir", DedupOptions::setJournalDir)
       .enumValue("journalSync", SyncPolicy.class, DedupOptions::setJournalSync)
-      .longValue("journalSnapshotEntries", DedupOptions::setJournalSnapshotEntries);
+      .longValue("journalSnapshotEntries", DedupOptions::setJournalSnapshotEntries)
+      .enumValue("unvouchedPolicy", UnvouchedPolicy.class, DedupOptions::setUnvouchedPolicy)
+      .longValue("ownerLeaseMs", DedupOptions::setOwnerLeaseMs)
+      .longValue("ownerCheckMs", DedupOptions::setOwnerCheckMs)
+      .longValue("ownerLockPollMs", DedupOptions::setOwnerLockPollMs);
 
   private String address;
   private int partitions;
@@ -130,6 +148,10 @@ public class DedupOptions {
   private String journalDir;
   private SyncPolicy journalSync;
   private long journalSnapshotEntries;
+  private UnvouchedPolicy unvouchedPolicy;
+  private long ownerLeaseMs;
+  private long ownerCheckMs;
+  private long ownerLockPollMs;
 
   /** Creates options with the defaults; {@code windowMs} is unset and must be set before use. */
   public DedupOptions() {
@@ -148,6 +170,10 @@ public class DedupOptions {
     requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS;
     journalSync = DEFAULT_JOURNAL_SYNC;
     journalSnapshotEntries = DEFAULT_JOURNAL_SNAPSHOT_ENTRIES;
+    unvouchedPolicy = DEFAULT_UNVOUCHED_POLICY;
+    ownerLeaseMs = DEFAULT_OWNER_LEASE_MS;
+    ownerCheckMs = DEFAULT_OWNER_CHECK_MS;
+    ownerLockPollMs = DEFAULT_OWNER_LOCK_POLL_MS;
   }
 
   /**
@@ -174,6 +200,10 @@ public class DedupOptions {
     journalDir = other.journalDir;
     journalSync = other.journalSync;
     journalSnapshotEntries = other.journalSnapshotEntries;
+    unvouchedPolicy = other.unvouchedPolicy;
+    ownerLeaseMs = other.ownerLeaseMs;
+    ownerCheckMs = other.ownerCheckMs;
+    ownerLockPollMs = other.ownerLockPollMs;
   }
 
   /**
@@ -217,7 +247,11 @@ public class DedupOptions {
         .put("maxPending", maxPending)
         .put("requestTimeoutMs", requestTimeoutMs)
         .put("journalSync", journalSync.name())
-        .put("journalSnapshotEntries", journalSnapshotEntries);
+        .put("journalSnapshotEntries", journalSnapshotEntries)
+        .put("unvouchedPolicy", unvouchedPolicy.name())
+        .put("ownerLeaseMs", ownerLeaseMs)
+        .put("ownerCheckMs", ownerCheckMs)
+        .put("ownerLockPollMs", ownerLockPollMs);
     if (journalDir != null) {
       json.put("journalDir", journalDir);
     }
@@ -228,12 +262,16 @@ public class DedupOptions {
    * Checks the rules that relate several values: {@code windowMs} is set; {@code bucketMs} (or its default
    * {@code windowMs / 60}) divides it into at most {@link DedupWindow#MAX_BUCKETS} buckets;
    * {@code maxIdsPerPartition} is within {@link DedupWindow#maxIdsLimit(boolean)}; {@code expectedIdsPerPartition}
-   * does not exceed {@code maxIdsPerPartition}.
+   * does not exceed {@code maxIdsPerPartition}; {@code ownerCheckMs} is below {@code ownerLeaseMs}.
    *
    * @return this
    * @throws IllegalArgumentException naming the first rule broken and the values involved
    */
   public DedupOptions validate() {
+    if (ownerCheckMs >= ownerLeaseMs) {
+      throw new IllegalArgumentException("ownerCheckMs must be < ownerLeaseMs (" + ownerLeaseMs + "), so that an"
+          + " owner confirms its epoch before its lease runs out, but was " + ownerCheckMs);
+    }
     if (windowMs == 0) {
       throw new IllegalArgumentException("windowMs is required (there is no safe default window: choose it above "
           + "the longest redelivery path of your system)");
@@ -697,6 +735,92 @@ public class DedupOptions {
     return this;
   }
 
+  /** @return what a new id gets during the first window after a takeover without the previous owner's journal */
+  public UnvouchedPolicy getUnvouchedPolicy() {
+    return unvouchedPolicy;
+  }
+
+  /**
+   * Sets what a partition of the event-bus service does with a new id until {@code windowMs} has passed since it
+   * took the partition over from another owner without that owner's journal (its window then knows only what it
+   * accepted since): {@link UnvouchedPolicy#ACCEPT} (the default) accepts it marked {@code "unvouched": true},
+   * {@link UnvouchedPolicy#REFUSE} answers 503. See {@code docs/partitioning.md}, "Failover".
+   *
+   * @param unvouchedPolicy not null
+   * @return this
+   * @throws IllegalArgumentException if null
+   */
+  public DedupOptions setUnvouchedPolicy(UnvouchedPolicy unvouchedPolicy) {
+    if (unvouchedPolicy == null) {
+      throw new IllegalArgumentException("unvouchedPolicy must be ACCEPT or REFUSE but was null");
+    }
+    this.unvouchedPolicy = unvouchedPolicy;
+    return this;
+  }
+
+  /** @return the owner's lease of a partition of the event-bus service, milliseconds */
+  public long getOwnerLeaseMs() {
+    return ownerLeaseMs;
+  }
+
+  /**
+   * Sets the owner's lease: a partition's owner decides only while its last confirmation of its epoch (fencing token)
+   * through the cluster is younger than this, so an owner cut off from the cluster stops deciding at most this long
+   * after its last confirmation; a new owner that takes a partition over from an owner that did not release it
+   * cleanly (its member died or was cut off) waits this long before it answers. It adds to the failover time after
+   * an unclean loss; see {@code docs/partitioning.md}. Measured on the service's {@link
+   * io.github.vertxdedup.time.DedupClock}. Default {@value #DEFAULT_OWNER_LEASE_MS} ms; must exceed
+   * {@code ownerCheckMs} (checked by {@link #validate()}).
+   *
+   * @param ownerLeaseMs milliseconds, {@code 1 ..} {@value #MAX_OWNER_MS}
+   * @return this
+   * @throws IllegalArgumentException if out of range
+   */
+  public DedupOptions setOwnerLeaseMs(long ownerLeaseMs) {
+    this.ownerLeaseMs = requireRange("ownerLeaseMs", ownerLeaseMs, 1, MAX_OWNER_MS);
+    return this;
+  }
+
+  /** @return how often an owner confirms its epoch through the cluster, milliseconds */
+  public long getOwnerCheckMs() {
+    return ownerCheckMs;
+  }
+
+  /**
+   * Sets how often a partition's owner confirms its epoch through the cluster (it reads the partition's epoch
+   * counter; a read that fails, takes longer than this, or shows a larger epoch makes it step down at once). Each
+   * confirmation extends the owner's lease to {@code ownerLeaseMs} from the moment it was asked. Default
+   * {@value #DEFAULT_OWNER_CHECK_MS} ms; must be below {@code ownerLeaseMs} (checked by {@link #validate()}), and a
+   * third of it or less leaves room for a slow read.
+   *
+   * @param ownerCheckMs milliseconds, {@code 1 ..} {@value #MAX_OWNER_MS}
+   * @return this
+   * @throws IllegalArgumentException if out of range
+   */
+  public DedupOptions setOwnerCheckMs(long ownerCheckMs) {
+    this.ownerCheckMs = requireRange("ownerCheckMs", ownerCheckMs, 1, MAX_OWNER_MS);
+    return this;
+  }
+
+  /** @return how often a standby tries to take its partition's lock, milliseconds */
+  public long getOwnerLockPollMs() {
+    return ownerLockPollMs;
+  }
+
+  /**
+   * Sets how often a standby (a deployment of the service whose partition another deployment owns) tries to take
+   * the partition's cluster-wide lock; each try waits at most a few milliseconds, so that no worker thread is held
+   * for long. It adds up to this much to the failover time. Default {@value #DEFAULT_OWNER_LOCK_POLL_MS} ms.
+   *
+   * @param ownerLockPollMs milliseconds, {@code 1 ..} {@value #MAX_OWNER_MS}
+   * @return this
+   * @throws IllegalArgumentException if out of range
+   */
+  public DedupOptions setOwnerLockPollMs(long ownerLockPollMs) {
+    this.ownerLockPollMs = requireRange("ownerLockPollMs", ownerLockPollMs, 1, MAX_OWNER_MS);
+    return this;
+  }
+
   @Override
   public boolean equals(Object o) {
     if (this == o) {
@@ -714,14 +838,16 @@ public class DedupOptions {
         && requestTimeoutMs == x.requestTimeoutMs && address.equals(x.address)
         && capacityPolicy == x.capacityPolicy && uncoveredPolicy == x.uncoveredPolicy
         && Objects.equals(journalDir, x.journalDir) && journalSync == x.journalSync
-        && journalSnapshotEntries == x.journalSnapshotEntries;
+        && journalSnapshotEntries == x.journalSnapshotEntries && unvouchedPolicy == x.unvouchedPolicy
+        && ownerLeaseMs == x.ownerLeaseMs && ownerCheckMs == x.ownerCheckMs && ownerLockPollMs == x.ownerLockPollMs;
   }
 
   @Override
   public int hashCode() {
     return Objects.hash(address, partitions, routeByKey, windowMs, bucketMs, maxIdsPerPartition,
         expectedIdsPerPartition, capacityPolicy, payloadHashes, uncoveredPolicy, maxIdBytes, maxBatch, leaseMs,
-        maxPending, requestTimeoutMs, journalDir, journalSync, journalSnapshotEntries);
+        maxPending, requestTimeoutMs, journalDir, journalSync, journalSnapshotEntries, unvouchedPolicy, ownerLeaseMs,
+        ownerCheckMs, ownerLockPollMs);
   }
 
   @Override

@@ -12,7 +12,10 @@ import java.util.Objects;
  * {@code uncovered: true} on an accept of an event older than the partition's memory; {@code firstSeenMs},
  * {@code ageMs} and {@code expiresAtMs} on {@link DedupVerdict#DUPLICATE}, {@link DedupVerdict#CONFLICT} (times of the
  * remembered entry, bucket precision) and {@link DedupVerdict#IN_FLIGHT} (claim time and lease end). An
- * {@link DedupVerdict#UNKNOWN} carries no times: there is no entry to report.
+ * {@link DedupVerdict#UNKNOWN} carries no times: there is no entry to report. {@code unvouched: true} on an accept (or
+ * accepted claim) of a new id by a partition that took over from another owner without that owner's journal, within
+ * the window {@code W} after the takeover: the id may have been accepted by the previous owner, which this partition
+ * cannot know (see {@link UnvouchedPolicy}). {@code uncovered} and {@code unvouched} are written only when true.
  *
  * @param verdict the verdict
  * @param partition the partition that answered
@@ -21,9 +24,11 @@ import java.util.Objects;
  * @param ageMs now minus {@code firstSeenMs}, or {@link #NO_TIME}
  * @param expiresAtMs when the entry is forgotten, or the lease ends (epoch ms), or {@link #NO_TIME}
  * @param uncovered true on an accept of an event older than what the partition covers
+ * @param unvouched true on an accept of a new id within {@code W} after a takeover without the previous owner's
+ *     journal
  */
 public record DedupResult(DedupVerdict verdict, int partition, String claimToken, long firstSeenMs, long ageMs,
-    long expiresAtMs, boolean uncovered) {
+    long expiresAtMs, boolean uncovered, boolean unvouched) {
 
   /** The value of an absent time field. */
   public static final long NO_TIME = Long.MIN_VALUE;
@@ -38,10 +43,30 @@ public record DedupResult(DedupVerdict verdict, int partition, String claimToken
    * @param ageMs now minus {@code firstSeenMs}, or {@link #NO_TIME}
    * @param expiresAtMs when the entry is forgotten, or the lease ends (epoch ms), or {@link #NO_TIME}
    * @param uncovered true on an accept of an event older than what the partition covers
+   * @param unvouched true on an accept of a new id within {@code W} after a takeover without the previous owner's
+   *     journal
    * @throws NullPointerException if {@code verdict} is null
    */
   public DedupResult {
     Objects.requireNonNull(verdict, "verdict");
+  }
+
+  /**
+   * A result that is not unvouched ({@code unvouched} false): what every partition answers outside the window after
+   * a takeover.
+   *
+   * @param verdict the verdict
+   * @param partition the partition that answered
+   * @param claimToken the token of an accepted claim, else null
+   * @param firstSeenMs when the entry was first seen (epoch ms, bucket precision), or {@link #NO_TIME}
+   * @param ageMs now minus {@code firstSeenMs}, or {@link #NO_TIME}
+   * @param expiresAtMs when the entry is forgotten, or the lease ends (epoch ms), or {@link #NO_TIME}
+   * @param uncovered true on an accept of an event older than what the partition covers
+   * @throws NullPointerException if {@code verdict} is null
+   */
+  public DedupResult(DedupVerdict verdict, int partition, String claimToken, long firstSeenMs, long ageMs,
+      long expiresAtMs, boolean uncovered) {
+    this(verdict, partition, claimToken, firstSeenMs, ageMs, expiresAtMs, uncovered, false);
   }
 
   /**
@@ -76,6 +101,9 @@ public record DedupResult(DedupVerdict verdict, int partition, String claimToken
     if (uncovered) {
       json.put("uncovered", true);
     }
+    if (unvouched) {
+      json.put("unvouched", true);
+    }
     return json;
   }
 
@@ -97,6 +125,6 @@ public record DedupResult(DedupVerdict verdict, int partition, String claimToken
     Long first = json.getLong("firstSeenMs");
     return new DedupResult(verdict, json.getInteger("partition", -1), json.getString("claimToken"),
         first == null ? NO_TIME : first, json.getLong("ageMs", NO_TIME), json.getLong("expiresAtMs", NO_TIME),
-        json.getBoolean("uncovered", false));
+        json.getBoolean("uncovered", false), json.getBoolean("unvouched", false));
   }
 }

@@ -6,6 +6,7 @@ import io.github.vertxdedup.impl.journal.PartitionJournal;
 import io.github.vertxdedup.impl.options.OptionSchema;
 import io.github.vertxdedup.impl.protocol.Codecs;
 import io.github.vertxdedup.impl.service.AddressRouter;
+import io.github.vertxdedup.impl.service.PartitionOwnership;
 import io.github.vertxdedup.impl.service.PartitionState;
 import io.github.vertxdedup.impl.service.PartitionVerticle;
 import io.github.vertxdedup.journal.internal.JournalLayout;
@@ -34,8 +35,16 @@ import java.util.Objects;
 import java.util.function.Supplier;
 
 /**
- * The event-bus dedup service: deploys one partition verticle per partition, each owning one dedup window on its own
- * event loop, and a router on {@code <address>}. Its start completes only when every partition is ready.
+ * The event-bus dedup service: deploys one partition verticle per partition it owns, each owning one dedup window on
+ * its own event loop, and a router on {@code <address>}. Its start completes when every partition is ready or owned
+ * by another deployment.
+ *
+ * <p>Several deployments of the same service (on the members of a clustered Vert.x, or in one JVM) share its
+ * partitions: each partition has at most one owner, decided by a lock and an epoch counter in Vert.x shared data, and
+ * the other deployments stand by without registering its address, taking it over when the owner undeploys, dies or
+ * loses its epoch ({@code ownerLeaseMs}, {@code ownerCheckMs}, {@code ownerLockPollMs}; see
+ * {@code docs/partitioning.md}). A takeover without the previous owner's journal marks new ids unvouched for the
+ * window ({@link UnvouchedPolicy}).
  *
  * <p>Deploy it by name with a JSON config ({@link DedupOptions#toJson()} builds one):
  * <pre>{@code
@@ -89,7 +98,7 @@ public class DedupVerticle extends VerticleBase {
   private MeterRegistry meterRegistry;
   private HealthChecks healthChecks;
   private DedupOptions options;
-  private final List<PartitionVerticle> partitions = new ArrayList<>();
+  private final List<PartitionOwnership> ownerships = new ArrayList<>();
   private MessageConsumer<Object> router;
   private AddressRouter routerHandler;
   private Supplier<Future<Void>> stopHold;
@@ -244,20 +253,24 @@ public class DedupVerticle extends VerticleBase {
     if (healthChecks == null) {
       healthChecks = HealthChecks.create(vertx);
     }
-    List<Future<String>> deployed = new ArrayList<>();
+    List<Future<Void>> deployed = new ArrayList<>();
+    String owner = context.deploymentID();
     for (int p = 0; p < options.getPartitions(); p++) {
+      final int partitionNumber = p;
       Path partitionDir = options.getJournalDir() == null
           ? null
           : Path.of(options.getJournalDir(), options.getAddress(), Integer.toString(p));
-      PartitionJournal journal = partitionDir == null
-          ? NoJournal.INSTANCE
-          : new ChroniclePartitionJournal(vertx, partitionDir, options.getWindowMs(), options.getJournalSync(), clock,
-              options.getJournalSnapshotEntries());
-      PartitionVerticle partition = new PartitionVerticle(options, p, clock, journal, registry);
-      partitions.add(partition);
+      // One partition verticle per owner's term: deployed when this deployment takes the partition, undeployed when
+      // it steps down or stops (see PartitionOwnership and docs/partitioning.md).
+      PartitionOwnership ownership = PartitionOwnership.of(vertx, context, options, p, clock, owner, partitionDir,
+          () -> new PartitionVerticle(options, partitionNumber, clock, partitionDir == null
+              ? NoJournal.INSTANCE
+              : new ChroniclePartitionJournal(vertx, partitionDir, options.getWindowMs(), options.getJournalSync(),
+                  clock, options.getJournalSnapshotEntries()), registry));
+      ownerships.add(ownership);
       // Registered first, so that the health check reports a partition that is still recovering.
-      healthChecks.register(procedureName(p), promise -> promise.complete(status(partition)));
-      deployed.add(vertx.deployVerticle(partition));
+      healthChecks.register(procedureName(p), promise -> promise.complete(status(ownership)));
+      deployed.add(ownership.start());
     }
     return Future.all(deployed).compose(v -> {
       routerHandler = new AddressRouter(vertx, options);
@@ -276,8 +289,8 @@ public class DedupVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
-    for (PartitionVerticle partition : partitions) {
-      healthChecks.unregister(procedureName(partition.partition()));
+    for (PartitionOwnership ownership : ownerships) {
+      healthChecks.unregister(procedureName(ownership.partitionNumber()));
     }
     // The partitions are child deployments: Vert.x has undeployed (drained) them before this runs.
     Future<Void> held = Future.succeededFuture();
@@ -287,6 +300,13 @@ public class DedupVerticle extends VerticleBase {
       held = released.future();
     }
     return held.compose(v -> {
+      // Clean releases: each owner marks its epoch released and lets its lock go, so a standby takes over at once.
+      List<Future<Void>> released = new ArrayList<>();
+      for (PartitionOwnership ownership : ownerships) {
+        released.add(ownership.stop());
+      }
+      return Future.join(released).mapEmpty();
+    }).compose(v -> {
       if (router == null) {
         return Future.succeededFuture();
       }
@@ -301,8 +321,15 @@ public class DedupVerticle extends VerticleBase {
     return options.getAddress() + "/" + partition;
   }
 
-  private static Status status(PartitionVerticle partition) {
-    JsonObject data = new JsonObject().put("address", partition.address()).put("state", partition.state().name());
+  private Status status(PartitionOwnership ownership) {
+    PartitionVerticle partition = ownership.partition();
+    JsonObject data = new JsonObject().put("role", ownership.role().name());
+    if (partition == null) {
+      // A standby is healthy as a standby: another deployment answers for the partition.
+      return Status.OK(data.put("address", options.getAddress() + "." + ownership.partitionNumber())
+          .put("state", ownership.role().name()));
+    }
+    data.put("address", partition.address()).put("state", partition.state().name()).put("epoch", ownership.epoch());
     if (!partition.failure().isEmpty()) {
       data.put("failure", partition.failure());
     }

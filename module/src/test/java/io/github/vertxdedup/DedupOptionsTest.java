@@ -50,7 +50,11 @@ class DedupOptionsTest {
         .setMaxPending(42)
         .setJournalDir("/var/lib/dedup")
         .setJournalSync(SyncPolicy.SYNC)
-        .setJournalSnapshotEntries(1_000);
+        .setJournalSnapshotEntries(1_000)
+        .setUnvouchedPolicy(UnvouchedPolicy.REFUSE)
+        .setOwnerLeaseMs(20_000)
+        .setOwnerCheckMs(3_000)
+        .setOwnerLockPollMs(500);
     JsonObject json = o.toJson();
     DedupOptions back = new DedupOptions(json);
     assertThat(back).isEqualTo(o);
@@ -60,6 +64,8 @@ class DedupOptionsTest {
     assertThat(json.getString("journalSync")).isEqualTo("SYNC");
     assertThat(json.getLong("journalSnapshotEntries")).isEqualTo(1_000);
     assertThat(json.getBoolean("routeByKey")).isTrue();
+    assertThat(json.getString("unvouchedPolicy")).isEqualTo("REFUSE");
+    assertThat(json.getLong("ownerLeaseMs")).isEqualTo(20_000);
     assertThat(new DedupOptions(o)).isEqualTo(o);
     assertThat(new DedupOptions(o).isRouteByKey()).isTrue();
     assertThat(new DedupOptions(o).setRouteByKey(false)).isNotEqualTo(o);
@@ -87,7 +93,8 @@ class DedupOptionsTest {
     assertThatThrownBy(() -> new DedupOptions(new JsonObject().put("windowMs", 60_000).put("window", 5)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageStartingWith("unknown dedup option 'window' (known: address, partitions, routeByKey, windowMs,")
-        .hasMessageEndingWith("journalDir, journalSync, journalSnapshotEntries)");
+        .hasMessageEndingWith("journalDir, journalSync, journalSnapshotEntries, unvouchedPolicy, ownerLeaseMs,"
+            + " ownerCheckMs, ownerLockPollMs)");
   }
 
   @Test
@@ -151,7 +158,7 @@ class DedupOptionsTest {
     // Every key of the JSON form, each with a value other than its default: toJson writes them all back.
     JsonObject full = fullJson();
     assertThat(new DedupOptions(full).toJson()).isEqualTo(full);
-    assertThat(full.fieldNames()).hasSize(18);
+    assertThat(full.fieldNames()).hasSize(22);
     for (String key : full.fieldNames()) {
       assertThat(new DedupOptions().toJson().getValue(key)).as(key).isNotEqualTo(full.getValue(key));
     }
@@ -164,7 +171,8 @@ class DedupOptionsTest {
         .put("uncoveredPolicy", "ACCEPT").put("maxIdBytes", 256).put("maxBatch", 500).put("leaseMs", 7_000L)
         .put("maxPending", 42).put("requestTimeoutMs", 2_500L).put("journalSync", "SYNC")
         .put("journalSnapshotEntries", 0L)
-        .put("journalDir", "/var/lib/dedup");
+        .put("unvouchedPolicy", "REFUSE").put("ownerLeaseMs", 20_000L).put("ownerCheckMs", 3_000L)
+        .put("ownerLockPollMs", 500L).put("journalDir", "/var/lib/dedup");
   }
 
   @Test
@@ -173,6 +181,15 @@ class DedupOptionsTest {
     assertThatThrownBy(() -> new DedupOptions().setMaxBatch(100_001))
         .hasMessage("maxBatch must be in 1..100000 but was 100001");
     assertThatThrownBy(() -> new DedupOptions().setLeaseMs(0)).hasMessageContaining("leaseMs must be in 1..");
+    assertThatThrownBy(() -> new DedupOptions().setOwnerLeaseMs(0))
+        .hasMessage("ownerLeaseMs must be in 1..3600000 but was 0");
+    assertThatThrownBy(() -> new DedupOptions().setOwnerCheckMs(3_600_001))
+        .hasMessage("ownerCheckMs must be in 1..3600000 but was 3600001");
+    assertThatThrownBy(() -> new DedupOptions().setOwnerLockPollMs(-1))
+        .hasMessage("ownerLockPollMs must be in 1..3600000 but was -1");
+    assertThatThrownBy(() -> new DedupOptions().setUnvouchedPolicy(null)).hasMessageContaining("unvouchedPolicy");
+    assertThatThrownBy(() -> new DedupOptions().setWindowMs(60_000).setOwnerLeaseMs(1_000).setOwnerCheckMs(1_000)
+        .validate()).hasMessageStartingWith("ownerCheckMs must be < ownerLeaseMs (1000)");
     assertThatThrownBy(() -> new DedupOptions().setWindowMs(-1)).hasMessageContaining("windowMs must be in 1..");
     assertThatThrownBy(() -> new DedupOptions().setMaxIdBytes(0)).hasMessageContaining("maxIdBytes");
     assertThatThrownBy(() -> new DedupOptions().setMaxPending(0)).hasMessageContaining("maxPending");

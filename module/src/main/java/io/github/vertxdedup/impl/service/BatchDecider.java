@@ -96,8 +96,8 @@ final class BatchDecider {
 
   private DedupBatchResult[] decideBatch(ParsedEvent[] events, boolean claims) {
     DedupBatchResult[] out = new DedupBatchResult[events.length];
-    if (claims || !core.claims().isEmpty()) {
-      // One event at a time (claims are involved), but the window slots of a group are read first, so that their
+    if (claims || !core.claims().isEmpty() || core.unvouchedAt(clock.nowMs())) {
+      // One event at a time (claims are involved, or new ids are unvouched after a takeover), but the window slots of a group are read first, so that their
       // cache misses overlap rather than each decision waiting for its own (as the batch check does inside).
       for (int group = 0; group < events.length; group += DedupWindow.PREFETCH_GROUP) {
         int end = Math.min(events.length, group + DedupWindow.PREFETCH_GROUP);

@@ -8,6 +8,7 @@ import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.EntryState;
 import io.github.vertxdedup.UncoveredPolicy;
+import io.github.vertxdedup.UnvouchedPolicy;
 import io.github.vertxdedup.impl.journal.PartitionJournal;
 import io.github.vertxdedup.impl.protocol.ParsedEvent;
 import io.github.vertxdedup.impl.protocol.RequestFailure;
@@ -53,6 +54,11 @@ import java.util.Objects;
  * remembered until {@code rememberUntilMs} or {@code now + windowMs} (bucket precision, see {@link DedupWindow}).
  * A committed claim is remembered from its commit. An event whose {@code eventTimeMs} is older than
  * {@link #coveredFromMs()} and whose id is not remembered is {@link DedupVerdict#UNKNOWN} (or accepted uncovered).
+ *
+ * <h2>Takeover</h2>
+ * A core of a partition taken over from another owner without that owner's journal ({@link #takenOver}) covers from
+ * the takeover, and until {@code W} has passed since, a new id is accepted marked unvouched, or refused with 503
+ * under {@link UnvouchedPolicy#REFUSE}: its window cannot know what the previous owner accepted.
  */
 final class PartitionCore {
 
@@ -61,6 +67,9 @@ final class PartitionCore {
   private final DedupWindow window;
   private final long windowMs;
   private final UncoveredPolicy uncoveredPolicy;
+  private final UnvouchedPolicy unvouchedPolicy;
+  /** New ids are unvouched before this instant (clock ms); {@link Long#MIN_VALUE}: never. */
+  private long unvouchedUntilMs = Long.MIN_VALUE;
   private final PartitionCounters counters;
   private final Claims claims;
   private final PartitionRecorder recorder;
@@ -112,6 +121,7 @@ final class PartitionCore {
     this.clock = clock;
     this.windowMs = options.getWindowMs();
     this.uncoveredPolicy = options.getUncoveredPolicy();
+    this.unvouchedPolicy = options.getUnvouchedPolicy();
     this.window = Objects.requireNonNull(window, "window");
     this.memoryBeganMs = clock.nowMs();
     this.recorder = new PartitionRecorder(window, journal, counters, windowMs);
@@ -194,7 +204,8 @@ final class PartitionCore {
     boolean uncovered = e.eventTimeMs != ParsedEvent.NO_EVENT_TIME && uncovered(e.eventTimeMs, now);
     // One probe decides a plain check when the window's own cap is the only limit (no claim reserves room) or there
     // is room anyway; otherwise the lookup below comes first, so that a remembered id never needs room.
-    if (!claiming && e.keyFp == 0 && !uncovered && (claims.reserved() == 0 || room.has(1))) {
+    if (!claiming && e.keyFp == 0 && !uncovered && now >= unvouchedUntilMs
+        && (claims.reserved() == 0 || room.has(1))) {
       return checked(e.idFp, e.payloadHash, e.rememberUntilMs,
           window.check(e.idFp, e.payloadHash, e.rememberUntilMs), now);
     }
@@ -210,18 +221,71 @@ final class PartitionCore {
 
   /** Accepts a new event if there is room: its id (and key) enter the window, and the accept is journaled. */
   private DedupResult accept(ParsedEvent e, boolean uncovered, long now) {
+    boolean unvouched = unvouched(now);
     room.require(e.keyFp != 0 ? 2 : 1);
     recorder.accepted(e, uncovered, now);
+    if (unvouched) {
+      return results.acceptedUnvouched(uncovered);
+    }
     return uncovered ? results.acceptedUncovered() : results.accepted();
   }
 
   /** Claims a new event if there is room: a claim holds its id (and key) outside the window until it ends. */
   private DedupResult hold(ParsedEvent e, boolean uncovered, long now) {
+    boolean unvouched = unvouched(now);
     Claim c = claims.create(e, now);
     room.require(c.entries());
     claims.hold(c);
     recorder.claimed(c, uncovered, now);
-    return results.claimed(c.token, uncovered);
+    return results.claimed(c.token, uncovered, unvouched);
+  }
+
+  /**
+   * Whether a new id accepted now is unvouched: within {@code W} after a takeover without the previous owner's
+   * journal. Under {@link UnvouchedPolicy#REFUSE} such an id is refused instead.
+   *
+   * @param now the clock's reading, ms
+   * @return true if a new id accepted now is marked unvouched
+   * @throws RequestFailure 503 under {@link UnvouchedPolicy#REFUSE} within that window; nothing recorded
+   */
+  private boolean unvouched(long now) {
+    if (now >= unvouchedUntilMs) {
+      return false;
+    }
+    if (unvouchedPolicy == UnvouchedPolicy.REFUSE) {
+      throw RequestFailure.unavailable("partition " + partition + " was taken over without its previous owner's"
+          + " journal and cannot tell a new id from one accepted before the takeover until " + unvouchedUntilMs
+          + " (clock ms, " + (unvouchedUntilMs - now) + " ms from now; unvouchedPolicy=REFUSE); nothing recorded,"
+          + " retry later");
+    }
+    return true;
+  }
+
+  /**
+   * @param now the clock's reading, ms
+   * @return true if new ids are unvouched now (within {@code W} after a takeover without the previous owner's
+   *     journal): a batch then decides every event on the single path
+   */
+  boolean unvouchedAt(long now) {
+    return now < unvouchedUntilMs;
+  }
+
+  /**
+   * Marks this core as the window of a partition taken over at {@code takeoverMs} from another owner without that
+   * owner's journal: it covers events from the takeover on (an older event whose id is not remembered gets the
+   * {@code uncoveredPolicy}), and a new id is unvouched until {@code takeoverMs + W}. Called on each core built
+   * after the takeover (a journal reopen builds a new one).
+   *
+   * @param takeoverMs when the partition was taken over, clock ms
+   */
+  void takenOver(long takeoverMs) {
+    memoryBeganMs = Math.max(memoryBeganMs, takeoverMs);
+    unvouchedUntilMs = takeoverMs + windowMs;
+  }
+
+  /** @return the instant before which a new id is unvouched, clock ms, or {@link Long#MIN_VALUE} if none */
+  long unvouchedUntilMs() {
+    return unvouchedUntilMs;
   }
 
   /**
@@ -238,7 +302,8 @@ final class PartitionCore {
   DedupResult checked(long idFp, long payloadHash, long rememberUntilMs, WindowVerdict v, long now) {
     if (v == WindowVerdict.ACCEPTED) {
       recorder.windowAccepted(idFp, payloadHash, rememberUntilMs, now);
-      return results.accepted();
+      // Not reached within the unvouched window (the single path decides then), but never unmarked if it were.
+      return now < unvouchedUntilMs ? results.acceptedUnvouched(false) : results.accepted();
     }
     return results.seen(window.lookup(idFp), v == WindowVerdict.CONFLICT, now);
   }

@@ -28,6 +28,8 @@ final class PartitionCounters {
   long unknown;
   /** Accepts of events older than the partition covers. */
   long uncovered;
+  /** Accepts of new ids within the window after a takeover without the previous owner's journal. */
+  long unvouched;
   /** Events whose event time is older than now minus the window. */
   long lateDeliveries;
   /** Claims made. */
@@ -107,6 +109,7 @@ final class PartitionCounters {
         .put("inFlight", inFlight)
         .put("unknown", unknown)
         .put("uncovered", uncovered)
+        .put("unvouched", unvouched)
         .put("lateDeliveries", lateDeliveries)
         .put("claims", claims)
         .put("commits", commits)
@@ -135,7 +138,7 @@ final class PartitionCounters {
    * @return the snapshot to publish
    */
   PartitionMetrics.Snapshot snapshot(WindowStats w, int claimsHeld, int pending, boolean ready) {
-    return new PartitionMetrics.Snapshot(accepted, duplicates, conflicts, inFlight, unknown, uncovered,
+    return new PartitionMetrics.Snapshot(accepted, duplicates, conflicts, inFlight, unknown, uncovered, unvouched,
         lateDeliveries, expiredLeases, w.earlyEvictions(), w.rejected() + capacityRejects, w.held(), claimsHeld,
         w.bytesPerHeldId(), pending, ready);
   }

@@ -29,7 +29,8 @@ import java.util.function.ToDoubleFunction;
  * single-threaded window; readings lag by at most a second. The duplicate-age histogram is recorded directly.
  *
  * <p>Meters: {@code dedup.verdicts{verdict=accepted|duplicate|conflict|in_flight|unknown}},
- * {@code dedup.uncovered.accepts}, {@code dedup.late.deliveries} (event time older than the window),
+ * {@code dedup.uncovered.accepts}, {@code dedup.unvouched.accepts} (new ids accepted within the window after a takeover
+ * without the previous owner's journal), {@code dedup.late.deliveries} (event time older than the window),
  * {@code dedup.expired.leases}, {@code dedup.early.evictions}, {@code dedup.rejected} (window full),
  * {@code dedup.held.ids}, {@code dedup.claims.held} (in flight now), {@code dedup.held.id.bytes} (table bytes per
  * held entry), {@code dedup.pending}, {@code dedup.ready} (1 or 0), {@code dedup.window} (the window {@code W},
@@ -56,6 +57,7 @@ final class PartitionMetrics {
    * @param inFlight in-flight verdicts
    * @param unknown unknown verdicts
    * @param uncovered accepts of events older than the partition's memory
+   * @param unvouched accepts of new ids within the window after a takeover without the previous owner's journal
    * @param lateDeliveries events whose event time is older than now minus the window
    * @param expiredLeases claims whose lease ran out
    * @param earlyEvictions entries forgotten early under EVICT_OLDEST
@@ -67,10 +69,10 @@ final class PartitionMetrics {
    * @param ready whether the partition answers
    */
   record Snapshot(long accepted, long duplicates, long conflicts, long inFlight, long unknown, long uncovered,
-      long lateDeliveries, long expiredLeases, long earlyEvictions, long rejected, long held, long claimsHeld,
-      double bytesPerHeldId, int pending, boolean ready) {
+      long unvouched, long lateDeliveries, long expiredLeases, long earlyEvictions, long rejected, long held,
+      long claimsHeld, double bytesPerHeldId, int pending, boolean ready) {
 
-    static final Snapshot EMPTY = new Snapshot(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, false);
+    static final Snapshot EMPTY = new Snapshot(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, false);
   }
 
   private final MeterRegistry registry;
@@ -108,6 +110,8 @@ final class PartitionMetrics {
     verdict("unknown", Snapshot::unknown);
     counter("dedup.uncovered.accepts", "events accepted although older than what the partition covers",
         Snapshot::uncovered);
+    counter("dedup.unvouched.accepts", "new ids accepted within the window after a takeover without the previous"
+        + " owner's journal", Snapshot::unvouched);
     counter("dedup.late.deliveries", "events whose eventTimeMs is older than now minus the window",
         Snapshot::lateDeliveries);
     counter("dedup.expired.leases", "claims forgotten because their lease ran out", Snapshot::expiredLeases);

@@ -27,7 +27,8 @@ import org.slf4j.LoggerFactory;
  * Where every request of one partition enters, whichever way it came: in-process through {@link LocalPartition}
  * (which this class is), or over the event bus through {@link BusRequests}. Each request takes one path,
  * {@link #serve}: refused with 503 unless the partition is {@link PartitionState#READY} and fewer than
- * {@code maxPending} replies wait; decided on the core with the clock pinned to one reading (so validation and every
+ * {@code maxPending} replies wait, and while the owner's term ({@link OwnerTerm}) is confirmed; decided on the core
+ * with the clock pinned to one reading (so validation and every
  * decision of a batch see the same instant); a refusal answered with its failure code and counted; and the reply
  * held in {@link PendingReplies} until its journal write, and every earlier one, has completed. A failed write is
  * handed to the partition's lifecycle ({@link PartitionVerticle}), which stops deciding and reopens the journal.
@@ -116,6 +117,15 @@ final class PartitionRequests implements LocalPartition {
     if (s != PartitionState.READY) {
       counters.unavailable++;
       sink.fail(DedupFailure.UNAVAILABLE, lifecycle.unavailableMessage(s));
+      return;
+    }
+    OwnerTerm term = lifecycle.term();
+    if (term != null && !term.confirmed()) {
+      // The fence: an owner that has not confirmed its epoch within its lease may have been replaced.
+      counters.unavailable++;
+      sink.fail(DedupFailure.UNAVAILABLE, "partition " + partition + ": its owner (epoch " + term.epoch()
+          + ") has not confirmed its ownership within ownerLeaseMs and decides nothing until it does or another"
+          + " owner takes over; nothing recorded, retry later");
       return;
     }
     PendingReplies pending = lifecycle.pending();

@@ -20,6 +20,8 @@ final class PartitionResults {
   /** {@link #accepted} as a batch element, shared like it. */
   private final DedupBatchResult acceptedElement;
   private final DedupResult acceptedUncovered;
+  private final DedupResult acceptedUnvouched;
+  private final DedupResult acceptedUncoveredUnvouched;
   private final DedupResult unknown;
   private final DedupResult committed;
   private final DedupResult released;
@@ -35,6 +37,10 @@ final class PartitionResults {
     this.acceptedElement = DedupBatchResult.decided(accepted);
     this.acceptedUncovered = new DedupResult(DedupVerdict.ACCEPTED, partition, null, DedupResult.NO_TIME,
         DedupResult.NO_TIME, DedupResult.NO_TIME, true);
+    this.acceptedUnvouched = new DedupResult(DedupVerdict.ACCEPTED, partition, null, DedupResult.NO_TIME,
+        DedupResult.NO_TIME, DedupResult.NO_TIME, false, true);
+    this.acceptedUncoveredUnvouched = new DedupResult(DedupVerdict.ACCEPTED, partition, null, DedupResult.NO_TIME,
+        DedupResult.NO_TIME, DedupResult.NO_TIME, true, true);
     this.unknown = DedupResult.of(DedupVerdict.UNKNOWN, partition);
     this.committed = DedupResult.of(DedupVerdict.COMMITTED, partition);
     this.released = DedupResult.of(DedupVerdict.RELEASED, partition);
@@ -51,15 +57,32 @@ final class PartitionResults {
   }
 
   /**
-   * ACCEPTED of a claim: the claim's token, and whether the event was older than the partition covers.
+   * ACCEPTED of a new id within the window after a takeover without the previous owner's journal, counted in
+   * {@code unvouched}.
+   *
+   * @param uncovered true if the event is also older than the partition covers (counted where it is journaled)
+   * @return the shared result, marked unvouched (and uncovered if so)
+   */
+  DedupResult acceptedUnvouched(boolean uncovered) {
+    counters.unvouched++;
+    return uncovered ? acceptedUncoveredUnvouched : acceptedUnvouched;
+  }
+
+  /**
+   * ACCEPTED of a claim: the claim's token, whether the event was older than the partition covers, and whether the
+   * partition can vouch for it (counted in {@code unvouched} if not).
    *
    * @param token the claim's token
    * @param uncovered true if the event's time is before the partition's memory began
-   * @return a new result (not counted here)
+   * @param unvouched true within the window after a takeover without the previous owner's journal
+   * @return a new result (not counted here, but for {@code unvouched})
    */
-  DedupResult claimed(String token, boolean uncovered) {
+  DedupResult claimed(String token, boolean uncovered, boolean unvouched) {
+    if (unvouched) {
+      counters.unvouched++;
+    }
     return new DedupResult(DedupVerdict.ACCEPTED, partition, token, DedupResult.NO_TIME, DedupResult.NO_TIME,
-        DedupResult.NO_TIME, uncovered);
+        DedupResult.NO_TIME, uncovered, unvouched);
   }
 
   /** @return COMMITTED (not counted here) */

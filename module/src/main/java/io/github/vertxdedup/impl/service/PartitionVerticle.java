@@ -101,6 +101,8 @@ public final class PartitionVerticle extends VerticleBase {
   private boolean ownerLogsReadiness;
   /** The tags its meters carry: its identity, stable across restarts. */
   private Tags meterTags;
+  /** The owner's term of a partition of the event-bus service, or null (a Kafka consumer's window: no fence). */
+  private OwnerTerm term;
 
   /**
    * @param options validated options
@@ -160,6 +162,24 @@ public final class PartitionVerticle extends VerticleBase {
       this.meterTags = tags;
     }
     return this;
+  }
+
+  /**
+   * Makes this partition the owner of {@code term}: it decides only while the term is confirmed (else 503), reports
+   * its epoch and role in {@code stats}, and applies the term's takeover to every core it builds. Before
+   * deployment.
+   *
+   * @param term the owner's term
+   * @return this verticle
+   */
+  PartitionVerticle term(OwnerTerm term) {
+    this.term = term;
+    return this;
+  }
+
+  /** @return the owner's term, or null if this partition is not fenced */
+  OwnerTerm term() {
+    return term;
   }
 
   /** @return the state now; readable from any thread */
@@ -289,6 +309,13 @@ public final class PartitionVerticle extends VerticleBase {
         .put("unavailable", counters.unavailable)
         .put("internalErrors", counters.internalErrors)
         .put("journalReopens", counters.journalReopens);
+    if (term != null) {
+      s.put("role", "OWNER").put("epoch", term.epoch()).put("owner", term.owner())
+          .put("journalHandedOver", term.journalHandedOver());
+      if (core.unvouchedUntilMs() != Long.MIN_VALUE) {
+        s.put("unvouchedUntilMs", core.unvouchedUntilMs());
+      }
+    }
     publish();
     return s;
   }
@@ -378,6 +405,9 @@ public final class PartitionVerticle extends VerticleBase {
 
     @Override
     public void recovered(PartitionCore fresh, CommittedOffsets freshOffsets, long startNanos) {
+      if (term != null) {
+        term.applyTo(fresh);
+      }
       core = fresh;
       offsets = freshOffsets;
       failure = "";

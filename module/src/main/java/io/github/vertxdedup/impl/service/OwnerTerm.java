@@ -1,0 +1,144 @@
+package io.github.vertxdedup.impl.service;
+
+import java.util.function.LongSupplier;
+
+/**
+ * One owner's term of a partition of the event-bus service: its epoch (the fencing token the cluster handed it),
+ * the epoch before it, whether it took the partition over from another owner and with that owner's journal, and the
+ * lease its confirmations extend. Made by {@link PartitionOwnership} when it takes the partition's lock, handed to the
+ * {@link PartitionVerticle} it deploys, which decides only while the term is {@linkplain #confirmed confirmed} and
+ * applies the takeover to each core it builds ({@link #applyTo}).
+ *
+ * <p>The lease: each confirmation of the epoch through the cluster, asked at instant {@code t}, extends the term to
+ * {@code t + ownerLeaseMs} (the instant the question was asked, not the answer's, so a slow answer shortens the
+ * lease rather than lengthening it). {@link #revoke()} ends it at once. The lease is real elapsed time, read from a
+ * monotonic lease clock ({@link System#nanoTime()} in production), not from the window's clock: a test that moves
+ * the window's {@code ManualClock} by hours does not end the owner's lease, and one that drives the lease injects a
+ * lease clock of its own. The takeover instant, which starts the window {@code W} of unvouched ids, is the window's
+ * clock's.
+ *
+ * <p>Thread-safety: the lease end is volatile ({@link #confirm} and {@link #revoke} on the ownership's context,
+ * {@link #confirmed} on the partition's event loop, before each decision); everything else is immutable.
+ */
+final class OwnerTerm {
+
+  private final long epoch;
+  private final long previousEpoch;
+  private final boolean takeover;
+  private final boolean journalHandedOver;
+  private final long takeoverMs;
+  private final String owner;
+  private final LongSupplier leaseClock;
+  private volatile long leaseEndMs = Long.MIN_VALUE;
+
+  /** The production lease clock: {@link System#nanoTime()} in milliseconds. */
+  static final LongSupplier MONOTONIC_MS = () -> System.nanoTime() / 1_000_000;
+
+  /**
+   * @param epoch this owner's epoch, {@code >= 1}
+   * @param previousEpoch the epoch before it ({@code epoch - 1}; 0 for the first owner ever)
+   * @param journalHandedOver true if the journal this owner opens is its previous owner's (or there was no previous
+   *     owner); false if it has none, or one the previous owner did not write
+   * @param takeoverMs when this owner took the partition, clock ms
+   * @param owner the owning deployment, as {@code stats} names it
+   * @param leaseClock the lease clock, monotonic ms (e.g. {@link #MONOTONIC_MS})
+   */
+  OwnerTerm(long epoch, long previousEpoch, boolean journalHandedOver, long takeoverMs, String owner,
+      LongSupplier leaseClock) {
+    this.leaseClock = leaseClock;
+    this.epoch = epoch;
+    this.previousEpoch = previousEpoch;
+    this.takeover = previousEpoch > 0;
+    this.journalHandedOver = journalHandedOver;
+    this.takeoverMs = takeoverMs;
+    this.owner = owner;
+  }
+
+  /** @return this owner's epoch */
+  long epoch() {
+    return epoch;
+  }
+
+  /** @return the epoch before this one; 0 if this is the first owner ever */
+  long previousEpoch() {
+    return previousEpoch;
+  }
+
+  /** @return true if another owner held the partition before this one */
+  boolean takeover() {
+    return takeover;
+  }
+
+  /** @return true if the window is rebuilt from the previous owner's journal (or there was no previous owner) */
+  boolean journalHandedOver() {
+    return journalHandedOver;
+  }
+
+  /** @return true if this owner cannot vouch for new ids until {@code W} after its takeover */
+  boolean unvouched() {
+    return takeover && !journalHandedOver;
+  }
+
+  /** @return when this owner took the partition, clock ms */
+  long takeoverMs() {
+    return takeoverMs;
+  }
+
+  /** @return the owning deployment's name */
+  String owner() {
+    return owner;
+  }
+
+  /** @return the lease clock's reading now, ms */
+  long leaseNowMs() {
+    return leaseClock.getAsLong();
+  }
+
+  /**
+   * Extends the lease after a confirmation of the epoch; never shortens it.
+   *
+   * @param untilMs the lease clock's reading when the confirmation was asked, plus {@code ownerLeaseMs}
+   */
+  void confirm(long untilMs) {
+    if (untilMs > leaseEndMs) {
+      leaseEndMs = untilMs;
+    }
+  }
+
+  /** Ends the lease at once: the owner steps down and decides nothing more. */
+  void revoke() {
+    leaseEndMs = Long.MIN_VALUE;
+  }
+
+  /**
+   * The fence before each decision: a read of the lease clock, one volatile read and a comparison.
+   *
+   * @return true if the owner may decide now: its last confirmation is younger than its lease
+   */
+  boolean confirmed() {
+    return leaseClock.getAsLong() < leaseEndMs;
+  }
+
+  /** @return the lease end, lease clock ms ({@link Long#MIN_VALUE} once revoked or before the first confirmation) */
+  long leaseEndMs() {
+    return leaseEndMs;
+  }
+
+  /**
+   * Applies the takeover to a core built for this term: a takeover without the previous owner's journal covers from
+   * the takeover and leaves new ids unvouched for {@code W} ({@link PartitionCore#takenOver}); otherwise nothing.
+   *
+   * @param core a core just built (recovered) by the partition
+   */
+  void applyTo(PartitionCore core) {
+    if (unvouched()) {
+      core.takenOver(takeoverMs);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "epoch " + epoch + " (previous " + previousEpoch + ", journal "
+        + (journalHandedOver ? "handed over" : "not handed over") + ")";
+  }
+}

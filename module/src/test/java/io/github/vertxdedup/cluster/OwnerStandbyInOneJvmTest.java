@@ -1,0 +1,235 @@
+package io.github.vertxdedup.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.vertxdedup.DedupAction;
+import io.github.vertxdedup.DedupFailure;
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.DedupVerticle;
+import io.github.vertxdedup.TestDeployments;
+import io.github.vertxdedup.TestFutures;
+import io.github.vertxdedup.UnvouchedPolicy;
+import io.github.vertxdedup.impl.protocol.PartitionRouting;
+import io.github.vertxdedup.time.ManualClock;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Two deployments of one service in one (non-clustered) Vert.x: exactly one owner per partition, the other stands
+ * by without registering the partitions' addresses; undeploying the owner hands every partition to the standby,
+ * which marks new ids unvouched for {@code W} without a journal and remembers everything with the journal handed
+ * over. The window's time is a {@link ManualClock}; the ownership's polls run on short real timers (a standby
+ * notices a released lock within {@code ownerLockPollMs}), which the test waits for by probing.
+ */
+class OwnerStandbyInOneJvmTest {
+
+  private static final long T0 = 1_700_000_000_000L;
+  private static final long WINDOW_MS = 60_000;
+  private static final int PARTITIONS = 4;
+  private static final String ADDRESS = "owned";
+
+  @TempDir
+  Path tmp;
+
+  private final ManualClock clock = new ManualClock(T0);
+  private Vertx vertx;
+
+  @BeforeEach
+  void start() {
+    vertx = Vertx.vertx();
+  }
+
+  @AfterEach
+  void stop() {
+    TestFutures.await(vertx.close(), 20);
+  }
+
+  private DedupOptions options() {
+    return new DedupOptions().setAddress(ADDRESS).setPartitions(PARTITIONS).setWindowMs(WINDOW_MS)
+        .setBucketMs(1_000).setOwnerLockPollMs(20).setOwnerCheckMs(50).setOwnerLeaseMs(5_000);
+  }
+
+  private String deploy(DedupOptions options) {
+    return TestDeployments.deployService(vertx, new DedupVerticle(clock).setMeterRegistry(new SimpleMeterRegistry()),
+        options);
+  }
+
+  @Test
+  void shouldHaveOneOwnerPerPartitionAndMarkNewIdsUnvouchedAfterATakeoverWithoutAJournal() {
+    DedupOptions options = options();
+    String first = deploy(options);
+    String second = deploy(options);
+    assertOneOwnerPerPartition(first, 1);
+
+    List<String> accepted = acceptIds(options, "before-", 40);
+    assertThat(accepted).allSatisfy(id -> assertThat(check(options, id, null).getBoolean("unvouched")).isNull());
+
+    TestFutures.await(vertx.undeploy(first), 20);
+    awaitOwner(second, 2);
+    assertOneOwnerPerPartition(second, 2);
+
+    // The standby could not know what the first owner accepted: it says so for every new id within W.
+    for (String id : accepted) {
+      JsonObject r = check(options, id, null);
+      assertThat(r.getString("verdict")).isEqualTo("ACCEPTED");
+      assertThat(r.getBoolean("unvouched")).as("id %s accepted within W after the takeover", id).isTrue();
+    }
+    // An id it accepted itself is a plain duplicate.
+    assertThat(check(options, accepted.get(0), null).getString("verdict")).isEqualTo("DUPLICATE");
+    // An event older than the takeover is not covered: today's uncoveredPolicy (UNKNOWN).
+    assertThat(check(options, "old-event", clock.nowMs() - 1).getString("verdict")).isEqualTo("UNKNOWN");
+    long unvouched = 0;
+    for (int p = 0; p < PARTITIONS; p++) {
+      JsonObject stats = stats(p);
+      assertThat(stats.getBoolean("journalHandedOver")).isFalse();
+      assertThat(stats.getLong("unvouchedUntilMs")).isEqualTo(T0 + WINDOW_MS);
+      unvouched += stats.getLong("unvouched");
+    }
+    assertThat(unvouched).isEqualTo(accepted.size());
+
+    // Once W has passed since the takeover, new ids are vouched for again.
+    clock.advanceMs(WINDOW_MS);
+    JsonObject later = check(options, "after-w", null);
+    assertThat(later.getString("verdict")).isEqualTo("ACCEPTED");
+    assertThat(later.containsKey("unvouched")).isFalse();
+  }
+
+  @Test
+  void shouldRefuseNewIdsUntilWHasPassedUnderRefuse() {
+    DedupOptions options = options().setUnvouchedPolicy(UnvouchedPolicy.REFUSE);
+    String first = deploy(options);
+    String second = deploy(options);
+    acceptIds(options, "before-", 8);
+    TestFutures.await(vertx.undeploy(first), 20);
+    awaitOwner(second, 2);
+
+    ReplyException refused = TestFutures.replyFailure(vertx.eventBus().request(ADDRESS + "." + partitionOf(options,
+        "new-id"), new JsonObject().put("id", "new-id"), action(DedupAction.CHECK)), 10);
+    assertThat(refused.failureCode()).isEqualTo(DedupFailure.UNAVAILABLE);
+    assertThat(refused.getMessage()).contains("unvouchedPolicy=REFUSE");
+
+    clock.advanceMs(WINDOW_MS);
+    assertThat(check(options, "new-id", null).getString("verdict")).isEqualTo("ACCEPTED");
+  }
+
+  @Test
+  void shouldRememberEveryIdWhenTheStandbyOpensTheOwnersJournal() {
+    DedupOptions options = options().setJournalDir(tmp.resolve("journal").toString());
+    String first = deploy(options);
+    String second = deploy(options);
+    assertOneOwnerPerPartition(first, 1);
+    List<String> accepted = acceptIds(options, "journaled-", 40);
+
+    TestFutures.await(vertx.undeploy(first), 20);
+    awaitOwner(second, 2);
+    assertOneOwnerPerPartition(second, 2);
+    for (int p = 0; p < PARTITIONS; p++) {
+      assertThat(stats(p).getBoolean("journalHandedOver")).as("partition %s", p).isTrue();
+      assertThat(stats(p).containsKey("unvouchedUntilMs")).isFalse();
+    }
+    for (String id : accepted) {
+      assertThat(check(options, id, null).getString("verdict")).as(id).isEqualTo("DUPLICATE");
+    }
+    JsonObject fresh = check(options, "fresh", null);
+    assertThat(fresh.getString("verdict")).isEqualTo("ACCEPTED");
+    assertThat(fresh.containsKey("unvouched")).isFalse();
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+
+  /** Probes every partition address many times: every answer comes from {@code owner} with {@code epoch}. */
+  private void assertOneOwnerPerPartition(String owner, long epoch) {
+    for (int p = 0; p < PARTITIONS; p++) {
+      Set<String> answers = new HashSet<>();
+      for (int i = 0; i < 50; i++) {
+        JsonObject s = stats(p);
+        answers.add(s.getString("owner") + "@" + s.getLong("epoch") + "/" + s.getString("role"));
+      }
+      assertThat(answers).as("answers of partition %s", p).containsExactly(owner + "@" + epoch + "/OWNER");
+    }
+  }
+
+  /** Waits (real time: the standby polls the lock every 20 ms) until every partition answers from {@code owner}. */
+  private void awaitOwner(String owner, long epoch) {
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    for (int p = 0; p < PARTITIONS; p++) {
+      while (true) {
+        JsonObject s = statsOrNull(p);
+        if (s != null && owner.equals(s.getString("owner"))) {
+          assertThat(s.getLong("epoch")).isEqualTo(epoch);
+          break;
+        }
+        if (System.nanoTime() > deadline) {
+          throw new AssertionError("partition " + p + " not taken over by " + owner + " within 10 s: " + s);
+        }
+        sleepBriefly();
+      }
+    }
+  }
+
+  private List<String> acceptIds(DedupOptions options, String prefix, int n) {
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      String id = prefix + i;
+      assertThat(check(options, id, null).getString("verdict")).isEqualTo("ACCEPTED");
+      ids.add(id);
+    }
+    return ids;
+  }
+
+  private JsonObject check(DedupOptions options, String id, Long eventTimeMs) {
+    JsonObject body = new JsonObject().put("id", id);
+    if (eventTimeMs != null) {
+      body.put("eventTimeMs", eventTimeMs);
+    }
+    return (JsonObject) TestFutures.await(vertx.eventBus().request(ADDRESS + "." + partitionOf(options, id), body,
+        action(DedupAction.CHECK)), 10).body();
+  }
+
+  private static int partitionOf(DedupOptions options, String id) {
+    return new PartitionRouting(options).partitionOf(id, null);
+  }
+
+  private JsonObject stats(int p) {
+    return (JsonObject) TestFutures.await(vertx.eventBus().request(ADDRESS + "." + p, null,
+        action(DedupAction.STATS)), 10).body();
+  }
+
+  /** @return the stats of partition {@code p}, or null while no partition listens on its address (or refuses) */
+  private JsonObject statsOrNull(int p) {
+    try {
+      return stats(p);
+    } catch (ReplyException e) {
+      if (e.failureType() == ReplyFailure.NO_HANDLERS || e.failureCode() == DedupFailure.UNAVAILABLE) {
+        return null;
+      }
+      throw e;
+    }
+  }
+
+  private static DeliveryOptions action(DedupAction action) {
+    return new DeliveryOptions().addHeader(DedupAction.HEADER, action.wireName());
+  }
+
+  private static void sleepBriefly() {
+    try {
+      Thread.sleep(10);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError(e);
+    }
+  }
+}

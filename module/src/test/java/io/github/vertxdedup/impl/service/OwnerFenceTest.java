@@ -1,0 +1,116 @@
+package io.github.vertxdedup.impl.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.vertxdedup.DedupAction;
+import io.github.vertxdedup.DedupFailure;
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.TestFutures;
+import io.github.vertxdedup.impl.journal.NoJournal;
+import io.github.vertxdedup.time.ManualClock;
+import io.vertx.core.Context;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.json.JsonObject;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The fence, driven by hand: the ownership's timers are a {@link ManualPartitionTimer} (a check runs only when the
+ * test fires it) and the lease clock an {@link AtomicLong} the test moves. An owner whose last confirmation is older
+ * than its lease answers 503 before deciding anything; a confirmation restores it; a check that finds a larger epoch
+ * (another owner took over) makes it step down at once: its address is unregistered.
+ */
+class OwnerFenceTest {
+
+  private static final long LEASE_MS = 1_000;
+  private static final String ADDRESS = "fenced";
+
+  private final ManualClock clock = new ManualClock(1_700_000_000_000L);
+  private final AtomicLong leaseClock = new AtomicLong(0);
+  private final ManualPartitionTimer timer = new ManualPartitionTimer();
+  private Vertx vertx;
+  private Context context;
+  private PartitionOwnership ownership;
+
+  @BeforeEach
+  void start() {
+    vertx = Vertx.vertx();
+    context = vertx.getOrCreateContext();
+    DedupOptions options = new DedupOptions().setAddress(ADDRESS).setWindowMs(60_000).setBucketMs(1_000)
+        .setOwnerLeaseMs(LEASE_MS).setOwnerCheckMs(100).setOwnerLockPollMs(100).validate();
+    Promise<Void> started = Promise.promise();
+    context.runOnContext(v -> {
+      ownership = new PartitionOwnership(vertx, context, options, 0, clock, timer, leaseClock::get, "test-owner",
+          null, () -> new PartitionVerticle(options, 0, clock, NoJournal.INSTANCE, null));
+      ownership.start().onComplete(started);
+    });
+    TestFutures.await(started.future(), 10);
+  }
+
+  @AfterEach
+  void stop() {
+    TestFutures.await(vertx.close(), 20);
+  }
+
+  @Test
+  void shouldStopDecidingOnceItsLeaseRunsOutWithoutAConfirmation() {
+    assertThat(ownership.role()).isEqualTo(PartitionOwnership.Role.OWNER);
+    assertThat(ownership.epoch()).isEqualTo(1);
+    assertThat(check("a").getString("verdict")).isEqualTo("ACCEPTED");
+
+    // No check has run (its timer is not fired): at the lease's end the owner decides nothing more.
+    leaseClock.set(LEASE_MS);
+    ReplyException fenced = TestFutures.replyFailure(request("b"), 10);
+    assertThat(fenced.failureCode()).isEqualTo(DedupFailure.UNAVAILABLE);
+    assertThat(fenced.getMessage()).contains("has not confirmed its ownership");
+
+    // A confirmation (the check finds its own epoch) extends the lease from the moment it was asked.
+    timer.fireNext();
+    awaitLeaseEnd(2 * LEASE_MS);
+    assertThat(check("b").getString("verdict")).isEqualTo("ACCEPTED");
+  }
+
+  @Test
+  void shouldStepDownWhenItsEpochIsNoLongerTheNewest() {
+    assertThat(check("a").getString("verdict")).isEqualTo("ACCEPTED");
+    // Another owner took the partition over somewhere: the epoch counter moved past ours.
+    TestFutures.await(vertx.sharedData().getCounter("io.github.vertxdedup.epoch." + ADDRESS + ".0")
+        .compose(c -> c.incrementAndGet()), 10);
+    timer.fireNext();
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (ownership.role() != PartitionOwnership.Role.STANDBY && System.nanoTime() < deadline) {
+      Thread.onSpinWait();
+    }
+    assertThat(ownership.role()).isEqualTo(PartitionOwnership.Role.STANDBY);
+    assertThat(ownership.partition()).isNull();
+    ReplyException gone = TestFutures.replyFailure(request("c"), 10);
+    assertThat(gone.failureType()).isEqualTo(ReplyFailure.NO_HANDLERS);
+  }
+
+  private void awaitLeaseEnd(long atLeastMs) {
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (System.nanoTime() < deadline) {
+      PartitionVerticle p = ownership.partition();
+      if (p != null && p.term().leaseEndMs() >= atLeastMs) {
+        return;
+      }
+      Thread.onSpinWait();
+    }
+    throw new AssertionError("the check did not confirm the epoch within 10 s");
+  }
+
+  private JsonObject check(String id) {
+    return (JsonObject) TestFutures.await(request(id), 10).body();
+  }
+
+  private io.vertx.core.Future<io.vertx.core.eventbus.Message<Object>> request(String id) {
+    return vertx.eventBus().request(ADDRESS + ".0", new JsonObject().put("id", id),
+        new DeliveryOptions().addHeader(DedupAction.HEADER, DedupAction.CHECK.wireName()));
+  }
+}

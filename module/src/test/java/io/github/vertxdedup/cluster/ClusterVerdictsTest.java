@@ -64,6 +64,33 @@ class ClusterVerdictsTest {
     TestDeployments.deployService(members.get(0), new ManualClock(T0), OPTIONS);
     single = Vertx.vertx();
     TestDeployments.deployService(single, new ManualClock(T0), OPTIONS);
+    members.forEach(ClusterVerdictsTest::awaitRegistrations);
+    awaitRegistrations(single);
+  }
+
+  /**
+   * Waits until {@code vertx} sees the service's addresses: a member learns of another's registrations through the
+   * cluster manager, a little after they were made, and a raw request sent before would fail with {@code
+   * NO_HANDLERS} (a {@link DedupClient} sends such a request again; a raw caller does not). {@code stats} records
+   * nothing, so the waits change no answer of the sequence.
+   */
+  private static void awaitRegistrations(Vertx vertx) {
+    DedupClient client = DedupClient.create(vertx, OPTIONS);
+    for (int p = 0; p < OPTIONS.getPartitions(); p++) {
+      TestFutures.await(client.stats(p), 20);
+    }
+    for (int attempt = 0; ; attempt++) {
+      try {
+        TestFutures.await(vertx.eventBus().request(OPTIONS.getAddress(), null,
+            new DeliveryOptions().addHeader(DedupAction.HEADER, "stats")), 20);
+        return;
+      } catch (ReplyException e) {
+        if (attempt == 100) {
+          throw e;
+        }
+        TestFutures.await(Future.future(p -> vertx.setTimer(100, id -> p.complete())), 5);
+      }
+    }
   }
 
   @AfterAll

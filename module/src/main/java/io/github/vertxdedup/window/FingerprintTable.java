@@ -1,5 +1,8 @@
 package io.github.vertxdedup.window;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import org.agrona.BitUtil;
 
 /*
@@ -7,17 +10,21 @@ import org.agrona.BitUtil;
  * every entry carries its own expiry, so that a lookup costs one random memory access and expiry is a sequential
  * walk.
  *
- * Layout: parallel arrays indexed by slot.
- *   keys[]      fingerprint, 0 = empty slot. 8 per 64-byte cache line, so a probe (a few slots at a load of at most
- *               3/4) nearly always stays within the one line it starts in.
- *   metas[]     OCCUPIED (sign bit) | expiry epoch (EPOCH_BITS, wrapping) << LIFETIME_BITS | (lifetime - 1);
- *               0 = empty slot.
- *   payloads[]  payload hash, 0 = none; only when payload hashes are tracked.
- * A probe reads keys only; metas is read when the fingerprint matches (is that entry still live?) and by the sweep,
- * which scans metas alone (4 bytes per slot, a block of 16 slots per test) and touches keys only for the dead
- * entries it deletes. An accepted id writes both arrays, so a decision can cost two cache misses: a batch reads both
- * lines of every id ahead of its probes (touch), so that the two misses overlap with each other and with the
- * batch's other ids instead of following one another.
+ * Layout: one byte array of slots, each slot's fields side by side (interleaved), read and written through
+ * VarHandle views in the platform's byte order:
+ *   +0   fingerprint, 8 bytes, 0 = empty slot
+ *   +8   meta, 4 bytes: OCCUPIED (sign bit) | expiry epoch (EPOCH_BITS, wrapping) << LIFETIME_BITS | (lifetime - 1);
+ *        0 = empty slot
+ *   +12  payload hash, 8 bytes, 0 = none; only when payload hashes are tracked
+ * so a slot is 12 bytes (20 with payload hashes), as many as three parallel arrays would take. Everything a decision
+ * reads or writes about one slot (is this its fingerprint, is that entry still live, write the new entry) lies in
+ * one cache line, or in two adjacent ones for the few slots that straddle a line boundary (2 or 3 of every 16 plain
+ * slots), and in one page: one cache miss and one TLB miss per decision, where parallel arrays of fingerprints and
+ * metas cost two of each (a match reads the meta, an accepted id writes it). A probe (a few slots at a load of at
+ * most 3/4) nearly always stays within the 5 or so slots of the line it starts in, or runs into the next line,
+ * which the processor's adjacent-line and stream prefetchers fetch. The price is the sweep's: it reads the metas
+ * only, so it now streams 12 bytes per slot instead of 4; that stream is sequential (prefetched) and small beside
+ * the random accesses it saves.
  *
  * Why not Agrona's LongHashSet plus one id list per bucket (the textbook bucket ring)? That shape costs two random
  * accesses per event: one to look up / insert, and one more when the id's bucket expires and the id is deleted from the
@@ -60,9 +67,19 @@ final class FingerprintTable {
   private final boolean payloadHashes;
   private final int maxCapacity;
 
-  private long[] keys;
-  private int[] metas;
-  private long[] payloads;
+  /** Reads and writes a slot's 8-byte fields (fingerprint, payload hash) at a byte offset: any alignment. */
+  private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.nativeOrder());
+  /** Reads and writes a slot's meta at a byte offset. */
+  private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.nativeOrder());
+  /** Offset of the meta in a slot. */
+  private static final int META = Long.BYTES;
+  /** Offset of the payload hash in a slot (with payload hashes only). */
+  private static final int PAYLOAD = Long.BYTES + Integer.BYTES;
+
+  /** Bytes per slot: {@link #PLAIN_STRIDE} or {@link #PAYLOAD_STRIDE}. */
+  private final int stride;
+  /** The slots, {@code stride} bytes each; slot {@code i} starts at byte {@code i * stride}. */
+  private byte[] slots;
   private int capacity;
   private int mask;
   private int shift;
@@ -76,11 +93,15 @@ final class FingerprintTable {
 
   FingerprintTable(boolean payloadHashes, int initialCapacity) {
     this.payloadHashes = payloadHashes;
+    this.stride = payloadHashes ? PAYLOAD_STRIDE : PLAIN_STRIDE;
     this.maxCapacity = maxCapacity(payloadHashes);
     allocate(Math.max(MIN_CAPACITY, BitUtil.findNextPositivePowerOfTwo(initialCapacity)));
   }
 
-  /** Largest slot count: keeps the table below 2 GiB (1.5 GiB, or 2.5 GiB with payload hashes at 2^26 slots). */
+  /**
+   * Largest slot count: keeps the table, one byte array, below 2 GiB: 1.5 GiB at 2^27 plain slots, 1.25 GiB at 2^26
+   * slots with payload hashes (2^27 of those would need 2.5 GiB).
+   */
   static int maxCapacity(boolean payloadHashes) {
     return payloadHashes ? 1 << 26 : 1 << 27;
   }
@@ -92,9 +113,7 @@ final class FingerprintTable {
   }
 
   private void allocate(int newCapacity) {
-    keys = new long[newCapacity];
-    metas = new int[newCapacity];
-    payloads = payloadHashes ? new long[newCapacity] : null;
+    slots = new byte[newCapacity * stride];
     capacity = newCapacity;
     mask = newCapacity - 1;
     shift = Long.SIZE - Integer.numberOfTrailingZeros(newCapacity);
@@ -102,6 +121,14 @@ final class FingerprintTable {
     // Load limit 3/4; the largest table may fill further, short of one empty slot that ends every probe.
     resizeAt = newCapacity == maxCapacity ? newCapacity - 1 : newCapacity - (newCapacity >>> 2);
     sweepCursor = 0;
+  }
+
+  private static long keyAt(byte[] t, int at) {
+    return (long) LONG.get(t, at);
+  }
+
+  private static int metaAt(byte[] t, int at) {
+    return (int) INT.get(t, at + META);
   }
 
   static int meta(long expiryBucket, int lifetime) {
@@ -141,19 +168,21 @@ final class FingerprintTable {
   }
 
   /**
-   * Finds the live entry of {@code fingerprint}. Reads keys only, except for a slot holding this fingerprint.
+   * Finds the live entry of {@code fingerprint}. Reads fingerprints only, except for a slot holding this fingerprint.
    *
    * @return its slot, or {@code -(slot + 1)} where slot is the empty slot that ends its probe chain: the place to
    *     insert it
    */
   int probe(long fingerprint, int threshold) {
-    final long[] k = keys;
+    final byte[] t = slots;
     final int mask = this.mask;
+    final int stride = this.stride;
     int i = home(fingerprint);
     while (true) {
-      long key = k[i];
+      final int at = i * stride;
+      long key = keyAt(t, at);
       if (key == fingerprint) {
-        if (isLive(metas[i], threshold)) {
+        if (isLive(metaAt(t, at), threshold)) {
           return i;
         }
       } else if (key == 0) {
@@ -168,36 +197,40 @@ final class FingerprintTable {
    * both, so that the loads are not optimised away. Issued for a whole batch before probing it, these loads are
    * independent of each other and overlap in the memory system (memory-level parallelism), where a probe's
    * data-dependent branches would otherwise wait for each cache miss in turn. The expiry word is read as well because
-   * the decision writes it (an accepted id) or reads it (a matching fingerprint): it lives in another array, so it is
-   * another cache line, and left to the decision its miss would come after the probe's instead of beside it.
+   * the decision writes it (an accepted id) or reads it (a matching fingerprint): mostly in the fingerprint's cache
+   * line, but in the next one for a slot that straddles a line boundary, whose miss would otherwise come after the
+   * probe's instead of beside it.
    */
   long touch(long fingerprint) {
-    int slot = home(fingerprint);
-    return keys[slot] + metas[slot];
+    final byte[] t = slots;
+    final int at = home(fingerprint) * stride;
+    return keyAt(t, at) + metaAt(t, at);
   }
 
   /** Writes an entry into an empty slot returned (encoded) by {@link #probe}. */
   void put(int slot, long fingerprint, int meta, long payloadHash) {
-    if (keys[slot] == 0) {
+    final byte[] t = slots;
+    final int at = slot * stride;
+    if (keyAt(t, at) == 0) {
       occupied++;
     }
-    keys[slot] = fingerprint;
-    metas[slot] = meta;
+    LONG.set(t, at, fingerprint);
+    INT.set(t, at + META, meta);
     if (payloadHashes) {
-      payloads[slot] = payloadHash;
+      LONG.set(t, at + PAYLOAD, payloadHash);
     }
   }
 
   long fingerprintAt(int slot) {
-    return keys[slot];
+    return keyAt(slots, slot * stride);
   }
 
   int metaAt(int slot) {
-    return metas[slot];
+    return metaAt(slots, slot * stride);
   }
 
   long payloadHashAt(int slot) {
-    return payloadHashes ? payloads[slot] : 0L;
+    return payloadHashes ? (long) LONG.get(slots, slot * stride + PAYLOAD) : 0L;
   }
 
   /** True when the next insert into an empty slot would pass the load limit. */
@@ -231,22 +264,23 @@ final class FingerprintTable {
   }
 
   private void rehash(int newCapacity, int threshold) {
-    final long[] oldKeys = keys;
-    final int[] oldMetas = metas;
-    final long[] oldPayloads = payloads;
+    final byte[] old = slots;
     final int oldCapacity = capacity;
     allocate(newCapacity);
+    final byte[] t = slots;
     for (int i = 0; i < oldCapacity; i++) {
-      long key = oldKeys[i];
-      if (key != 0 && isLive(oldMetas[i], threshold)) {
+      final int from = i * stride;
+      long key = keyAt(old, from);
+      if (key != 0 && isLive(metaAt(old, from), threshold)) {
         int j = home(key);
-        while (keys[j] != 0) {
+        while (keyAt(t, j * stride) != 0) {
           j = (j + 1) & mask;
         }
-        keys[j] = key;
-        metas[j] = oldMetas[i];
+        final int to = j * stride;
+        LONG.set(t, to, key);
+        INT.set(t, to + META, metaAt(old, from));
         if (payloadHashes) {
-          payloads[j] = oldPayloads[i];
+          LONG.set(t, to + PAYLOAD, (long) LONG.get(old, from + PAYLOAD));
         }
         occupied++;
       }
@@ -261,7 +295,8 @@ final class FingerprintTable {
    * @return the number of entries deleted
    */
   int sweep(long count, int threshold) {
-    final int[] m = metas;
+    final byte[] t = slots;
+    final int stride = this.stride;
     int removed = 0;
     int i = sweepCursor;
     long visited = 0;
@@ -271,12 +306,12 @@ final class FingerprintTable {
       int j = i;
       while (j < runEnd) {
         final int blockEnd = Math.min(runEnd, j + SWEEP_BLOCK);
-        if (blockEnd - j == SWEEP_BLOCK && !anyDead(m, j, threshold)) {
+        if (blockEnd - j == SWEEP_BLOCK && !anyDead(t, j * stride, stride, threshold)) {
           j = blockEnd;
           continue;
         }
         while (j < blockEnd) {
-          if (isDead(m[j], threshold)) {
+          if (isDead(metaAt(t, j * stride), threshold)) {
             deleteAt(j);
             removed++;
             // Backward shift may have moved another entry into this slot: look at it again. A re-visit is not a new
@@ -297,16 +332,16 @@ final class FingerprintTable {
   }
 
   /**
-   * True if any of the {@link #SWEEP_BLOCK} slots from {@code from} on holds a dead entry. Branch-free over the
-   * block, so that the sweep passes over blocks of live and empty slots (most of them) at a few instructions per slot
-   * instead of one test and branch each: dead is "occupied (sign bit of meta) and expiry epoch minus threshold minus
+   * True if any of the {@link #SWEEP_BLOCK} slots from byte offset {@code at} on holds a dead entry. Branch-free over
+   * the block, so that the sweep passes over blocks of live and empty slots (most of them) at a few instructions per
+   * slot instead of one test and branch each: dead is "occupied (sign bit of meta) and expiry epoch minus threshold minus
    * one, modulo the epoch period, at least {@code HALF_EPOCH - 1}", the negation of {@link #isLive} for an occupied
    * slot, and the sign bit of the block's OR says whether any slot is so.
    */
-  private static boolean anyDead(int[] m, int from, int threshold) {
+  private static boolean anyDead(byte[] t, int at, int stride, int threshold) {
     int any = 0;
-    for (int x = from; x < from + SWEEP_BLOCK; x++) {
-      final int meta = m[x];
+    for (int x = 0; x < SWEEP_BLOCK; x++) {
+      final int meta = metaAt(t, at + x * stride);
       final int d = (((meta >>> LIFETIME_BITS) & EPOCH_MASK) - threshold - 1) & EPOCH_MASK;
       any |= meta & ((HALF_EPOCH - 2) - d);
     }
@@ -315,30 +350,34 @@ final class FingerprintTable {
 
   /** Backward-shift deletion (Knuth, Algorithm R): no tombstones, probe chains stay intact. */
   private void deleteAt(int hole) {
-    final long[] k = keys;
+    final byte[] t = slots;
+    final int stride = this.stride;
     int j = hole;
     while (true) {
       j = (j + 1) & mask;
-      long key = k[j];
+      final int from = j * stride;
+      long key = keyAt(t, from);
       if (key == 0) {
         break;
       }
       int h = home(key);
       boolean stays = hole <= j ? (hole < h && h <= j) : (hole < h || h <= j);
       if (!stays) {
-        k[hole] = key;
-        metas[hole] = metas[j];
+        final int to = hole * stride;
+        LONG.set(t, to, key);
+        INT.set(t, to + META, metaAt(t, from));
         if (payloadHashes) {
-          payloads[hole] = payloads[j];
+          LONG.set(t, to + PAYLOAD, (long) LONG.get(t, from + PAYLOAD));
         }
         hole = j;
         shiftedEntries++;
       }
     }
-    k[hole] = 0;
-    metas[hole] = 0;
+    final int at = hole * stride;
+    LONG.set(t, at, 0L);
+    INT.set(t, at + META, 0);
     if (payloadHashes) {
-      payloads[hole] = 0;
+      LONG.set(t, at + PAYLOAD, 0L);
     }
   }
 
@@ -354,7 +393,7 @@ final class FingerprintTable {
   int countLive(int threshold) {
     int live = 0;
     for (int i = 0; i < capacity; i++) {
-      if (keys[i] != 0 && isLive(metas[i], threshold)) {
+      if (keyAt(slots, i * stride) != 0 && isLive(metaAt(slots, i * stride), threshold)) {
         live++;
       }
     }
@@ -370,7 +409,7 @@ final class FingerprintTable {
   }
 
   int stride() {
-    return payloadHashes ? PAYLOAD_STRIDE : PLAIN_STRIDE;
+    return stride;
   }
 
   long bytes() {

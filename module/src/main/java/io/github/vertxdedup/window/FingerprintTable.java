@@ -1,8 +1,5 @@
 package io.github.vertxdedup.window;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import org.agrona.BitUtil;
 
 /*
@@ -10,21 +7,17 @@ import org.agrona.BitUtil;
  * every entry carries its own expiry, so that a lookup costs one random memory access and expiry is a sequential
  * walk.
  *
- * Layout: one byte array of slots, each slot's fields side by side (interleaved), read and written through
- * VarHandle views in the platform's byte order:
- *   +0   fingerprint, 8 bytes, 0 = empty slot
- *   +8   meta, 4 bytes: OCCUPIED (sign bit) | expiry epoch (EPOCH_BITS, wrapping) << LIFETIME_BITS | (lifetime - 1);
- *        0 = empty slot
- *   +12  payload hash, 8 bytes, 0 = none; only when payload hashes are tracked
- * so a slot is 12 bytes (20 with payload hashes), as many as three parallel arrays would take. Everything a decision
- * reads or writes about one slot (is this its fingerprint, is that entry still live, write the new entry) lies in
- * one cache line, or in two adjacent ones for the few slots that straddle a line boundary (2 or 3 of every 16 plain
- * slots), and in one page: one cache miss and one TLB miss per decision, where parallel arrays of fingerprints and
- * metas cost two of each (a match reads the meta, an accepted id writes it). A probe (a few slots at a load of at
- * most 3/4) nearly always stays within the 5 or so slots of the line it starts in, or runs into the next line,
- * which the processor's adjacent-line and stream prefetchers fetch. The price is the sweep's: it reads the metas
- * only, so it now streams 12 bytes per slot instead of 4; that stream is sequential (prefetched) and small beside
- * the random accesses it saves.
+ * Layout: parallel arrays indexed by slot.
+ *   keys[]      fingerprint, 0 = empty slot. 8 per 64-byte cache line, so a probe (a few slots at a load of at most
+ *               3/4) nearly always stays within the one line it starts in.
+ *   metas[]     OCCUPIED (sign bit) | expiry epoch (EPOCH_BITS, wrapping) << LIFETIME_BITS | (lifetime - 1);
+ *               0 = empty slot.
+ *   payloads[]  payload hash, 0 = none; only when payload hashes are tracked.
+ * A probe reads keys only; metas is read when the fingerprint matches (is that entry still live?) and by the sweep,
+ * which scans metas alone (4 bytes per slot, a block of 16 slots per test) and touches keys only for the dead
+ * entries it deletes. An accepted id writes both arrays, so a decision can cost two cache misses: a batch reads both
+ * lines of every id ahead of its probes (touch), so that the two misses overlap with each other and with the
+ * batch's other ids instead of following one another.
  *
  * Why not Agrona's LongHashSet plus one id list per bucket (the textbook bucket ring)? That shape costs two random
  * accesses per event: one to look up / insert, and one more when the id's bucket expires and the id is deleted from the
@@ -67,19 +60,9 @@ final class FingerprintTable {
   private final boolean payloadHashes;
   private final int maxCapacity;
 
-  /** Reads and writes a slot's 8-byte fields (fingerprint, payload hash) at a byte offset: any alignment. */
-  private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.nativeOrder());
-  /** Reads and writes a slot's meta at a byte offset. */
-  private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.nativeOrder());
-  /** Offset of the meta in a slot. */
-  private static final int META = Long.BYTES;
-  /** Offset of the payload hash in a slot (with payload hashes only). */
-  private static final int PAYLOAD = Long.BYTES + Integer.BYTES;
-
-  /** Bytes per slot: {@link #PLAIN_STRIDE} or {@link #PAYLOAD_STRIDE}. */
-  private final int stride;
-  /** The slots, {@code stride} bytes each; slot {@code i} starts at byte {@code i * stride}. */
-  private byte[] slots;
+  private long[] keys;
+  private int[] metas;
+  private long[] payloads;
   private int capacity;
   private int mask;
   private int shift;
@@ -93,15 +76,11 @@ final class FingerprintTable {
 
   FingerprintTable(boolean payloadHashes, int initialCapacity) {
     this.payloadHashes = payloadHashes;
-    this.stride = payloadHashes ? PAYLOAD_STRIDE : PLAIN_STRIDE;
     this.maxCapacity = maxCapacity(payloadHashes);
     allocate(Math.max(MIN_CAPACITY, BitUtil.findNextPositivePowerOfTwo(initialCapacity)));
   }
 
-  /**
-   * Largest slot count: keeps the table, one byte array, below 2 GiB: 1.5 GiB at 2^27 plain slots, 1.25 GiB at 2^26
-   * slots with payload hashes (2^27 of those would need 2.5 GiB).
-   */
+  /** Largest slot count: keeps the table below 2 GiB (1.5 GiB, or 2.5 GiB with payload hashes at 2^26 slots). */
   static int maxCapacity(boolean payloadHashes) {
     return payloadHashes ? 1 << 26 : 1 << 27;
   }
@@ -113,7 +92,9 @@ final class FingerprintTable {
   }
 
   private void allocate(int newCapacity) {
-    slots = new byte[newCapacity * stride];
+    keys = new long[newCapacity];
+    metas = new int[newCapacity];
+    payloads = payloadHashes ? new long[newCapacity] : null;
     capacity = newCapacity;
     mask = newCapacity - 1;
     shift = Long.SIZE - Integer.numberOfTrailingZeros(newCapacity);
@@ -121,14 +102,6 @@ final class FingerprintTable {
     // Load limit 3/4; the largest table may fill further, short of one empty slot that ends every probe.
     resizeAt = newCapacity == maxCapacity ? newCapacity - 1 : newCapacity - (newCapacity >>> 2);
     sweepCursor = 0;
-  }
-
-  private static long keyAt(byte[] t, int at) {
-    return (long) LONG.get(t, at);
-  }
-
-  private static int metaAt(byte[] t, int at) {
-    return (int) INT.get(t, at + META);
   }
 
   static int meta(long expiryBucket, int lifetime) {
@@ -168,21 +141,19 @@ final class FingerprintTable {
   }
 
   /**
-   * Finds the live entry of {@code fingerprint}. Reads fingerprints only, except for a slot holding this fingerprint.
+   * Finds the live entry of {@code fingerprint}. Reads keys only, except for a slot holding this fingerprint.
    *
    * @return its slot, or {@code -(slot + 1)} where slot is the empty slot that ends its probe chain: the place to
    *     insert it
    */
   int probe(long fingerprint, int threshold) {
-    final byte[] t = slots;
+    final long[] k = keys;
     final int mask = this.mask;
-    final int stride = this.stride;
     int i = home(fingerprint);
     while (true) {
-      final int at = i * stride;
-      long key = keyAt(t, at);
+      long key = k[i];
       if (key == fingerprint) {
-        if (isLive(metaAt(t, at), threshold)) {
+        if (isLive(metas[i], threshold)) {
           return i;
         }
       } else if (key == 0) {
@@ -197,40 +168,36 @@ final class FingerprintTable {
    * both, so that the loads are not optimised away. Issued for a whole batch before probing it, these loads are
    * independent of each other and overlap in the memory system (memory-level parallelism), where a probe's
    * data-dependent branches would otherwise wait for each cache miss in turn. The expiry word is read as well because
-   * the decision writes it (an accepted id) or reads it (a matching fingerprint): mostly in the fingerprint's cache
-   * line, but in the next one for a slot that straddles a line boundary, whose miss would otherwise come after the
-   * probe's instead of beside it.
+   * the decision writes it (an accepted id) or reads it (a matching fingerprint): it lives in another array, so it is
+   * another cache line, and left to the decision its miss would come after the probe's instead of beside it.
    */
   long touch(long fingerprint) {
-    final byte[] t = slots;
-    final int at = home(fingerprint) * stride;
-    return keyAt(t, at) + metaAt(t, at);
+    int slot = home(fingerprint);
+    return keys[slot] + metas[slot];
   }
 
   /** Writes an entry into an empty slot returned (encoded) by {@link #probe}. */
   void put(int slot, long fingerprint, int meta, long payloadHash) {
-    final byte[] t = slots;
-    final int at = slot * stride;
-    if (keyAt(t, at) == 0) {
+    if (keys[slot] == 0) {
       occupied++;
     }
-    LONG.set(t, at, fingerprint);
-    INT.set(t, at + META, meta);
+    keys[slot] = fingerprint;
+    metas[slot] = meta;
     if (payloadHashes) {
-      LONG.set(t, at + PAYLOAD, payloadHash);
+      payloads[slot] = payloadHash;
     }
   }
 
   long fingerprintAt(int slot) {
-    return keyAt(slots, slot * stride);
+    return keys[slot];
   }
 
   int metaAt(int slot) {
-    return metaAt(slots, slot * stride);
+    return metas[slot];
   }
 
   long payloadHashAt(int slot) {
-    return payloadHashes ? (long) LONG.get(slots, slot * stride + PAYLOAD) : 0L;
+    return payloadHashes ? payloads[slot] : 0L;
   }
 
   /** True when the next insert into an empty slot would pass the load limit. */
@@ -264,23 +231,22 @@ final class FingerprintTable {
   }
 
   private void rehash(int newCapacity, int threshold) {
-    final byte[] old = slots;
+    final long[] oldKeys = keys;
+    final int[] oldMetas = metas;
+    final long[] oldPayloads = payloads;
     final int oldCapacity = capacity;
     allocate(newCapacity);
-    final byte[] t = slots;
     for (int i = 0; i < oldCapacity; i++) {
-      final int from = i * stride;
-      long key = keyAt(old, from);
-      if (key != 0 && isLive(metaAt(old, from), threshold)) {
+      long key = oldKeys[i];
+      if (key != 0 && isLive(oldMetas[i], threshold)) {
         int j = home(key);
-        while (keyAt(t, j * stride) != 0) {
+        while (keys[j] != 0) {
           j = (j + 1) & mask;
         }
-        final int to = j * stride;
-        LONG.set(t, to, key);
-        INT.set(t, to + META, metaAt(old, from));
+        keys[j] = key;
+        metas[j] = oldMetas[i];
         if (payloadHashes) {
-          LONG.set(t, to + PAYLOAD, (long) LONG.get(old, from + PAYLOAD));
+          payloads[j] = oldPayloads[i];
         }
         occupied++;
       }
@@ -295,8 +261,7 @@ final class FingerprintTable {
    * @return the number of entries deleted
    */
   int sweep(long count, int threshold) {
-    final byte[] t = slots;
-    final int stride = this.stride;
+    final int[] m = metas;
     int removed = 0;
     int i = sweepCursor;
     long visited = 0;
@@ -306,12 +271,12 @@ final class FingerprintTable {
       int j = i;
       while (j < runEnd) {
         final int blockEnd = Math.min(runEnd, j + SWEEP_BLOCK);
-        if (blockEnd - j == SWEEP_BLOCK && !anyDead(t, j * stride, stride, threshold)) {
+        if (blockEnd - j == SWEEP_BLOCK && !anyDead(m, j, threshold)) {
           j = blockEnd;
           continue;
         }
         while (j < blockEnd) {
-          if (isDead(metaAt(t, j * stride), threshold)) {
+          if (isDead(m[j], threshold)) {
             deleteAt(j);
             removed++;
             // Backward shift may have moved another entry into this slot: look at it again. A re-visit is not a new
@@ -332,16 +297,16 @@ final class FingerprintTable {
   }
 
   /**
-   * True if any of the {@link #SWEEP_BLOCK} slots from byte offset {@code at} on holds a dead entry. Branch-free over
-   * the block, so that the sweep passes over blocks of live and empty slots (most of them) at a few instructions per
-   * slot instead of one test and branch each: dead is "occupied (sign bit of meta) and expiry epoch minus threshold minus
+   * True if any of the {@link #SWEEP_BLOCK} slots from {@code from} on holds a dead entry. Branch-free over the
+   * block, so that the sweep passes over blocks of live and empty slots (most of them) at a few instructions per slot
+   * instead of one test and branch each: dead is "occupied (sign bit of meta) and expiry epoch minus threshold minus
    * one, modulo the epoch period, at least {@code HALF_EPOCH - 1}", the negation of {@link #isLive} for an occupied
    * slot, and the sign bit of the block's OR says whether any slot is so.
    */
-  private static boolean anyDead(byte[] t, int at, int stride, int threshold) {
+  private static boolean anyDead(int[] m, int from, int threshold) {
     int any = 0;
-    for (int x = 0; x < SWEEP_BLOCK; x++) {
-      final int meta = metaAt(t, at + x * stride);
+    for (int x = from; x < from + SWEEP_BLOCK; x++) {
+      final int meta = m[x];
       final int d = (((meta >>> LIFETIME_BITS) & EPOCH_MASK) - threshold - 1) & EPOCH_MASK;
       any |= meta & ((HALF_EPOCH - 2) - d);
     }
@@ -350,34 +315,30 @@ final class FingerprintTable {
 
   /** Backward-shift deletion (Knuth, Algorithm R): no tombstones, probe chains stay intact. */
   private void deleteAt(int hole) {
-    final byte[] t = slots;
-    final int stride = this.stride;
+    final long[] k = keys;
     int j = hole;
     while (true) {
       j = (j + 1) & mask;
-      final int from = j * stride;
-      long key = keyAt(t, from);
+      long key = k[j];
       if (key == 0) {
         break;
       }
       int h = home(key);
       boolean stays = hole <= j ? (hole < h && h <= j) : (hole < h || h <= j);
       if (!stays) {
-        final int to = hole * stride;
-        LONG.set(t, to, key);
-        INT.set(t, to + META, metaAt(t, from));
+        k[hole] = key;
+        metas[hole] = metas[j];
         if (payloadHashes) {
-          LONG.set(t, to + PAYLOAD, (long) LONG.get(t, from + PAYLOAD));
+          payloads[hole] = payloads[j];
         }
         hole = j;
         shiftedEntries++;
       }
     }
-    final int at = hole * stride;
-    LONG.set(t, at, 0L);
-    INT.set(t, at + META, 0);
+    k[hole] = 0;
+    metas[hole] = 0;
     if (payloadHashes) {
-      LONG.set(t, at + PAYLOAD, 0L);
+      payloads[hole] = 0;
     }
   }
 
@@ -393,7 +354,7 @@ final class FingerprintTable {
   int countLive(int threshold) {
     int live = 0;
     for (int i = 0; i < capacity; i++) {
-      if (keyAt(slots, i * stride) != 0 && isLive(metaAt(slots, i * stride), threshold)) {
+      if (keys[i] != 0 && isLive(metas[i], threshold)) {
         live++;
       }
     }
@@ -409,7 +370,7 @@ final class FingerprintTable {
   }
 
   int stride() {
-    return stride;
+    return payloadHashes ? PAYLOAD_STRIDE : PLAIN_STRIDE;
   }
 
   long bytes() {

@@ -86,6 +86,19 @@ class JournalInspectorTest {
   }
 
   @Test
+  void shouldPrintTheBuildsVersionAndTheJournalFormatItReads() {
+    String expected = System.getProperty("project.version");
+    assertThat(expected).as("project.version (set by the pom)").isNotBlank();
+
+    Result r = run("--version");
+
+    assertThat(r.code).isZero();
+    assertThat(r.out).isEqualTo("journal-inspector " + expected + " (vertx-dedup)" + System.lineSeparator()
+        + "journal record format: version " + ClaimEntry.CURRENT_FORMAT + " (the newest it reads)"
+        + System.lineSeparator());
+  }
+
+  @Test
   void shouldFindAnIdAndSayWhetherItIsStillRemembered() {
     String now = Long.toString(T0 + 5_000);
     Result a = run("find", partitionDir.toString(), "--window-ms", WINDOW, "--now-ms", now, "--id", "a");

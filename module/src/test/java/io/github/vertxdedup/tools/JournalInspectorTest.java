@@ -20,6 +20,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -76,13 +77,62 @@ class JournalInspectorTest {
         + "expiresAt=2023-11-14T22:14:20Z live");
     assertThat(r.out).contains("ACCEPT fp=" + hex(idFp("b")) + " key=" + hex(keyFp("invoice-1")));
     assertThat(r.out).containsPattern("CLAIM fp=" + hex(idFp("c")) + " key=- token=[0-9a-f]{16} claimedAt="
-        + "2023-11-14T22:13:20Z payload=- rememberUntil=default claimer=worker-1 leaseEnd=2023-11-14T22:13:30Z open");
+        + "2023-11-14T22:13:20Z payload=- rememberUntil=default claimer=worker-1 leaseEnd=2023-11-14T22:13:30Z\n");
     assertThat(r.out).contains("COMMIT fp=" + hex(idFp("d")));
     assertThat(r.out).contains("OFFSET topic=orders partition=0 offset=42", "OFFSET topic=orders partition=0 offset=40");
     assertThat(r.out).containsPattern("# \\d+ records, 7 entries \\(7 printed\\), 0 torn");
+    // c is open; d's claim, committed, is not (its lease has not ended either)
+    assertThat(r.out).containsPattern("# open claims at 2023-11-14T22:13:25Z: 1 \\(neither committed nor released,"
+        + " lease not ended\\)\n#   [0-9a-f]+ CLAIM fp=" + hex(idFp("c")) + " token=[0-9a-f]{16} "
+        + "leaseEnd=2023-11-14T22:13:30Z\n");
 
     Result limited = run("dump", partitionDir.toString(), "--window-ms", WINDOW, "--limit", "1");
     assertThat(limited.out.lines().filter(l -> !l.startsWith("#"))).hasSize(1);
+  }
+
+  /**
+   * dump and summary judge claims by one definition, the journal's recovery: open means neither committed nor
+   * released (by fingerprint, the latest claim), not replaced by a later claim, lease not ended. Here five claims whose
+   * leases all run at the instant judged, of which two are open, and one whose lease ended.
+   */
+  @Test
+  void shouldCallTheSameClaimsOpenInDumpAsInSummary(@TempDir Path dir) {
+    JournalOptions jo = new JournalOptions().setRollCycle(JournalOptions.rollCycleFor(Duration.ofMinutes(1)))
+        .setSyncPolicy(SyncPolicy.NONE).setClock(() -> T0);
+    long lease = T0 + 30_000;
+    try (Journal j = Journal.open(dir, jo)) {
+      j.replay(new JournalVisitor() {
+      });
+      j.appendClaim(ClaimEntry.of(idFp("committed"), 0, 0, 1, T0, lease, ClaimEntry.NOT_RECORDED, "w"));
+      j.appendCommit(idFp("committed"), 1, T0 + 60_000);
+      j.appendClaim(ClaimEntry.of(idFp("released"), 0, 0, 2, T0, lease, ClaimEntry.NOT_RECORDED, "w"));
+      j.appendRelease(idFp("released"), 2);
+      j.appendClaim(ClaimEntry.of(idFp("open"), 0, 0, 3, T0, lease, ClaimEntry.NOT_RECORDED, "w"));
+      j.appendClaim(ClaimEntry.of(idFp("ended"), 0, 0, 4, T0, T0 + 1_000, ClaimEntry.NOT_RECORDED, "w"));
+      j.appendClaim(ClaimEntry.of(idFp("replaced"), 0, 0, 5, T0, lease, ClaimEntry.NOT_RECORDED, "w"));
+      j.appendClaim(ClaimEntry.of(idFp("replaced"), 0, 0, 6, T0, lease, ClaimEntry.NOT_RECORDED, "w"));
+    }
+    String now = Long.toString(T0 + 5_000);
+
+    Result summary = run("summary", dir.toString(), "--window-ms", WINDOW, "--now-ms", now);
+    Result dump = run("dump", dir.toString(), "--window-ms", WINDOW, "--now-ms", now);
+
+    assertThat(summary.out).contains("open claims: 2");
+    assertThat(dump.out).contains("# open claims at 2023-11-14T22:13:25Z: 2 ");
+    List<String> listed = dump.out.lines().filter(l -> l.startsWith("#   ")).toList();
+    assertThat(listed).hasSize(2);
+    assertThat(listed.get(0)).contains("CLAIM fp=" + hex(idFp("open")) + " token=" + hex(3));
+    assertThat(listed.get(1)).contains("CLAIM fp=" + hex(idFp("replaced")) + " token=" + hex(6));
+    // each listed index is the index of that CLAIM record's line
+    for (String l : listed) {
+      String index = l.substring(4, l.indexOf(' ', 4));
+      String claim = l.substring(l.indexOf("CLAIM fp="), l.indexOf(" leaseEnd="));
+      assertThat(dump.out.lines()).anySatisfy(line -> assertThat(line).startsWith(index + " " + claim.substring(0,
+          claim.indexOf(" token="))).contains(claim.substring(claim.indexOf(" token="))));
+    }
+    assertThat(dump.out.lines().filter(l -> l.contains(" CLAIM ") && !l.startsWith("#")))
+        .as("a CLAIM line gives its lease end, not a state a later record may change").hasSize(6)
+        .noneMatch(l -> l.endsWith(" open") || l.endsWith(" ended"));
   }
 
   @Test

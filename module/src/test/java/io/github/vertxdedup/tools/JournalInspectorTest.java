@@ -148,6 +148,45 @@ class JournalInspectorTest {
         + System.lineSeparator());
   }
 
+  /**
+   * A Kafka consumer's window journal ({@code <journalDir>/<group.id>/<topic>-<partition>}, scope
+   * {@code <dedup.address>.<group.id>.<topic>-<partition>}): find with another address is refused, naming the option
+   * and the address the journal has, instead of a verdict of ABSENT in the wrong scope.
+   */
+  @Test
+  void shouldRefuseAnAddressThatIsNotTheKafkaWindowsJournal(@TempDir Path root) {
+    Path dir = root.resolve("payments-group").resolve("orders-3");
+    String scope = "dedup.payments-group.orders-3";
+    JournalOptions jo = new JournalOptions().setRollCycle(JournalOptions.rollCycleFor(Duration.ofMinutes(1)))
+        .setSyncPolicy(SyncPolicy.NONE).setClock(() -> T0);
+    try (Journal j = Journal.open(dir, jo)) {
+      j.replay(new JournalVisitor() {
+      });
+      j.appendAccept(Fingerprinter.forScope(scope + "/id").fingerprint("order-1"), 0, 0, T0, T0 + 60_000);
+      j.appendOffsetCommit("orders", 3, 1);
+    }
+    String now = Long.toString(T0 + 5_000);
+
+    for (String wrong : new String[] {"dedup", "dedup.orders-3", "dedup.other-group.orders-3", "payments-group.orders-3"}) {
+      Result r = run("find", dir.toString(), "--window-ms", WINDOW, "--now-ms", now, "--address", wrong,
+          "--id", "order-1");
+      assertThat(r.code).as("--address %s", wrong).isEqualTo(2);
+      assertThat(r.out).as("no verdict").doesNotContain("ABSENT").doesNotContain("state at");
+      assertThat(r.err).contains("--address '" + wrong + "': no journal of that address here",
+          "topic-partition orders-3 (its offset records name it) of consumer group 'payments-group'",
+          "--address dedup.payments-group.orders-3 with the default dedup.address");
+    }
+
+    Result right = run("find", dir.toString(), "--window-ms", WINDOW, "--now-ms", now, "--address", scope,
+        "--id", "order-1");
+    assertThat(right.code).as(right.err).isZero();
+    assertThat(right.out).contains("REMEMBERED until 2023-11-14T22:14:20Z");
+    Result otherDedupAddress = run("find", dir.toString(), "--window-ms", WINDOW, "--now-ms", now, "--address",
+        "payments.payments-group.orders-3", "--id", "order-1");
+    assertThat(otherDedupAddress.code).as("another dedup.address of the same window: a verdict").isEqualTo(1);
+    assertThat(otherDedupAddress.out).contains("ABSENT: not in the cycles");
+  }
+
   @Test
   void shouldFindAnIdAndSayWhetherItIsStillRemembered() {
     String now = Long.toString(T0 + 5_000);

@@ -257,7 +257,8 @@ public interface DedupKafkaConsumer<K, V> {
    * Records flow once the group assigns partitions.
    *
    * @param topics the topics, not empty
-   * @return completes when subscribed; fails if the Kafka consumer cannot be created or subscribed, or with
+   * @return completes when subscribed; fails if the Kafka consumer cannot be created or subscribed (with Kafka's
+   *     error, once the Kafka client it made is closed), or with
    *     {@link IllegalStateException} if already subscribed, if {@link #close} was called (before, or while this
    *     subscribe was under way: a closed consumer never starts), if the identity or handler is missing, if the mode
    *     is {@link AtomicityMode#INBOX} without {@link #inbox} (or an inbox is set in another mode), if the inbox table

@@ -3,11 +3,13 @@ package io.github.vertxdedup.tools;
 import static io.github.vertxdedup.tools.JournalInspector.hex;
 import static io.github.vertxdedup.tools.JournalInspector.time;
 
+import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.journal.ClaimEntry;
 import io.github.vertxdedup.journal.JournalContents;
 import io.github.vertxdedup.journal.JournalVisitor;
 import io.github.vertxdedup.window.Fingerprinter;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -74,6 +76,7 @@ final class FindCommand implements Callable<Integer> {
         rememberedUntil[0] = Math.max(rememberedUntil[0], expiresAtMs);
       }
     }, seen);
+    requireKafkaAddressMatches(contents);
     long inFlightUntil = contents.openClaims().stream()
         .filter(c -> c.fingerprint() == fp || c.keyFingerprint() == fp)
         .mapToLong(ClaimEntry::leaseEndMs).max().orElse(0);
@@ -92,6 +95,41 @@ final class FindCommand implements Callable<Integer> {
     out.println("state at " + time(now) + ": " + verdict);
     out.flush();
     return seen.lines.isEmpty() ? 1 : 0;
+  }
+
+  /**
+   * Refuses an {@code --address} that cannot be this journal's when the journal is a Kafka consumer's window: a
+   * verdict in another fingerprint scope would say ABSENT of an id the journal does hold. A Kafka window's journal
+   * lives in {@code <journalDir>/<group.id>/<topic>-<partition>} and records the offsets committed for that
+   * topic-partition; its scope is {@code <dedup.address>.<group.id>.<topic>-<partition>}. So when DIR's name is a
+   * topic-partition that the journal's offset records name, the address must be {@code <dedup.address>.<group>.<DIR's
+   * name>}, the group being DIR's parent directory's name (a copy of a journal keeps that layout). An event-bus
+   * partition's directory is named by its partition number, and is not checked.
+   *
+   * @param contents the journal's contents, read
+   * @throws CommandLine.ParameterException naming {@code --address}, the address given and the address this journal
+   *     has, if they differ
+   */
+  private void requireKafkaAddressMatches(JournalContents contents) {
+    Path dir = journal.dir.toAbsolutePath().normalize();
+    Path parent = dir.getParent();
+    if (dir.getFileName() == null || parent == null || parent.getFileName() == null) {
+      return;
+    }
+    String topicPartition = dir.getFileName().toString();
+    if (contents.offsets().stream().noneMatch(o -> (o.topic() + "-" + o.partition()).equals(topicPartition))) {
+      return; // not a Kafka window's journal, or one that never committed an offset: nothing says its scope
+    }
+    String group = parent.getFileName().toString();
+    String suffix = "." + group + "." + topicPartition;
+    if (address.endsWith(suffix) && address.length() > suffix.length()) {
+      return;
+    }
+    throw new CommandLine.ParameterException(spec.commandLine(), "--address '" + address + "': no journal of that"
+        + " address here. " + dir + " is the journal of a Kafka consumer's window, topic-partition " + topicPartition
+        + " (its offset records name it) of consumer group '" + group + "' (its directory), whose address is"
+        + " <dedup.address>" + suffix + ": --address " + DedupOptions.DEFAULT_ADDRESS + suffix
+        + " with the default dedup.address");
   }
 
   private long parseFingerprint(String hexDigits) {

@@ -19,9 +19,10 @@ import picocli.CommandLine.Spec;
  * the journal of a running partition (the records complete when it reached them) as well as a stopped one's, and
  * replays from the oldest cycle that may still hold a live entry (older cycles are deletable and not read). Liveness is
  * judged at {@code --now-ms} (default: the current time), by the journal's own recovery
- * ({@link io.github.vertxdedup.journal.internal.Recovery}).
+ * ({@link io.github.vertxdedup.journal.internal.Recovery}). {@code --version} prints the build's version and the
+ * journal record format it reads ({@link InspectorVersion}).
  */
-@Command(name = "journal-inspector", mixinStandardHelpOptions = true, version = "journal-inspector 1",
+@Command(name = "journal-inspector", mixinStandardHelpOptions = true, versionProvider = InspectorVersion.class,
     description = "Inspects the journal of one dedup partition.",
     subcommands = {DumpCommand.class, FindCommand.class, SummaryCommand.class})
 public final class JournalInspector implements Runnable {

@@ -17,6 +17,7 @@ import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
 import io.vertx.kafka.client.producer.KafkaHeader;
 import io.vertx.kafka.client.producer.KafkaProducer;
 import io.vertx.kafka.client.producer.KafkaProducerRecord;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,10 +31,12 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import javax.management.ObjectName;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
@@ -47,6 +50,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The dedup consumer on a real broker: effects applied once per id, dead letters, offsets. */
 class DedupKafkaConsumerTest {
@@ -696,6 +700,54 @@ class DedupKafkaConsumerTest {
         .singleElement().extracting(LogCapture.Line::message, InstanceOfAssertFactories.STRING)
         .startsWith(anonymous + ": dead letter at offset ")
         .contains("(NO_IDENTITY), and no dead-letter handler: the identity extractor found no id in the record");
+  }
+
+  /**
+   * A subscribe that Kafka refuses after the consumer's client was made (a blank topic name) fails with Kafka's own
+   * error and leaves nothing of the client behind: its JMX beans are unregistered and, with the consumer group
+   * protocol (whose client runs a background thread from its construction), that thread has ended.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"classic", "consumer"})
+  void shouldCloseItsKafkaClientAndFailWithKafkasCauseWhenTheSubscribeIsRefused(String protocol) throws Exception {
+    Fixture f = fixture("refused", 1);
+    String clientId = name("refused-client");
+    Map<String, String> config = new HashMap<>(broker.consumerConfig(f.group()));
+    config.put("client.id", clientId);
+    config.put("group.protocol", protocol);
+    if (protocol.equals("consumer")) {
+      // The consumer protocol's client refuses the classic group's session and heartbeat settings.
+      config.remove("session.timeout.ms");
+      config.remove("heartbeat.interval.ms");
+    }
+    long threadsBefore = clientThreads();
+    DedupKafkaConsumer<String, String> c = DedupKafkaConsumer.<String, String>create(vertx, config,
+            options(AtomicityMode.EFFECT_FIRST))
+        .identity(IdentityExtractor.header(KafkaTestSupport.MESSAGE_ID))
+        .handler(r -> f.ledger().credit(r.key()))
+        .meterRegistry(registry);
+
+    Future<Void> subscribed = c.subscribe(Set.of(" "));
+
+    assertThat(subscribed.toCompletionStage().toCompletableFuture())
+        .failsWithin(Duration.ofSeconds(30)).withThrowableOfType(ExecutionException.class)
+        .havingCause().isInstanceOf(IllegalArgumentException.class)
+        .withMessageContaining("cannot contain null or empty topic");
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(clientThreads())
+        .as("Kafka client threads left running").isEqualTo(threadsBefore));
+    assertThat(ManagementFactory.getPlatformMBeanServer()
+        .queryNames(new ObjectName("kafka.consumer:*,client-id=" + clientId), null))
+        .as("the client's JMX beans (app-info and metrics)").isEmpty();
+    assertThat(c.close().toCompletionStage().toCompletableFuture()).as("close, with the failure that stopped it")
+        .failsWithin(Duration.ofSeconds(30)).withThrowableOfType(ExecutionException.class)
+        .havingCause().isInstanceOf(IllegalArgumentException.class);
+  }
+
+  /** @return the live threads of Kafka consumer clients: the consumer protocol's background and heartbeat threads */
+  private static long clientThreads() {
+    return Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
+        .filter(n -> n.startsWith("consumer_background_thread") || n.startsWith("kafka-coordinator-heartbeat-thread"))
+        .count();
   }
 
   /** A consumer of the fixture crediting its ledger, with no dead-letter handler: dead letters are logged. */

@@ -15,6 +15,7 @@ import io.vertx.core.Vertx;
 import io.vertx.kafka.client.consumer.KafkaConsumer;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -28,6 +29,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -102,6 +104,12 @@ class KafkaInboxTest {
    */
   private DedupKafkaConsumer<String, String> consumer(Names n, InboxRecordHandler<String, String> handler,
       boolean wrapped) {
+    return consumer(n, handler, wrapped, options());
+  }
+
+  /** As {@link #consumer(Names, InboxRecordHandler, boolean)}, with these options. */
+  private DedupKafkaConsumer<String, String> consumer(Names n, InboxRecordHandler<String, String> handler,
+      boolean wrapped, DedupKafkaOptions options) {
     Vertx vertx = Vertx.vertx();
     vertxes.add(vertx);
     Pool pool = db.pool(vertx, 4);
@@ -110,9 +118,9 @@ class KafkaInboxTest {
     DedupKafkaConsumer<String, String> c;
     if (wrapped) {
       config.put("enable.auto.commit", "false");
-      c = DedupKafkaConsumer.wrap(vertx, KafkaConsumer.<String, String>create(vertx, config), config, options());
+      c = DedupKafkaConsumer.wrap(vertx, KafkaConsumer.<String, String>create(vertx, config), config, options);
     } else {
-      c = DedupKafkaConsumer.create(vertx, config, options());
+      c = DedupKafkaConsumer.create(vertx, config, options);
     }
     c.identity(IdentityExtractor.<String, String>header(KafkaTestSupport.MESSAGE_ID)
         .withPayloadHash(r -> r.value()))
@@ -294,6 +302,50 @@ class KafkaInboxTest {
       db.server().startServer();
     }
     assertEachOnce(n, 100);
+  }
+
+  /**
+   * A wrapped consumer whose window journal recorded an offset that Kafka no longer has (the group was deleted): it
+   * seeks to the journal's offset and, as {@code create}'s consumer does in INBOX mode, rebuilds the window from the
+   * inbox rows before it handles a record, rather than starting from the journal alone: the ids another machine
+   * committed to the inbox meanwhile are restored into the window.
+   */
+  @Test
+  void shouldRebuildAWrappedConsumersWindowFromTheInboxWhenOnlyItsJournalRecordedAnOffset(@TempDir Path journalDir)
+      throws Exception {
+    Names n = names("inbox-wrapped-journal", 1, true);
+    DedupKafkaOptions journaled = options().setDedup(options().getDedup().setJournalDir(journalDir.toString()));
+    subscribe(consumer(n, credit(n), true, journaled), n);
+    for (int i = 0; i < 50; i++) {
+      broker.send(n.topic(), "w-" + i, "1");
+    }
+    broker.flush();
+    broker.awaitCommitted(n.group(), n.topic(), 50);
+    await(consumers.get(0).close(), 30);
+    broker.deleteGroup(n.group()); // Kafka forgets the offsets; the journal still has the last it committed
+    // Ids whose effects another machine committed meanwhile: in the inbox, not in this machine's journal.
+    long now = System.currentTimeMillis();
+    StringBuilder rows = new StringBuilder();
+    for (int i = 0; i < 10; i++) {
+      rows.append(i == 0 ? "" : ", ").append("('").append(n.group()).append("', '").append(n.topic())
+          .append("', 0, 'elsewhere-").append(i).append("', NULL, NULL, ").append(now).append(", ")
+          .append(now + 600_000).append(")");
+    }
+    db.server().psql("INSERT INTO " + n.table() + " VALUES " + rows);
+
+    double restoredBefore = counter("dedup.kafka.rebuild.ids");
+    subscribe(consumer(n, credit(n), true, journaled), n);
+    Awaitility.await("the ids only the inbox holds, restored").atMost(Duration.ofSeconds(30))
+        .until(() -> counter("dedup.kafka.rebuild.ids") - restoredBefore == 10);
+    for (int i = 0; i < 10; i++) {
+      broker.send(n.topic(), "elsewhere-" + i, "1"); // copies of what the other machine applied
+    }
+    for (int i = 45; i < 60; i++) {
+      broker.send(n.topic(), "w-" + i, "1"); // five copies, ten new
+    }
+    broker.flush();
+    broker.awaitCommitted(n.group(), n.topic(), 75);
+    assertEachOnce(n, 60);
   }
 
   @Test

@@ -2,6 +2,7 @@ package io.github.vertxdedup.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.vertxdedup.journal.ClaimEntry;
 import io.github.vertxdedup.journal.Journal;
 import io.github.vertxdedup.journal.JournalOptions;
 import io.github.vertxdedup.journal.JournalVisitor;
@@ -99,6 +100,20 @@ class InspectorJarIT {
       assertThat(summary.out).contains("live entries (ids and keys remembered now): 1", "offset orders/3: 18");
       assertThat(summary.err).isEmpty();
     }
+  }
+
+  @Test
+  void javaJar_shouldPrintTheBuildsVersionAndTheJournalFormatItReads() throws Exception {
+    String expected = System.getProperty("project.version");
+    assertThat(expected).as("project.version (set by the pom)").isNotBlank();
+
+    Run version = inspect("--version");
+
+    assertThat(version.code).as("exit code; stderr: %s", version.err).isZero();
+    assertThat(version.out.lines()).containsExactly("journal-inspector " + expected + " (vertx-dedup)",
+        "journal record format: version " + ClaimEntry.CURRENT_FORMAT + " (the newest it reads)");
+    assertThat(inspectorJar().getFileName().toString()).as("the jar of that build")
+        .isEqualTo("vertx-dedup-" + expected + "-inspector.jar");
   }
 
   private record Run(int code, String out, String err) {

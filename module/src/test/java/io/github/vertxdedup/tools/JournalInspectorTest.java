@@ -20,6 +20,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -76,13 +77,114 @@ class JournalInspectorTest {
         + "expiresAt=2023-11-14T22:14:20Z live");
     assertThat(r.out).contains("ACCEPT fp=" + hex(idFp("b")) + " key=" + hex(keyFp("invoice-1")));
     assertThat(r.out).containsPattern("CLAIM fp=" + hex(idFp("c")) + " key=- token=[0-9a-f]{16} claimedAt="
-        + "2023-11-14T22:13:20Z payload=- rememberUntil=default claimer=worker-1 leaseEnd=2023-11-14T22:13:30Z open");
+        + "2023-11-14T22:13:20Z payload=- rememberUntil=default claimer=worker-1 leaseEnd=2023-11-14T22:13:30Z\n");
     assertThat(r.out).contains("COMMIT fp=" + hex(idFp("d")));
     assertThat(r.out).contains("OFFSET topic=orders partition=0 offset=42", "OFFSET topic=orders partition=0 offset=40");
     assertThat(r.out).containsPattern("# \\d+ records, 7 entries \\(7 printed\\), 0 torn");
+    // c is open; d's claim, committed, is not (its lease has not ended either)
+    assertThat(r.out).containsPattern("# open claims at 2023-11-14T22:13:25Z: 1 \\(neither committed nor released,"
+        + " lease not ended\\)\n#   [0-9a-f]+ CLAIM fp=" + hex(idFp("c")) + " token=[0-9a-f]{16} "
+        + "leaseEnd=2023-11-14T22:13:30Z\n");
 
     Result limited = run("dump", partitionDir.toString(), "--window-ms", WINDOW, "--limit", "1");
     assertThat(limited.out.lines().filter(l -> !l.startsWith("#"))).hasSize(1);
+  }
+
+  /**
+   * dump and summary judge claims by one definition, the journal's recovery: open means neither committed nor
+   * released (by fingerprint, the latest claim), not replaced by a later claim, lease not ended. Here five claims whose
+   * leases all run at the instant judged, of which two are open, and one whose lease ended.
+   */
+  @Test
+  void shouldCallTheSameClaimsOpenInDumpAsInSummary(@TempDir Path dir) {
+    JournalOptions jo = new JournalOptions().setRollCycle(JournalOptions.rollCycleFor(Duration.ofMinutes(1)))
+        .setSyncPolicy(SyncPolicy.NONE).setClock(() -> T0);
+    long lease = T0 + 30_000;
+    try (Journal j = Journal.open(dir, jo)) {
+      j.replay(new JournalVisitor() {
+      });
+      j.appendClaim(ClaimEntry.of(idFp("committed"), 0, 0, 1, T0, lease, ClaimEntry.NOT_RECORDED, "w"));
+      j.appendCommit(idFp("committed"), 1, T0 + 60_000);
+      j.appendClaim(ClaimEntry.of(idFp("released"), 0, 0, 2, T0, lease, ClaimEntry.NOT_RECORDED, "w"));
+      j.appendRelease(idFp("released"), 2);
+      j.appendClaim(ClaimEntry.of(idFp("open"), 0, 0, 3, T0, lease, ClaimEntry.NOT_RECORDED, "w"));
+      j.appendClaim(ClaimEntry.of(idFp("ended"), 0, 0, 4, T0, T0 + 1_000, ClaimEntry.NOT_RECORDED, "w"));
+      j.appendClaim(ClaimEntry.of(idFp("replaced"), 0, 0, 5, T0, lease, ClaimEntry.NOT_RECORDED, "w"));
+      j.appendClaim(ClaimEntry.of(idFp("replaced"), 0, 0, 6, T0, lease, ClaimEntry.NOT_RECORDED, "w"));
+    }
+    String now = Long.toString(T0 + 5_000);
+
+    Result summary = run("summary", dir.toString(), "--window-ms", WINDOW, "--now-ms", now);
+    Result dump = run("dump", dir.toString(), "--window-ms", WINDOW, "--now-ms", now);
+
+    assertThat(summary.out).contains("open claims: 2");
+    assertThat(dump.out).contains("# open claims at 2023-11-14T22:13:25Z: 2 ");
+    List<String> listed = dump.out.lines().filter(l -> l.startsWith("#   ")).toList();
+    assertThat(listed).hasSize(2);
+    assertThat(listed.get(0)).contains("CLAIM fp=" + hex(idFp("open")) + " token=" + hex(3));
+    assertThat(listed.get(1)).contains("CLAIM fp=" + hex(idFp("replaced")) + " token=" + hex(6));
+    // each listed index is the index of that CLAIM record's line
+    for (String l : listed) {
+      String index = l.substring(4, l.indexOf(' ', 4));
+      String claim = l.substring(l.indexOf("CLAIM fp="), l.indexOf(" leaseEnd="));
+      assertThat(dump.out.lines()).anySatisfy(line -> assertThat(line).startsWith(index + " " + claim.substring(0,
+          claim.indexOf(" token="))).contains(claim.substring(claim.indexOf(" token="))));
+    }
+    assertThat(dump.out.lines().filter(l -> l.contains(" CLAIM ") && !l.startsWith("#")))
+        .as("a CLAIM line gives its lease end, not a state a later record may change").hasSize(6)
+        .noneMatch(l -> l.endsWith(" open") || l.endsWith(" ended"));
+  }
+
+  @Test
+  void shouldPrintTheBuildsVersionAndTheJournalFormatItReads() {
+    String expected = System.getProperty("project.version");
+    assertThat(expected).as("project.version (set by the pom)").isNotBlank();
+
+    Result r = run("--version");
+
+    assertThat(r.code).isZero();
+    assertThat(r.out).isEqualTo("journal-inspector " + expected + " (vertx-dedup)" + System.lineSeparator()
+        + "journal record format: version " + ClaimEntry.CURRENT_FORMAT + " (the newest it reads)"
+        + System.lineSeparator());
+  }
+
+  /**
+   * A Kafka consumer's window journal ({@code <journalDir>/<group.id>/<topic>-<partition>}, scope
+   * {@code <dedup.address>.<group.id>.<topic>-<partition>}): find with another address is refused, naming the option
+   * and the address the journal has, instead of a verdict of ABSENT in the wrong scope.
+   */
+  @Test
+  void shouldRefuseAnAddressThatIsNotTheKafkaWindowsJournal(@TempDir Path root) {
+    Path dir = root.resolve("payments-group").resolve("orders-3");
+    String scope = "dedup.payments-group.orders-3";
+    JournalOptions jo = new JournalOptions().setRollCycle(JournalOptions.rollCycleFor(Duration.ofMinutes(1)))
+        .setSyncPolicy(SyncPolicy.NONE).setClock(() -> T0);
+    try (Journal j = Journal.open(dir, jo)) {
+      j.replay(new JournalVisitor() {
+      });
+      j.appendAccept(Fingerprinter.forScope(scope + "/id").fingerprint("order-1"), 0, 0, T0, T0 + 60_000);
+      j.appendOffsetCommit("orders", 3, 1);
+    }
+    String now = Long.toString(T0 + 5_000);
+
+    for (String wrong : new String[] {"dedup", "dedup.orders-3", "dedup.other-group.orders-3", "payments-group.orders-3"}) {
+      Result r = run("find", dir.toString(), "--window-ms", WINDOW, "--now-ms", now, "--address", wrong,
+          "--id", "order-1");
+      assertThat(r.code).as("--address %s", wrong).isEqualTo(2);
+      assertThat(r.out).as("no verdict").doesNotContain("ABSENT").doesNotContain("state at");
+      assertThat(r.err).contains("--address '" + wrong + "': no journal of that address here",
+          "topic-partition orders-3 (its offset records name it) of consumer group 'payments-group'",
+          "--address dedup.payments-group.orders-3 with the default dedup.address");
+    }
+
+    Result right = run("find", dir.toString(), "--window-ms", WINDOW, "--now-ms", now, "--address", scope,
+        "--id", "order-1");
+    assertThat(right.code).as(right.err).isZero();
+    assertThat(right.out).contains("REMEMBERED until 2023-11-14T22:14:20Z");
+    Result otherDedupAddress = run("find", dir.toString(), "--window-ms", WINDOW, "--now-ms", now, "--address",
+        "payments.payments-group.orders-3", "--id", "order-1");
+    assertThat(otherDedupAddress.code).as("another dedup.address of the same window: a verdict").isEqualTo(1);
+    assertThat(otherDedupAddress.out).contains("ABSENT: not in the cycles");
   }
 
   @Test

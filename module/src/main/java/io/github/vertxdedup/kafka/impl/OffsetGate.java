@@ -65,14 +65,6 @@ final class OffsetGate {
     return true;
   }
 
-  /**
-   * Lets every decided record through without a commit: a wrapped consumer's revoked owner, whose window goes to the
-   * next owner in this process (or on this machine's journal), finishes what it decided, as its ids are recorded there.
-   */
-  void open() {
-    ackedNext = Long.MAX_VALUE;
-  }
-
   /** No acknowledgement comes any more: the records held at the gate are the next owner's. */
   void shut() {
     shut = true;

@@ -128,7 +128,8 @@ final class PollLoop<K, V> {
    * it holds; {@link #run} removes them when it closes the client. Poll thread.
    *
    * @param topics the topics
-   * @throws RuntimeException if the Kafka consumer cannot be created or subscribed; the loop must not run then
+   * @throws RuntimeException if the Kafka consumer cannot be created or subscribed, after closing what it had opened
+   *     ({@link #closeOpened}); the loop must not run then
    */
   void subscribe(Set<String> topics) {
     try {
@@ -160,7 +161,41 @@ final class PollLoop<K, V> {
       clientMetrics.bindTo(registry);
     } catch (RuntimeException e) {
       running = false;
+      closeOpened(e);
       throw e;
+    }
+  }
+
+  /**
+   * Closes what a {@link #subscribe} that failed had opened: the client's metrics binding, the changelog producer
+   * and the Kafka consumer (its network client, its JMX beans and, with {@code group.protocol=consumer}, its
+   * background thread), so a refused subscribe leaves nothing of the client behind. A failure to close is added to
+   * {@code cause} as suppressed: the subscribe fails with its own cause. Poll thread.
+   *
+   * @param cause why the subscribe failed
+   */
+  private void closeOpened(RuntimeException cause) {
+    if (clientMetrics != null) {
+      try {
+        clientMetrics.close();
+      } catch (RuntimeException e) {
+        cause.addSuppressed(e);
+      }
+    }
+    if (changelog != null) {
+      try {
+        changelog.close();
+      } catch (RuntimeException e) {
+        cause.addSuppressed(e);
+      }
+    }
+    if (consumer != null) {
+      try {
+        // Nothing was assigned or fetched: no offset to commit. The timeout bounds the wait for its threads.
+        consumer.close(Duration.ofSeconds(5));
+      } catch (RuntimeException e) {
+        cause.addSuppressed(e);
+      }
     }
   }
 

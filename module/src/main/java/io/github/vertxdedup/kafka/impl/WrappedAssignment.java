@@ -37,7 +37,8 @@ import org.slf4j.LoggerFactory;
  *   made by {@link Rebuilds#create} as for {@link DedupKafkaConsumerImpl}), the partition still paused and its
  *   records still kept; then its owner starts, is given the kept records, and the partition is resumed. Where Kafka has no committed offset but the store
  *   recorded one (a deleted group, expired offsets), the consumer seeks there first and drops what it kept and what
- *   arrives before the seek completes: the seek position delivers those records again.</li>
+ *   arrives before the seek completes: the seek position delivers those records again; then, in INBOX mode, the
+ *   window is rebuilt from the inbox rows as after any assignment ({@link Rebuilds#create}).</li>
  *   <li>Revoked: the partition leaves {@code owners} at once, so no commit names it from then on and its records no
  *   longer reach the owner. A rebuild of it still running is cancelled, and its window handed back once the rebuild
  *   has ended. Its owner is fenced (nothing new is decided; what was decided is finished), bounded by
@@ -213,7 +214,11 @@ final class WrappedAssignment<K, V> {
         if (sought.failed()) {
           failed(tp, s, lease, "failed to seek " + tp + " to the offset its window recorded", sought.cause());
         } else {
-          start(tp, s, lease, -1);
+          // Records from here on come from the seek position: keep them while the window is rebuilt. As create's
+          // consumer does, the mode decides the rebuild: INBOX from the inbox rows (always: they are the durable
+          // memory, the journal only a cache of it), the others nothing, Kafka having no committed offset.
+          s.seeking = false;
+          rebuildThenStart(tp, s, lease, -1);
         }
       });
     });

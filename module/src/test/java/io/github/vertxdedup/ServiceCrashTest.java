@@ -11,6 +11,7 @@ import java.io.OutputStreamWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -19,6 +20,7 @@ import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -36,6 +38,9 @@ import org.junit.jupiter.api.io.TempDir;
  * This test crosses a process boundary, so it uses real time.
  */
 class ServiceCrashTest {
+
+  /** Twice the child's snapshot threshold per partition, over its two partitions, and some. */
+  private static final int MIN_ACCEPTED_BEFORE_FIRST_KILL = 5_000;
 
   @TempDir
   Path tmp;
@@ -70,6 +75,13 @@ class ServiceCrashTest {
         } else {
           restarts.add(String.format("first start->first answer %d ms",
               (output.firstAnswerNanos - startNanos) / 1_000_000));
+        }
+        if (run == 1) {
+          // Enough accepted ids before the first kill that each partition journals more than the snapshot
+          // threshold (ServiceCrashChild) however slowly a loaded machine feeds it, so snapshots are written.
+          Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20))
+              .failFast(() -> !child.isAlive())
+              .until(() -> acceptedTimes.size() >= MIN_ACCEPTED_BEFORE_FIRST_KILL);
         }
         Thread.sleep(300 + random.nextInt(1_200)); // the kill moment: real time across processes
       } finally {

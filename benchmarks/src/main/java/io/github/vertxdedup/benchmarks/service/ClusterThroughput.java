@@ -8,8 +8,6 @@ import io.github.vertxdedup.DedupVerticle;
 import io.github.vertxdedup.kafka.testkit.LoopbackCluster;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
-import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
 import java.lang.management.ManagementFactory;
 import java.lang.management.OperatingSystemMXBean;
@@ -17,7 +15,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.function.LongFunction;
 
 /**
  * Decisions per second of the event-bus service in a Vert.x cluster, from a client on the partition owner's member
@@ -78,11 +75,11 @@ public final class ClusterThroughput {
           String deployment = service.deployVerticle(new DedupVerticle(),
               new DeploymentOptions().setConfig(options.toJson())).await();
           DedupClient client = DedupClient.create(caller, options);
-          Driver driver;
+          LoadDriver driver;
           if (scenario.startsWith("check")) {
-            driver = new Driver(1, n -> client.check(new DedupEvent("evt-" + next[0]++)));
+            driver = new LoadDriver(IN_FLIGHT, 1, n -> client.check(new DedupEvent("evt-" + next[0]++)));
           } else {
-            driver = new Driver(BATCH, n -> {
+            driver = new LoadDriver(IN_FLIGHT, BATCH, n -> {
               List<DedupEvent> events = new ArrayList<>(BATCH);
               for (int i = 0; i < BATCH; i++) {
                 events.add(new DedupEvent("evt-" + next[0]++));
@@ -115,57 +112,5 @@ public final class ClusterThroughput {
       throw new IllegalStateException("expected " + BATCH + " verdicts but got " + results.size());
     }
     return results;
-  }
-
-  /**
-   * Keeps {@code IN_FLIGHT} requests outstanding from its own event loop until undeployed. The counters are
-   * written on that event loop and read by the main thread (volatile).
-   */
-  private static final class Driver extends VerticleBase {
-
-    private final int decisionsPerReply;
-    private final LongFunction<Future<?>> request;
-    private final Promise<Void> drained = Promise.promise();
-    private long sent;
-    private boolean running = true;
-    private int outstanding;
-    volatile long decisions;
-    volatile long errors;
-
-    Driver(int decisionsPerReply, LongFunction<Future<?>> request) {
-      this.decisionsPerReply = decisionsPerReply;
-      this.request = request;
-    }
-
-    @Override
-    public Future<?> start() {
-      for (int i = 0; i < IN_FLIGHT; i++) {
-        fire();
-      }
-      return Future.succeededFuture();
-    }
-
-    @Override
-    public Future<?> stop() {
-      running = false;
-      return outstanding == 0 ? Future.succeededFuture() : drained.future();
-    }
-
-    private void fire() {
-      outstanding++;
-      request.apply(sent++).onComplete(ar -> {
-        outstanding--;
-        if (ar.succeeded()) {
-          decisions += decisionsPerReply;
-        } else if (errors++ == 0) {
-          System.out.println("first error: " + ar.cause());
-        }
-        if (running) {
-          fire();
-        } else if (outstanding == 0) {
-          drained.tryComplete();
-        }
-      });
-    }
   }
 }

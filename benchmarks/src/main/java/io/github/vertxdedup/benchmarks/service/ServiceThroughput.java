@@ -97,12 +97,12 @@ public final class ServiceThroughput {
     java.nio.file.Path journal = plus < 0 ? null
         : java.nio.file.Files.createTempDirectory(java.nio.file.Path.of(JOURNAL_DIR), "bench-journal");
     String deployment;
-    Driver driver;
+    LoadDriver driver;
     if (scenario.startsWith("echo")) {
       deployment = vertx.deployVerticle(new EchoVerticle()).await();
       boolean local = scenario.equals("echo-local");
       DeliveryOptions header = new DeliveryOptions().addHeader("action", "check");
-      driver = new Driver(1, n -> local
+      driver = new LoadDriver(IN_FLIGHT, 1, n -> local
           ? vertx.eventBus().request("echo", new EchoBody(id(n)))
           : vertx.eventBus().request("echo", new JsonObject().put("id", id(n)), header));
     } else {
@@ -122,9 +122,9 @@ public final class ServiceThroughput {
       DedupClient client = DedupClient.create(vertx, options,
           scenario.endsWith("local") ? DedupClient.Transport.LOCAL : DedupClient.Transport.JSON);
       if (scenario.startsWith("check")) {
-        driver = new Driver(1, n -> client.check(new DedupEvent(id(n))));
+        driver = new LoadDriver(IN_FLIGHT, 1, n -> client.check(new DedupEvent(id(n))));
       } else {
-        driver = new Driver(BATCH, n -> {
+        driver = new LoadDriver(IN_FLIGHT, BATCH, n -> {
           List<DedupEvent> events = new ArrayList<>(BATCH);
           for (long i = n * BATCH, end = i + BATCH; i < end; i++) {
             events.add(new DedupEvent(id(i)));
@@ -163,58 +163,6 @@ public final class ServiceThroughput {
   private static String id(long n) {
     long k = n % 10 == 9 && n > 10_000 ? n - 10_000 : n;
     return "evt-" + k;
-  }
-
-  /** Keeps {@code IN_FLIGHT} requests outstanding from its own event loop until undeployed. */
-  private static final class Driver extends VerticleBase {
-
-    private final int decisionsPerReply;
-    private final java.util.function.LongFunction<Future<?>> request;
-    private long next;
-    private boolean running = true;
-    private int outstanding;
-    private final io.vertx.core.Promise<Void> drained = io.vertx.core.Promise.promise();
-    volatile long decisions;
-    volatile long errors;
-
-    Driver(int decisionsPerReply, java.util.function.LongFunction<Future<?>> request) {
-      this.decisionsPerReply = decisionsPerReply;
-      this.request = request;
-    }
-
-    @Override
-    public Future<?> start() {
-      for (int i = 0; i < IN_FLIGHT; i++) {
-        fire();
-      }
-      return Future.succeededFuture();
-    }
-
-    @Override
-    public Future<?> stop() {
-      running = false;
-      // Let every request in flight come back before the service under test is undeployed.
-      return outstanding == 0 ? Future.succeededFuture() : drained.future();
-    }
-
-    private void fire() {
-      outstanding++;
-      request.apply(next++).onComplete(ar -> {
-        outstanding--;
-        if (ar.succeeded()) {
-          decisions += decisionsPerReply;
-        } else {
-          if (errors++ == 0) {
-            System.out.println("first error: " + ar.cause());
-          }
-        }
-        if (running) {
-          fire();
-        } else if (outstanding == 0) {
-          drained.tryComplete();
-        }
-      });
-    }
   }
 
   /** The baseline: replies with the request body. */

@@ -45,6 +45,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -76,8 +77,8 @@ import org.slf4j.LoggerFactory;
  * 504 attempt, which it was. An id the journal knows with no ACCEPTED answer was accepted by the dead owner whose
  * answer was lost (the 504 attempt was the accept; later attempts are DUPLICATEs, so it is still accepted once); an
  * id it does not know was never decided. Asserted for every id: at most one ACCEPTED answer; an id answered
- * ACCEPTED is known; an id answered DUPLICATE was answered ACCEPTED earlier or had a 504 attempt earlier (the
- * duplicate of an accept whose answer was lost, never an invented one).
+ * ACCEPTED is known; an id answered DUPLICATE was answered ACCEPTED or had a 504 attempt (the duplicate of an
+ * accept whose answer was lost, never an invented one).
  *
  * <p><b>Without a journal</b> the new owner's window is empty: every ACCEPTED answer it gives before {@code
  * unvouchedUntilMs} ({@code stats}: takeover + {@code W}) is marked unvouched, every one it decides after that is not
@@ -146,7 +147,7 @@ class ClusterFailoverTest {
   void shouldFailOverWithTheJournalHandedOverAndAcceptNoIdTwice() throws Exception {
     for (int cycle = 1; cycle <= CYCLES; cycle++) {
       Setup setup = cycle == 1 ? journalSetup.get(180, TimeUnit.SECONDS) : setUp("journal", true, JOURNAL_WINDOW_MS);
-      killOwnerUnderLoad(setup).assertJournalHandedOver();
+      killOwnerUnderLoad(setup, Run::assertJournalHandedOver);
     }
   }
 
@@ -154,7 +155,7 @@ class ClusterFailoverTest {
   void shouldFailOverWithoutAJournalAndMarkEveryAcceptUnvouchedUntilW() throws Exception {
     for (int cycle = 1; cycle <= CYCLES; cycle++) {
       Setup setup = cycle == 1 ? memorySetup.get(180, TimeUnit.SECONDS) : setUp("memory", false, MEMORY_WINDOW_MS);
-      killOwnerUnderLoad(setup).assertUnvouchedUntilW();
+      killOwnerUnderLoad(setup, Run::assertUnvouchedUntilW);
     }
   }
 
@@ -182,22 +183,24 @@ class ClusterFailoverTest {
     }
   }
 
-  private Run killOwnerUnderLoad(Setup setup) throws Exception {
+  private void killOwnerUnderLoad(Setup setup, Consumer<Run> modeAssertions) throws Exception {
     DedupOptions options = setup.options();
     Vertx member = setup.member();
     String oldOwner = setup.oldOwner();
     String mode = setup.mode();
     boolean journal = options.getJournalDir() != null;
     DedupClient client = DedupClient.create(member, options);
+    // The epoch tells the owners apart: Vert.x numbers deployments per JVM, so two members' ids may be equal.
     for (int p = 0; p < PARTITIONS; p++) {
-      JsonObject s = awaitStats(client, p, oldOwner, 60);
+      JsonObject s = awaitStats(client, p, 60);
       assertThat(s.getLong("epoch")).as("first owner's epoch").isEqualTo(1);
+      assertThat(s.getString("owner")).isEqualTo(oldOwner);
     }
-    String newOwner = TestFutures.await(member.deployVerticle(new DedupVerticle()
-        .setMeterRegistry(new SimpleMeterRegistry()), new DeploymentOptions().setConfig(options.toJson())), 60);
+    TestFutures.await(member.deployVerticle(new DedupVerticle().setMeterRegistry(new SimpleMeterRegistry()),
+        new DeploymentOptions().setConfig(options.toJson())), 60);
     for (int p = 0; p < PARTITIONS; p++) {
-      assertThat(TestFutures.await(client.stats(p), 10).getString("owner")).as("owner while the standby waits")
-          .isEqualTo(oldOwner);
+      assertThat(TestFutures.await(client.stats(p), 10).getLong("epoch")).as("epoch while the standby waits")
+          .isEqualTo(1);
     }
 
     Run run = new Run(mode, options, client);
@@ -220,8 +223,9 @@ class ClusterFailoverTest {
         .isTrue();
     for (int p = 0; p < PARTITIONS; p++) {
       JsonObject s = TestFutures.await(client.stats(p), 10);
-      assertThat(s.getString("owner")).as("partition %s's new owner", p).isEqualTo(newOwner);
-      assertThat(s.getLong("epoch")).isEqualTo(2);
+      // Epoch 2: the standby in this JVM, the only deployment left.
+      assertThat(s.getLong("epoch")).as("partition %s's new owner", p).isEqualTo(2);
+      assertThat(s.getString("role")).isEqualTo("OWNER");
       assertThat(s.getBoolean("journalHandedOver")).isEqualTo(journal);
       run.unvouchedUntilMs[p] = s.getLong("unvouchedUntilMs", Long.MIN_VALUE);
     }
@@ -232,7 +236,11 @@ class ClusterFailoverTest {
     }
     load.stopAndDrain();
     run.assertFailover(TAKEOVERS.byPartition(options.getAddress()));
-    return run;
+    modeAssertions.accept(run);
+    // Hazelcast's TCP-IP join on 127.0.0.1 tries only the first ports from 5701: members left running by earlier
+    // runs would push the next run's two members beyond them, and they would not find each other.
+    TestFutures.await(member.close(), 60);
+    MEMBERS.remove(member);
   }
 
   private static Process startChild(String cluster, DedupOptions options, int run) throws Exception {
@@ -271,20 +279,18 @@ class ClusterFailoverTest {
     return line.substring("deployed ".length());
   }
 
-  /** Asks {@code stats} until {@code owner} answers it (its registration has reached this member). */
-  private static JsonObject awaitStats(DedupClient client, int p, String owner, int seconds) throws Exception {
+  /** Asks {@code stats} until an owner answers it (its registration has reached this member). */
+  private static JsonObject awaitStats(DedupClient client, int p, int seconds) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    RuntimeException last = null;
     while (true) {
       try {
-        JsonObject s = TestFutures.await(client.stats(p), 10);
-        if (owner.equals(s.getString("owner"))) {
-          return s;
-        }
+        return TestFutures.await(client.stats(p), 10);
       } catch (RuntimeException e) {
-        // not registered yet
+        last = e; // not registered yet
       }
       if (System.nanoTime() > deadline) {
-        throw new AssertionError("partition " + p + " not owned by " + owner + " within " + seconds + " s");
+        throw new AssertionError("partition " + p + " has no owner within " + seconds + " s", last);
       }
       Thread.sleep(50);
     }
@@ -428,16 +434,14 @@ class ClusterFailoverTest {
         if (accepts == 1) {
           assertThat(known.known()).as("%s was answered ACCEPTED", id).isTrue();
         }
-        // A DUPLICATE answer follows an ACCEPTED answer, or an attempt whose outcome is unknown (504).
-        boolean acceptedOrUnknown = false;
-        for (Attempt a : tries) {
-          if (a.result != null && a.result.verdict() == DedupVerdict.DUPLICATE) {
-            assertThat(acceptedOrUnknown).as("%s answered DUPLICATE with no accept before it: %s", id,
-                describe(tries)).isTrue();
-          }
-          if (a.accepted() || a.failureCode == DedupFailure.OUTCOME_UNKNOWN) {
-            acceptedOrUnknown = true;
-          }
+        // A DUPLICATE answer needs an ACCEPTED answer of the id, or an attempt whose outcome is unknown (504), in the
+        // run. Not ordered by sending: two attempts that found no owner are sent again by the client until it
+        // registers, and the later-sent one may reach it first.
+        boolean acceptedOrUnknown = tries.stream()
+            .anyMatch(a -> a.accepted() || a.failureCode == DedupFailure.OUTCOME_UNKNOWN);
+        if (tries.stream().anyMatch(a -> a.result != null && a.result.verdict() == DedupVerdict.DUPLICATE)) {
+          assertThat(acceptedOrUnknown).as("%s answered DUPLICATE, never accepted: %s", id, describe(tries))
+              .isTrue();
         }
         if (tries.stream().anyMatch(a -> a.failureCode == DedupFailure.OUTCOME_UNKNOWN)) {
           with504++;

@@ -17,8 +17,9 @@ import java.util.function.LongSupplier;
  * lease clock of its own. The takeover instant, which starts the window {@code W} of unvouched ids, is the window's
  * clock's.
  *
- * <p>Thread-safety: the lease end is volatile ({@link #confirm} and {@link #revoke} on the ownership's context,
- * {@link #confirmed} on the partition's event loop, before each decision); everything else is immutable.
+ * <p>Thread-safety: the lease end and the takeover instant are volatile ({@link #confirm}, {@link #revoke} and
+ * {@link #decidesFrom} on the ownership's context, {@link #confirmed} on the partition's event loop, before each
+ * decision); everything else is immutable.
  */
 final class OwnerTerm {
 
@@ -26,7 +27,7 @@ final class OwnerTerm {
   private final long previousEpoch;
   private final boolean takeover;
   private final boolean journalHandedOver;
-  private final long takeoverMs;
+  private volatile long takeoverMs;
   private final String owner;
   private final LongSupplier leaseClock;
   private volatile long leaseEndMs = Long.MIN_VALUE;
@@ -79,9 +80,25 @@ final class OwnerTerm {
     return takeover && !journalHandedOver;
   }
 
-  /** @return when this owner took the partition, clock ms */
+  /** @return when this owner took the partition (or, after an unclean loss, began to decide), clock ms */
   long takeoverMs() {
     return takeoverMs;
+  }
+
+  /**
+   * Moves the takeover instant to when this owner begins to decide, after it waited out the lease of a predecessor
+   * that was lost without a clean release. Such a predecessor, cut off rather than dead, may have decided until its
+   * lease ran out, up to one lease after the lock changed hands; an id it accepted then stays in its window until
+   * {@code W} after that. So the new owner's window covers events from this instant, and new ids stay unvouched until
+   * {@code W} after it, not after the lock was taken. Called on the ownership's context before the partition is
+   * deployed ({@link #applyTo} reads it when a core is built).
+   *
+   * @param decidesFromMs the window's clock now, ms; an earlier instant than the current one is ignored
+   */
+  void decidesFrom(long decidesFromMs) {
+    if (decidesFromMs > takeoverMs) {
+      takeoverMs = decidesFromMs;
+    }
   }
 
   /** @return the owning deployment's name */

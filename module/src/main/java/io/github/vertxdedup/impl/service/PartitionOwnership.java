@@ -346,6 +346,8 @@ public final class PartitionOwnership {
     readEpoch().onComplete(ar -> {
       if (ar.succeeded() && ar.result() == t.epoch()) {
         t.confirm(askedMs + options.getOwnerLeaseMs());
+        // The lost predecessor may have decided until now: the unvouched window W and the coverage start here.
+        t.decidesFrom(clock.nowMs());
         deploy(t);
       } else {
         busy = false;

@@ -93,6 +93,41 @@ class OwnerFenceTest {
     assertThat(gone.failureType()).isEqualTo(ReplyFailure.NO_HANDLERS);
   }
 
+  @Test
+  void shouldCountTheUnvouchedWindowFromTheEndOfTheWaitAfterAnUncleanLoss() {
+    // A previous owner of "lost.0" (epoch 1) was lost without marking a clean release: the next owner takes epoch 2,
+    // waits out one lease (the predecessor, if cut off rather than dead, may decide until then), then decides.
+    String address = "lost";
+    DedupOptions options = new DedupOptions().setAddress(address).setWindowMs(60_000).setBucketMs(1_000)
+        .setOwnerLeaseMs(LEASE_MS).setOwnerCheckMs(100).setOwnerLockPollMs(100).validate();
+    TestFutures.await(vertx.sharedData().getCounter("io.github.vertxdedup.epoch." + address + ".0")
+        .compose(c -> c.incrementAndGet()), 10);
+    ManualPartitionTimer waits = new ManualPartitionTimer();
+    PartitionOwnership[] next = new PartitionOwnership[1];
+    context.runOnContext(v -> {
+      next[0] = new PartitionOwnership(vertx, context, options, 0, clock, waits, leaseClock::get, "next-owner",
+          null, () -> new PartitionVerticle(options, 0, clock, NoJournal.INSTANCE, null));
+      next[0].start();
+    });
+    long takenAtMs = clock.nowMs();
+    ManualPartitionTimer.Scheduled wait = waits.next();
+    assertThat(wait.delayMs()).as("the wait after an unclean loss").isEqualTo(LEASE_MS);
+    assertThat(next[0].role()).isEqualTo(PartitionOwnership.Role.TAKING_OVER);
+    clock.advanceMs(LEASE_MS);
+    leaseClock.addAndGet(LEASE_MS);
+    waits.fire(wait);
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (next[0].role() != PartitionOwnership.Role.OWNER && System.nanoTime() < deadline) {
+      Thread.onSpinWait();
+    }
+    assertThat(next[0].role()).isEqualTo(PartitionOwnership.Role.OWNER);
+    JsonObject stats = (JsonObject) TestFutures.await(vertx.eventBus().request(address + ".0", null,
+        new DeliveryOptions().addHeader(DedupAction.HEADER, DedupAction.STATS.wireName())), 10).body();
+    assertThat(stats.getLong("epoch")).isEqualTo(2);
+    assertThat(stats.getLong("unvouchedUntilMs")).as("W counted from the end of the wait, not from the lock")
+        .isEqualTo(takenAtMs + LEASE_MS + options.getWindowMs());
+  }
+
   private void awaitLeaseEnd(long atLeastMs) {
     long deadline = System.nanoTime() + 10_000_000_000L;
     while (System.nanoTime() < deadline) {

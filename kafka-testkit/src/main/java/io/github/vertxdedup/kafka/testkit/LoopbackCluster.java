@@ -21,7 +21,8 @@ import java.util.UUID;
  * <p>Every member of one {@linkplain #newClusterName() cluster name} joins over TCP-IP on 127.0.0.1 only: multicast,
  * auto-detection and Hazelcast's phone-home are off, and a cluster name of its own keeps concurrent test classes
  * (and other processes on the machine) out of each other's clusters. Hazelcast listens on the first free port from
- * {@value #BASE_PORT} (up to {@value #PORT_COUNT} ports), the event bus on an ephemeral port of 127.0.0.1.
+ * {@value #BASE_PORT} (up to {@value #PORT_COUNT} ports) and a joining member probes that whole range; the event bus
+ * listens on an ephemeral port of 127.0.0.1.
  *
  * <p>Failure detection is set for tests: a heartbeat every {@value #HEARTBEAT_SECONDS} s and a member declared dead
  * after {@value #MAX_NO_HEARTBEAT_SECONDS} s without one (Hazelcast's defaults are 5 s and 60 s), and no wait before
@@ -33,8 +34,12 @@ public final class LoopbackCluster {
 
   /** The first port a member's Hazelcast tries: {@value} (Hazelcast's default). */
   public static final int BASE_PORT = 5701;
-  /** How many ports from {@link #BASE_PORT} a member may take: {@value}. */
-  public static final int PORT_COUNT = 100;
+  /**
+   * How many ports from {@link #BASE_PORT} a member may take, and a joining member probes: {@value}. A member named
+   * without its port is looked for on the first three ports only, so a member that had to take a later port (others
+   * running on the machine) would form a cluster of its own.
+   */
+  public static final int PORT_COUNT = 40;
   /** Seconds between heartbeats of a member: {@value}. */
   public static final int HEARTBEAT_SECONDS = 1;
   /** Seconds without a heartbeat after which a member is declared dead and leaves the cluster: {@value}. */
@@ -75,7 +80,11 @@ public final class LoopbackCluster {
     JoinConfig join = network.getJoin();
     join.getMulticastConfig().setEnabled(false);
     join.getAutoDetectionConfig().setEnabled(false);
-    join.getTcpIpConfig().setEnabled(true).clear().addMember("127.0.0.1");
+    // Every port of the range by itself: Hazelcast's address parser refuses a "from-to" range where interfaces are set.
+    join.getTcpIpConfig().setEnabled(true).clear();
+    for (int port = BASE_PORT; port < BASE_PORT + PORT_COUNT; port++) {
+      join.getTcpIpConfig().addMember("127.0.0.1:" + port);
+    }
     return config;
   }
 

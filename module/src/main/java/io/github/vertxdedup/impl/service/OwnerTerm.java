@@ -27,6 +27,7 @@ final class OwnerTerm {
   private final boolean takeover;
   private final boolean journalHandedOver;
   private final long takeoverMs;
+  private final long unvouchedUntilMs;
   private final String owner;
   private final LongSupplier leaseClock;
   private volatile long leaseEndMs = Long.MIN_VALUE;
@@ -40,17 +41,21 @@ final class OwnerTerm {
    * @param journalHandedOver true if the journal this owner opens is its previous owner's (or there was no previous
    *     owner); false if it has none, or one the previous owner did not write
    * @param takeoverMs when this owner took the partition, clock ms
+   * @param unvouchedUntilMs new ids are unvouched before this instant, clock ms ({@link Long#MIN_VALUE}: never): the
+   *     later of {@code takeoverMs + W} after a takeover without the previous owner's journal and the instant the
+   *     journal's {@code owner-epoch} file carried over from an earlier such takeover
    * @param owner the owning deployment, as {@code stats} names it
    * @param leaseClock the lease clock, monotonic ms (e.g. {@link #MONOTONIC_MS})
    */
-  OwnerTerm(long epoch, long previousEpoch, boolean journalHandedOver, long takeoverMs, String owner,
-      LongSupplier leaseClock) {
+  OwnerTerm(long epoch, long previousEpoch, boolean journalHandedOver, long takeoverMs, long unvouchedUntilMs,
+      String owner, LongSupplier leaseClock) {
     this.leaseClock = leaseClock;
     this.epoch = epoch;
     this.previousEpoch = previousEpoch;
     this.takeover = previousEpoch > 0;
     this.journalHandedOver = journalHandedOver;
     this.takeoverMs = takeoverMs;
+    this.unvouchedUntilMs = unvouchedUntilMs;
     this.owner = owner;
   }
 
@@ -74,9 +79,17 @@ final class OwnerTerm {
     return journalHandedOver;
   }
 
-  /** @return true if this owner cannot vouch for new ids until {@code W} after its takeover */
+  /**
+   * @return true if this owner cannot vouch for all new ids after it starts: it took over without the previous
+   *     owner's journal, or its journal carries such a takeover's mark that has not ended yet
+   */
   boolean unvouched() {
-    return takeover && !journalHandedOver;
+    return unvouchedUntilMs != Long.MIN_VALUE;
+  }
+
+  /** @return new ids are unvouched before this instant, clock ms; {@link Long#MIN_VALUE} if never */
+  long unvouchedUntilMs() {
+    return unvouchedUntilMs;
   }
 
   /** @return when this owner took the partition, clock ms */
@@ -125,14 +138,16 @@ final class OwnerTerm {
   }
 
   /**
-   * Applies the takeover to a core built for this term: a takeover without the previous owner's journal covers from
-   * the takeover and leaves new ids unvouched for {@code W} ({@link PartitionCore#takenOver}); otherwise nothing.
+   * Applies the takeover to a core built for this term: while new ids are unvouched (a takeover without the previous
+   * owner's journal, this term's or an earlier one's carried over in the journal), the core covers from
+   * {@code W} before that mark's end and leaves new ids unvouched until it ({@link PartitionCore#takenOver});
+   * otherwise nothing.
    *
    * @param core a core just built (recovered) by the partition
    */
   void applyTo(PartitionCore core) {
     if (unvouched()) {
-      core.takenOver(takeoverMs);
+      core.takenOver(unvouchedUntilMs);
     }
   }
 

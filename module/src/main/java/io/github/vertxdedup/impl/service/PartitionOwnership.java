@@ -78,7 +78,10 @@ public final class PartitionOwnership {
   public enum Role {
     /** Another deployment owns the partition (or none does yet); this one polls for the lock. */
     STANDBY,
-    /** This deployment holds the lock and is taking over: it has not deployed the partition yet. */
+    /**
+     * This deployment holds the lock and is taking over: it waits out a lease, deploys the partition, or writes the
+     * journal's {@code owner-epoch} file; its partition answers only once deployed, and only while confirmed.
+     */
     TAKING_OVER,
     /** This deployment owns the partition: its partition verticle is deployed. */
     OWNER,

@@ -262,15 +262,18 @@ public class DedupOptions {
    * Checks the rules that relate several values: {@code windowMs} is set; {@code bucketMs} (or its default
    * {@code windowMs / 60}) divides it into at most {@link DedupWindow#MAX_BUCKETS} buckets;
    * {@code maxIdsPerPartition} is within {@link DedupWindow#maxIdsLimit(boolean)}; {@code expectedIdsPerPartition}
-   * does not exceed {@code maxIdsPerPartition}; {@code ownerCheckMs} is below {@code ownerLeaseMs}.
+   * does not exceed {@code maxIdsPerPartition}; {@code ownerCheckMs} is at most half of {@code ownerLeaseMs}.
    *
    * @return this
    * @throws IllegalArgumentException naming the first rule broken and the values involved
    */
   public DedupOptions validate() {
-    if (ownerCheckMs >= ownerLeaseMs) {
-      throw new IllegalArgumentException("ownerCheckMs must be < ownerLeaseMs (" + ownerLeaseMs + "), so that an"
-          + " owner confirms its epoch before its lease runs out, but was " + ownerCheckMs);
+    if (ownerCheckMs > ownerLeaseMs / 2) {
+      // A check is due ownerCheckMs after the previous one was asked, and its read may take up to ownerCheckMs
+      // before it confirms: the lease must cover both, or the owner refuses between confirmations.
+      throw new IllegalArgumentException("ownerCheckMs must be <= ownerLeaseMs / 2 (" + ownerLeaseMs / 2
+          + " with ownerLeaseMs " + ownerLeaseMs + "), so that an owner's next confirmation, whose read may take"
+          + " up to ownerCheckMs, arrives before its lease runs out, but was " + ownerCheckMs);
     }
     if (windowMs == 0) {
       throw new IllegalArgumentException("windowMs is required (there is no safe default window: choose it above "
@@ -768,9 +771,10 @@ public class DedupOptions {
    * through the cluster is younger than this, so an owner cut off from the cluster stops deciding at most this long
    * after its last confirmation; a new owner that takes a partition over from an owner that did not release it
    * cleanly (its member died or was cut off) waits this long before it answers. It adds to the failover time after
-   * an unclean loss; see {@code docs/partitioning.md}. Measured on the service's {@link
-   * io.github.vertxdedup.time.DedupClock}. Default {@value #DEFAULT_OWNER_LEASE_MS} ms; must exceed
-   * {@code ownerCheckMs} (checked by {@link #validate()}).
+   * an unclean loss; see {@code docs/partitioning.md}. Measured in real elapsed time ({@link System#nanoTime()}),
+   * not on the service's {@link io.github.vertxdedup.time.DedupClock}: a clock a test drives does not end a lease.
+   * Default {@value #DEFAULT_OWNER_LEASE_MS} ms; must be at least twice {@code ownerCheckMs} (checked by
+   * {@link #validate()}).
    *
    * @param ownerLeaseMs milliseconds, {@code 1 ..} {@value #MAX_OWNER_MS}
    * @return this
@@ -790,8 +794,9 @@ public class DedupOptions {
    * Sets how often a partition's owner confirms its epoch through the cluster (it reads the partition's epoch
    * counter; a read that fails, takes longer than this, or shows a larger epoch makes it step down at once). Each
    * confirmation extends the owner's lease to {@code ownerLeaseMs} from the moment it was asked. Default
-   * {@value #DEFAULT_OWNER_CHECK_MS} ms; must be below {@code ownerLeaseMs} (checked by {@link #validate()}), and a
-   * third of it or less leaves room for a slow read.
+   * {@value #DEFAULT_OWNER_CHECK_MS} ms; must be at most {@code ownerLeaseMs / 2} (checked by {@link #validate()}):
+   * a check is due this long after the previous one was asked, and its read may take this long again. A third of
+   * the lease or less leaves room for a failed read to be noticed.
    *
    * @param ownerCheckMs milliseconds, {@code 1 ..} {@value #MAX_OWNER_MS}
    * @return this

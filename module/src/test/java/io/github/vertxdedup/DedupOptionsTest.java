@@ -188,8 +188,11 @@ class DedupOptionsTest {
     assertThatThrownBy(() -> new DedupOptions().setOwnerLockPollMs(-1))
         .hasMessage("ownerLockPollMs must be in 1..3600000 but was -1");
     assertThatThrownBy(() -> new DedupOptions().setUnvouchedPolicy(null)).hasMessageContaining("unvouchedPolicy");
-    assertThatThrownBy(() -> new DedupOptions().setWindowMs(60_000).setOwnerLeaseMs(1_000).setOwnerCheckMs(1_000)
-        .validate()).hasMessageStartingWith("ownerCheckMs must be < ownerLeaseMs (1000)");
+    assertThatThrownBy(() -> new DedupOptions().setWindowMs(60_000).setOwnerLeaseMs(1_000).setOwnerCheckMs(501)
+        .validate()).hasMessageStartingWith("ownerCheckMs must be <= ownerLeaseMs / 2 (500 with ownerLeaseMs 1000)")
+        .hasMessageEndingWith("but was 501");
+    assertThat(new DedupOptions().setWindowMs(60_000).setOwnerLeaseMs(1_000).setOwnerCheckMs(500).validate()
+        .getOwnerCheckMs()).isEqualTo(500);
     assertThatThrownBy(() -> new DedupOptions().setWindowMs(-1)).hasMessageContaining("windowMs must be in 1..");
     assertThatThrownBy(() -> new DedupOptions().setMaxIdBytes(0)).hasMessageContaining("maxIdBytes");
     assertThatThrownBy(() -> new DedupOptions().setMaxPending(0)).hasMessageContaining("maxPending");

@@ -17,7 +17,7 @@ import java.util.function.LongSupplier;
  * lease clock of its own. The takeover instant, which starts the window {@code W} of unvouched ids, is the window's
  * clock's.
  *
- * <p>Thread-safety: the lease end and the takeover instant are volatile ({@link #confirm}, {@link #revoke} and
+ * <p>Thread-safety: the lease end, the takeover instant and the unvouched mark are volatile ({@link #confirm}, {@link #revoke} and
  * {@link #decidesFrom} on the ownership's context, {@link #confirmed} on the partition's event loop, before each
  * decision); everything else is immutable.
  */
@@ -28,6 +28,7 @@ final class OwnerTerm {
   private final boolean takeover;
   private final boolean journalHandedOver;
   private volatile long takeoverMs;
+  private volatile long unvouchedUntilMs;
   private final String owner;
   private final LongSupplier leaseClock;
   private volatile long leaseEndMs = Long.MIN_VALUE;
@@ -41,17 +42,21 @@ final class OwnerTerm {
    * @param journalHandedOver true if the journal this owner opens is its previous owner's (or there was no previous
    *     owner); false if it has none, or one the previous owner did not write
    * @param takeoverMs when this owner took the partition, clock ms
+   * @param unvouchedUntilMs new ids are unvouched before this instant, clock ms ({@link Long#MIN_VALUE}: never): the
+   *     later of {@code takeoverMs + W} after a takeover without the previous owner's journal and the instant the
+   *     journal's {@code owner-epoch} file carried over from an earlier such takeover
    * @param owner the owning deployment, as {@code stats} names it
    * @param leaseClock the lease clock, monotonic ms (e.g. {@link #MONOTONIC_MS})
    */
-  OwnerTerm(long epoch, long previousEpoch, boolean journalHandedOver, long takeoverMs, String owner,
-      LongSupplier leaseClock) {
+  OwnerTerm(long epoch, long previousEpoch, boolean journalHandedOver, long takeoverMs, long unvouchedUntilMs,
+      String owner, LongSupplier leaseClock) {
     this.leaseClock = leaseClock;
     this.epoch = epoch;
     this.previousEpoch = previousEpoch;
     this.takeover = previousEpoch > 0;
     this.journalHandedOver = journalHandedOver;
     this.takeoverMs = takeoverMs;
+    this.unvouchedUntilMs = unvouchedUntilMs;
     this.owner = owner;
   }
 
@@ -75,9 +80,17 @@ final class OwnerTerm {
     return journalHandedOver;
   }
 
-  /** @return true if this owner cannot vouch for new ids until {@code W} after its takeover */
+  /**
+   * @return true if this owner cannot vouch for all new ids after it starts: it took over without the previous
+   *     owner's journal, or its journal carries such a takeover's mark that has not ended yet
+   */
   boolean unvouched() {
-    return takeover && !journalHandedOver;
+    return unvouchedUntilMs != Long.MIN_VALUE;
+  }
+
+  /** @return new ids are unvouched before this instant, clock ms; {@link Long#MIN_VALUE} if never */
+  long unvouchedUntilMs() {
+    return unvouchedUntilMs;
   }
 
   /** @return when this owner took the partition (or, after an unclean loss, began to decide), clock ms */
@@ -89,15 +102,21 @@ final class OwnerTerm {
    * Moves the takeover instant to when this owner begins to decide, after it waited out the lease of a predecessor
    * that was lost without a clean release. Such a predecessor, cut off rather than dead, may have decided until its
    * lease ran out, up to one lease after the lock changed hands; an id it accepted then stays in its window until
-   * {@code W} after that. So the new owner's window covers events from this instant, and new ids stay unvouched until
-   * {@code W} after it, not after the lock was taken. Called on the ownership's context before the partition is
-   * deployed ({@link #applyTo} reads it when a core is built).
+   * {@code W} after that. So when this term has an unvouched mark of its own (a takeover without the previous owner's
+   * journal), the mark moves to {@code W} after this instant, and the core covers from it; a mark carried over in
+   * the journal stays as it is if it ends later. Called on the ownership's context before the partition is deployed
+   * ({@link #applyTo} reads it when a core is built).
    *
    * @param decidesFromMs the window's clock now, ms; an earlier instant than the current one is ignored
+   * @param windowMs the window {@code W}, ms
    */
-  void decidesFrom(long decidesFromMs) {
-    if (decidesFromMs > takeoverMs) {
-      takeoverMs = decidesFromMs;
+  void decidesFrom(long decidesFromMs, long windowMs) {
+    if (decidesFromMs <= takeoverMs) {
+      return;
+    }
+    takeoverMs = decidesFromMs;
+    if (takeover && !journalHandedOver) {
+      unvouchedUntilMs = Math.max(unvouchedUntilMs, decidesFromMs + windowMs);
     }
   }
 
@@ -142,14 +161,16 @@ final class OwnerTerm {
   }
 
   /**
-   * Applies the takeover to a core built for this term: a takeover without the previous owner's journal covers from
-   * the takeover and leaves new ids unvouched for {@code W} ({@link PartitionCore#takenOver}); otherwise nothing.
+   * Applies the takeover to a core built for this term: while new ids are unvouched (a takeover without the previous
+   * owner's journal, this term's or an earlier one's carried over in the journal), the core covers from
+   * {@code W} before that mark's end and leaves new ids unvouched until it ({@link PartitionCore#takenOver});
+   * otherwise nothing.
    *
    * @param core a core just built (recovered) by the partition
    */
   void applyTo(PartitionCore core) {
     if (unvouched()) {
-      core.takenOver(takeoverMs);
+      core.takenOver(unvouchedUntilMs);
     }
   }
 

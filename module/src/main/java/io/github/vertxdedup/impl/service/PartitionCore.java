@@ -271,16 +271,17 @@ final class PartitionCore {
   }
 
   /**
-   * Marks this core as the window of a partition taken over at {@code takeoverMs} from another owner without that
-   * owner's journal: it covers events from the takeover on (an older event whose id is not remembered gets the
-   * {@code uncoveredPolicy}), and a new id is unvouched until {@code takeoverMs + W}. Called on each core built
-   * after the takeover (a journal reopen builds a new one).
+   * Marks this core as the window of a partition taken over from another owner without that owner's journal, new
+   * ids unvouched until {@code unvouchedUntilMs} (the takeover plus {@code W}, or later if the journal carried an
+   * earlier takeover's mark): it covers events from {@code unvouchedUntilMs - W} on (an older event whose id is not
+   * remembered gets the {@code uncoveredPolicy}), and a new id is unvouched until {@code unvouchedUntilMs}. Called
+   * on each core built after the takeover (a journal reopen builds a new one).
    *
-   * @param takeoverMs when the partition was taken over, clock ms
+   * @param unvouchedUntilMs new ids are unvouched before this instant, clock ms
    */
-  void takenOver(long takeoverMs) {
-    memoryBeganMs = Math.max(memoryBeganMs, takeoverMs);
-    unvouchedUntilMs = takeoverMs + windowMs;
+  void takenOver(long unvouchedUntilMs) {
+    memoryBeganMs = Math.max(memoryBeganMs, unvouchedUntilMs - windowMs);
+    this.unvouchedUntilMs = unvouchedUntilMs;
   }
 
   /** @return the instant before which a new id is unvouched, clock ms, or {@link Long#MIN_VALUE} if none */

@@ -38,10 +38,15 @@ import org.slf4j.LoggerFactory;
  *   release  AsyncMap "io.github.vertxdedup.owner.releases": the epoch an owner released cleanly (undeploy), so the
  *            next owner need not wait out its lease.
  *   journal  &lt;journalDir&gt;/&lt;address&gt;/&lt;p&gt;/owner-epoch: the epoch of the last owner that opened this
- *            directory. Read at takeover: previous epoch means the journal is the previous owner's (handed over).
+ *            directory, written once its partition is deployed (its journal recovered), never at the takeover, so
+ *            a term that never ran leaves no trace; and, on a second line, the instant before which new ids are
+ *            unvouched if that owner took over without its predecessor's journal. Read at takeover: previous epoch
+ *            means the journal is the previous owner's (handed over); the mark carries over, and the new owner's
+ *            unvouched window ends at the later of it and its own (none if neither).
  *
  * Fence (Kleppmann, "How to do distributed locking", 2016: a lock alone is not a fence):
- *   an owner reads its epoch counter every ownerCheckMs; asked at t and answered with its own epoch, its lease runs
+ *   an owner reads its epoch counter every ownerCheckMs from its takeover (each check due ownerCheckMs after the
+ *   previous one was asked, however long its read took); asked at t and answered with its own epoch, its lease runs
  *   to t + ownerLeaseMs (OwnerTerm); a read that fails, times out (ownerCheckMs) or shows a larger epoch makes it
  *   step down at once (stop deciding, undeploy the partition, close its journal, release the lock, stand by).
  *   Each decision first checks the lease on the event loop, so an owner cut off from the cluster decides nothing
@@ -73,7 +78,10 @@ public final class PartitionOwnership {
   public enum Role {
     /** Another deployment owns the partition (or none does yet); this one polls for the lock. */
     STANDBY,
-    /** This deployment holds the lock and is taking over: it has not deployed the partition yet. */
+    /**
+     * This deployment holds the lock and is taking over: it waits out a lease, deploys the partition, or writes the
+     * journal's {@code owner-epoch} file; its partition answers only once deployed, and only while confirmed.
+     */
     TAKING_OVER,
     /** This deployment owns the partition: its partition verticle is deployed. */
     OWNER,
@@ -104,7 +112,15 @@ public final class PartitionOwnership {
   private boolean busy;
   private boolean stopping;
   private boolean loggedStandby;
+  /** The timer of the next check of the owner's epoch, or -1. */
+  private long checkTimerId = -1;
+  /** Whether the current term's predecessor released cleanly (or there was none). */
+  private boolean predecessorClean;
+  /** Why the term must step down once its partition's deployment ends (a check failed meanwhile), or null. */
+  private String pendingStepDown;
+  private boolean stopStarted;
   private final Promise<Void> started = Promise.promise();
+  private final Promise<Void> stopped = Promise.promise();
 
   /**
    * @param vertx the Vert.x instance (clustered or not)
@@ -189,28 +205,36 @@ public final class PartitionOwnership {
   /**
    * Stops: no more polls or checks; an owner ends its term (it decides nothing more), undeploys its partition if it
    * is still deployed, marks the release clean in the cluster (so the next owner need not wait out a lease) and
-   * releases the lock.
+   * releases the lock. A step in flight (a try for the lock, the takeover's reads, the read after a lease wait, the
+   * partition's deployment, a step-down) ends first; a partition not deployed yet is deployed no more.
    *
-   * @return completes once the lock is released (or there was none); never fails
+   * <p>The release is clean if this term answered (it was the owner), or if it decided nothing and its predecessor
+   * had released cleanly (nobody can be deciding then); a term that waited out an unclean predecessor's lease and
+   * stopped before it answered is not clean, so the next owner waits a lease in its stead.
+   *
+   * @return completes once the step in flight has ended and the lock is released (or there was none); never fails;
+   *     every call returns the same future
    */
   public Future<Void> stop() {
     stopping = true;
     cancelTimer();
+    cancelCheck();
     started.tryComplete();
-    OwnerTerm t = term;
-    if (busy) {
-      // An acquisition or deployment in flight: its continuation sees stopping and calls this again.
-      return Future.succeededFuture();
+    if (busy || stopStarted) {
+      // A step in flight: its continuation sees stopping and calls this again, which completes the future.
+      return stopped.future();
     }
+    stopStarted = true;
+    OwnerTerm t = term;
     if (t == null || lock == null) {
       releaseLock();
+      term = null;
       role = Role.STOPPED;
-      return Future.succeededFuture();
+      stopped.tryComplete();
+      return stopped.future();
     }
     t.revoke();
-    // Clean only if this term ever answered: one still waiting out an unclean predecessor's lease has not, and the
-    // next owner must wait in its stead.
-    boolean clean = role == Role.OWNER;
+    boolean clean = role == Role.OWNER || predecessorClean;
     Future<Void> marked = undeployPartition();
     if (clean) {
       marked = marked.compose(v -> releases()).compose(m -> m.put(name, t.epoch())).otherwise(e -> {
@@ -219,12 +243,16 @@ public final class PartitionOwnership {
         return null;
       });
     }
-    return marked.onComplete(v -> {
+    boolean answered = role == Role.OWNER;
+    marked.onComplete(v -> {
       releaseLock();
       term = null;
       role = Role.STOPPED;
-      LOG.info("partition {}: released by its owner (epoch {}{})", name, t.epoch(), clean ? "" : ", not clean");
-    }).mapEmpty();
+      LOG.info("partition {}: released by its {} (epoch {}{})", name, answered ? "owner" : "taking-over deployment",
+          t.epoch(), clean ? "" : ", not clean");
+      stopped.tryComplete();
+    });
+    return stopped.future();
   }
 
   // ------------------------------------------------------------------------------------------------------ standby
@@ -240,6 +268,10 @@ public final class PartitionOwnership {
     vertx.sharedData().getLocalLockWithTimeout(lockName() + ".local", LOCK_ATTEMPT_MS).onComplete(local -> {
       if (local.failed()) {
         busy = false;
+        if (stopping) {
+          stop();
+          return;
+        }
         standBy(local.cause());
         return;
       }
@@ -248,14 +280,17 @@ public final class PartitionOwnership {
         if (ar.failed()) {
           busy = false;
           releaseLock();
+          if (stopping) {
+            stop();
+            return;
+          }
           standBy(ar.cause());
           return;
         }
         lock = ar.result();
         if (stopping) {
           busy = false;
-          releaseLock();
-          role = Role.STOPPED;
+          stop(); // no term yet: releases the lock
           return;
         }
         takeOver();
@@ -276,19 +311,26 @@ public final class PartitionOwnership {
 
   // ----------------------------------------------------------------------------------------------------- takeover
 
-  /** Holds the lock: takes the next epoch, learns whether the previous owner released cleanly, reads the journal's. */
+  /**
+   * Holds the lock: takes the next epoch, learns whether the previous owner released cleanly, reads the journal's
+   * {@code owner-epoch} file (written only once the partition is deployed, {@link #deploy}).
+   */
   private void takeOver() {
     role = Role.TAKING_OVER;
     long askedMs = leaseClock.getAsLong();
     vertx.sharedData().getCounter(counterName()).compose(c -> c.incrementAndGet()).compose(epoch ->
-        releases().compose(m -> m.get(name)).compose(released -> journalEpoch(epoch).map(journal ->
-            new long[] {epoch, released == null ? -1 : released, journal})))
+        releases().compose(m -> m.get(name)).compose(released -> journalEpoch().map(journal ->
+            new long[] {epoch, released == null ? -1 : released, journal[0], journal[1]})))
         .onComplete(ar -> {
           if (ar.failed()) {
             busy = false;
             LOG.warn("partition {}: took the lock but could not take an epoch: {}; standing by", name,
                 ar.cause().toString());
             releaseLock();
+            if (stopping) {
+              stop();
+              return;
+            }
             standBy(ar.cause());
             return;
           }
@@ -296,9 +338,17 @@ public final class PartitionOwnership {
           long previous = epoch - 1;
           boolean clean = previous == 0 || ar.result()[1] == previous;
           boolean handedOver = previous == 0 || (partitionDir != null && ar.result()[2] == previous);
-          OwnerTerm t = new OwnerTerm(epoch, previous, handedOver, clock.nowMs(), owner, leaseClock);
+          long nowMs = clock.nowMs();
+          // Unvouched until the later of this takeover's own mark (none if the journal is handed over) and the one
+          // the journal carries from an earlier takeover without its predecessor's journal.
+          long ownMark = handedOver ? Long.MIN_VALUE : nowMs + options.getWindowMs();
+          long carried = ar.result()[3];
+          long unvouchedUntil = Math.max(ownMark, carried);
+          OwnerTerm t = new OwnerTerm(epoch, previous, handedOver, nowMs, unvouchedUntil, owner, leaseClock);
           t.confirm(askedMs + options.getOwnerLeaseMs());
           term = t;
+          predecessorClean = clean;
+          pendingStepDown = null;
           busy = false;
           if (stopping) {
             stop();
@@ -314,7 +364,15 @@ public final class PartitionOwnership {
                 + " out its lease ({} ms) before answering; journal {}", name, epoch, previous,
                 options.getOwnerLeaseMs(), journalWords(t));
           }
+          if (handedOver && carried > nowMs) {
+            LOG.info("partition {}: the journal carries the mark of an earlier takeover without its predecessor's"
+                + " journal: new ids are unvouched until {} (clock ms, {} ms from now)", name, carried,
+                carried - nowMs);
+          }
           if (clean) {
+            // The lease runs from the takeover: the checks start now, so a recovery longer than the lease does not
+            // leave the owner unconfirmed when it starts to answer.
+            scheduleCheck(t, askedMs);
             busy = true;
             deploy(t);
           } else {
@@ -344,28 +402,56 @@ public final class PartitionOwnership {
     busy = true;
     long askedMs = leaseClock.getAsLong();
     readEpoch().onComplete(ar -> {
-      if (ar.succeeded() && ar.result() == t.epoch()) {
+      if (stopping) {
+        busy = false;
+        stop();
+      } else if (ar.succeeded() && ar.result() == t.epoch()) {
         t.confirm(askedMs + options.getOwnerLeaseMs());
         // The lost predecessor may have decided until now: the unvouched window W and the coverage start here.
-        t.decidesFrom(clock.nowMs());
+        t.decidesFrom(clock.nowMs(), options.getWindowMs());
+        scheduleCheck(t, askedMs);
         deploy(t);
       } else {
-        busy = false;
         stepDown(t, ar.failed() ? "its epoch could not be read: " + ar.cause() : "epoch " + ar.result()
             + " is newer");
       }
     });
   }
 
+  /**
+   * Deploys the partition of term {@code t} (it recovers its journal), then writes the journal's
+   * {@code owner-epoch} file (this term opened it) and becomes the owner. Called with {@code busy} set.
+   */
   private void deploy(OwnerTerm t) {
+    if (stopping) {
+      busy = false;
+      stop();
+      return;
+    }
     PartitionVerticle v = factory.get().term(t);
     verticle = v;
-    vertx.deployVerticle(v).onComplete(ar -> {
-      busy = false;
+    vertx.deployVerticle(v).compose(id -> {
+      deploymentId = id;
+      // The journal is this term's now: the next owner on this directory finds it handed over, with the mark.
+      return writeJournalEpoch(t).otherwise(e -> {
+        LOG.warn("partition {}: could not write {} in its journal directory: {}; the next owner on it treats the"
+            + " journal as not handed over", name, EPOCH_FILE, e.toString());
+        return null;
+      });
+    }).compose(written -> confirmIfLapsed(t)).onComplete(ar -> {
       if (ar.failed()) {
+        busy = false;
         verticle = null;
-        LOG.error("partition " + name + ": the partition of epoch " + t.epoch() + " failed to deploy", ar.cause());
+        cancelCheck();
         t.revoke();
+        if (stopping) {
+          // The service is being undeployed: Vert.x refuses a child of a deployment that is going away.
+          LOG.info("partition {}: the partition of epoch {} was not deployed, its service is stopping: {}", name,
+              t.epoch(), ar.cause().toString());
+          stop();
+          return;
+        }
+        LOG.error("partition " + name + ": the partition of epoch " + t.epoch() + " failed to deploy", ar.cause());
         term = null;
         releaseLock();
         role = Role.STANDBY;
@@ -376,22 +462,69 @@ public final class PartitionOwnership {
         schedule(options.getOwnerLockPollMs(), this::attempt);
         return;
       }
-      deploymentId = ar.result();
+      if (pendingStepDown != null) {
+        // A check failed while the partition deployed.
+        String why = pendingStepDown;
+        pendingStepDown = null;
+        if (stopping) {
+          busy = false;
+          stop();
+          return;
+        }
+        stepDown(t, why);
+        return;
+      }
+      busy = false;
       role = Role.OWNER;
       started.tryComplete();
       if (stopping) {
         stop();
-        return;
       }
-      schedule(options.getOwnerCheckMs(), () -> check(t));
     });
   }
 
   // -------------------------------------------------------------------------------------------------------- fence
 
-  /** Confirms the owner's epoch through the cluster: extends its lease, or steps down. */
+  /**
+   * Confirms term {@code t} once more if its lease ran out while its partition deployed (a recovery longer than the
+   * lease, or a check that has not answered yet), so that the owner answers as soon as it is the owner. A read that
+   * fails or shows a newer epoch makes the term step down once its deployment has ended.
+   *
+   * @return completes when the lease is confirmed or the step-down is pending; never fails
+   */
+  private Future<Void> confirmIfLapsed(OwnerTerm t) {
+    if (t.confirmed() || pendingStepDown != null) {
+      return Future.succeededFuture();
+    }
+    long askedMs = leaseClock.getAsLong();
+    return readEpoch().transform(ar -> {
+      if (ar.succeeded() && ar.result() == t.epoch()) {
+        t.confirm(askedMs + options.getOwnerLeaseMs());
+      } else if (pendingStepDown == null) {
+        t.revoke();
+        pendingStepDown = ar.failed() ? "its epoch could not be confirmed: " + ar.cause() : "the partition's epoch"
+            + " is " + ar.result() + ", another owner took over";
+      }
+      return Future.succeededFuture();
+    });
+  }
+
+  /** Schedules the next check of term {@code t} {@code ownerCheckMs} after {@code askedMs} (lease clock ms). */
+  private void scheduleCheck(OwnerTerm t, long askedMs) {
+    cancelCheck();
+    if (!stopping) {
+      long delayMs = Math.max(0, askedMs + options.getOwnerCheckMs() - leaseClock.getAsLong());
+      checkTimerId = timer.schedule(delayMs, () -> check(t));
+    }
+  }
+
+  /**
+   * Confirms the owner's epoch through the cluster: extends its lease, or steps down. The next check is due
+   * {@code ownerCheckMs} after this one was asked (not answered), so the period stays {@code ownerCheckMs} however
+   * long a read takes.
+   */
   private void check(OwnerTerm t) {
-    timerId = -1;
+    checkTimerId = -1;
     if (stopping || term != t) {
       return;
     }
@@ -402,11 +535,19 @@ public final class PartitionOwnership {
       }
       if (ar.succeeded() && ar.result() == t.epoch()) {
         t.confirm(askedMs + options.getOwnerLeaseMs());
-        schedule(options.getOwnerCheckMs(), () -> check(t));
-      } else {
-        stepDown(t, ar.failed() ? "its epoch could not be confirmed: " + ar.cause() : "the partition's epoch is "
-            + ar.result() + ", another owner took over");
+        scheduleCheck(t, askedMs);
+        return;
       }
+      String why = ar.failed() ? "its epoch could not be confirmed: " + ar.cause() : "the partition's epoch is "
+          + ar.result() + ", another owner took over";
+      if (busy) {
+        // The partition is deploying: it decides nothing from now, and steps down once the deployment ends.
+        t.revoke();
+        pendingStepDown = why;
+        return;
+      }
+      busy = true;
+      stepDown(t, why);
     });
   }
 
@@ -416,19 +557,26 @@ public final class PartitionOwnership {
         .timeout(options.getOwnerCheckMs(), TimeUnit.MILLISECONDS);
   }
 
-  /** Ends the term at once, undeploys the partition, releases the lock and stands by again. */
+  /**
+   * Ends the term at once, undeploys the partition, releases the lock and stands by again (or stops, if stopping
+   * meanwhile). Called with {@code busy} set; clears it.
+   */
   private void stepDown(OwnerTerm t, String why) {
     t.revoke();
+    cancelCheck();
     LOG.warn("partition {}: stepping down as owner (epoch {}): {}", name, t.epoch(), why);
     undeployPartition().onComplete(v -> {
+      busy = false;
       term = null;
       releaseLock();
-      role = Role.STANDBY;
       loggedStandby = false;
-      started.tryComplete();
-      if (!stopping) {
-        schedule(options.getOwnerLockPollMs(), this::attempt);
+      if (stopping) {
+        stop();
+        return;
       }
+      role = Role.STANDBY;
+      started.tryComplete();
+      schedule(options.getOwnerLockPollMs(), this::attempt);
     });
   }
 
@@ -470,47 +618,87 @@ public final class PartitionOwnership {
   }
 
   /**
-   * Reads the epoch of the last owner that opened the partition's journal directory and writes {@code epoch} in its
-   * place, off the event loop.
+   * Reads the journal directory's {@code owner-epoch} file off the event loop.
    *
-   * @return the epoch read; -1 without a journal or file
+   * @return {epoch of the last owner that opened the directory or -1, unvouched-until clock ms or
+   *     {@link Long#MIN_VALUE}}; both "none" without a journal or file
    */
-  private Future<Long> journalEpoch(long epoch) {
+  private Future<long[]> journalEpoch() {
     if (partitionDir == null) {
-      return Future.succeededFuture(-1L);
+      return Future.succeededFuture(new long[] {-1, Long.MIN_VALUE});
     }
     Path dir = partitionDir;
-    return vertx.executeBlocking(() -> swapEpochFile(dir, epoch), false);
+    return vertx.executeBlocking(() -> readEpochFile(dir), false);
+  }
+
+  /** Writes term {@code t}'s epoch and mark in the journal directory's {@code owner-epoch} file, off the loop. */
+  private Future<Void> writeJournalEpoch(OwnerTerm t) {
+    if (partitionDir == null) {
+      return Future.succeededFuture();
+    }
+    Path dir = partitionDir;
+    return vertx.executeBlocking(() -> {
+      writeEpochFile(dir, t.epoch(), t.unvouchedUntilMs());
+      return null;
+    }, false);
   }
 
   /**
-   * Reads {@code <dir>/owner-epoch} and replaces it with {@code epoch} (written to a temporary file and moved into
-   * place, so a reader sees the old or the new number, never part of one).
+   * Reads {@code <dir>/owner-epoch}: its first line is the epoch of the last owner that opened the directory, its
+   * optional second line the instant (clock ms) before which new ids are unvouched, carried over from a takeover
+   * without the previous owner's journal.
+   *
+   * @param dir the partition's journal directory
+   * @return {epoch, unvouched-until}: -1 if there is no file or its first line holds no number; {@link Long#MIN_VALUE}
+   *     if there is no second line or it holds no number
+   * @throws UncheckedIOException if the file exists but cannot be read
+   */
+  static long[] readEpochFile(Path dir) {
+    Path file = dir.resolve(EPOCH_FILE);
+    long[] read = {-1, Long.MIN_VALUE};
+    try {
+      if (!Files.exists(file)) {
+        return read;
+      }
+      String[] lines = Files.readString(file, StandardCharsets.UTF_8).trim().split("\\s+");
+      try {
+        read[0] = Long.parseLong(lines[0]);
+      } catch (NumberFormatException e) {
+        LOG.warn("{} holds '{}', not an epoch: the journal is treated as not handed over", file, lines[0]);
+        return read;
+      }
+      if (lines.length > 1) {
+        try {
+          read[1] = Long.parseLong(lines[1]);
+        } catch (NumberFormatException e) {
+          LOG.warn("{} holds '{}', not an instant: no unvouched mark is carried over", file, lines[1]);
+        }
+      }
+      return read;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read " + file, e);
+    }
+  }
+
+  /**
+   * Replaces {@code <dir>/owner-epoch} with {@code epoch} and, if any, {@code unvouchedUntilMs} on a second line
+   * (written to a temporary file and moved into place, so a reader sees the old or the new file, never part of one).
    *
    * @param dir the partition's journal directory; created if absent
-   * @param epoch the new owner's epoch
-   * @return the epoch the file held; -1 if there was none or it held no number
-   * @throws UncheckedIOException if the directory or the file cannot be read or written
+   * @param epoch the epoch of the owner that opened the directory
+   * @param unvouchedUntilMs new ids are unvouched before this instant, clock ms; {@link Long#MIN_VALUE}: no mark
+   * @throws UncheckedIOException if the directory or the file cannot be written
    */
-  static long swapEpochFile(Path dir, long epoch) {
+  static void writeEpochFile(Path dir, long epoch, long unvouchedUntilMs) {
     Path file = dir.resolve(EPOCH_FILE);
     try {
       Files.createDirectories(dir);
-      long previous = -1;
-      if (Files.exists(file)) {
-        String text = Files.readString(file, StandardCharsets.UTF_8).trim();
-        try {
-          previous = Long.parseLong(text);
-        } catch (NumberFormatException e) {
-          LOG.warn("{} holds '{}', not an epoch: the journal is treated as not handed over", file, text);
-        }
-      }
       Path tmp = dir.resolve(EPOCH_FILE + ".tmp");
-      Files.writeString(tmp, epoch + "\n", StandardCharsets.UTF_8);
+      String text = epoch + "\n" + (unvouchedUntilMs == Long.MIN_VALUE ? "" : unvouchedUntilMs + "\n");
+      Files.writeString(tmp, text, StandardCharsets.UTF_8);
       Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-      return previous;
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot read or write " + file, e);
+      throw new UncheckedIOException("cannot write " + file, e);
     }
   }
 
@@ -518,6 +706,13 @@ public final class PartitionOwnership {
     cancelTimer();
     if (!stopping) {
       timerId = timer.schedule(delayMs, task);
+    }
+  }
+
+  private void cancelCheck() {
+    if (checkTimerId != -1) {
+      timer.cancel(checkTimerId);
+      checkTimerId = -1;
     }
   }
 

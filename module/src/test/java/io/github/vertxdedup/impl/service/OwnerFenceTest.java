@@ -128,6 +128,46 @@ class OwnerFenceTest {
         .isEqualTo(takenAtMs + LEASE_MS + options.getWindowMs());
   }
 
+  @Test
+  void shouldAnswerAsSoonAsItStartsWhenItsRecoveryOutlastedTheLease() {
+    // A partition whose recovery (its deployment) takes longer than the lease: the lease clock moves past the lease
+    // the takeover confirmed while the partition deploys, and no check timer fires meanwhile.
+    DedupOptions options = new DedupOptions().setAddress("slow").setWindowMs(60_000).setBucketMs(1_000)
+        .setOwnerLeaseMs(LEASE_MS).setOwnerCheckMs(100).setOwnerLockPollMs(100).validate();
+    Promise<PartitionOwnership> started = Promise.promise();
+    context.runOnContext(v -> {
+      PartitionOwnership slow = new PartitionOwnership(vertx, context, options, 0, clock, timer, leaseClock::get,
+          "slow-owner", null, () -> {
+            leaseClock.addAndGet(3 * LEASE_MS);
+            return new PartitionVerticle(options, 0, clock, NoJournal.INSTANCE, null);
+          });
+      slow.start().map(slow).onComplete(started);
+    });
+    PartitionOwnership slow = TestFutures.await(started.future(), 10);
+    assertThat(slow.role()).isEqualTo(PartitionOwnership.Role.OWNER);
+    JsonObject r = (JsonObject) TestFutures.await(vertx.eventBus().request("slow.0", new JsonObject().put("id", "a"),
+        new DeliveryOptions().addHeader(DedupAction.HEADER, DedupAction.CHECK.wireName())), 10).body();
+    assertThat(r.getString("verdict")).isEqualTo("ACCEPTED");
+  }
+
+  @Test
+  void shouldScheduleEachCheckFromTheMomentThePreviousOneWasAsked() {
+    // A lease clock that moves 30 ms at every reading: the read of the epoch "takes" 30 ms between its ask and the
+    // scheduling of the next check, which is then due 70 ms later (100 after the ask), not 100 ms after the answer.
+    DedupOptions options = new DedupOptions().setAddress("periodic").setWindowMs(60_000).setBucketMs(1_000)
+        .setOwnerLeaseMs(LEASE_MS).setOwnerCheckMs(100).setOwnerLockPollMs(100).validate();
+    AtomicLong movingClock = new AtomicLong();
+    ManualPartitionTimer checks = new ManualPartitionTimer();
+    Promise<Void> started = Promise.promise();
+    context.runOnContext(v -> new PartitionOwnership(vertx, context, options, 0, clock, checks,
+        () -> movingClock.getAndAdd(30), "periodic-owner", null,
+        () -> new PartitionVerticle(options, 0, clock, NoJournal.INSTANCE, null)).start().onComplete(started));
+    TestFutures.await(started.future(), 10);
+    assertThat(checks.fireNext()).as("the first check, scheduled at the takeover").isEqualTo(70);
+    assertThat(checks.fireNext()).as("the check after a confirmation").isEqualTo(70);
+    assertThat(checks.fireNext()).isEqualTo(70);
+  }
+
   private void awaitLeaseEnd(long atLeastMs) {
     long deadline = System.nanoTime() + 10_000_000_000L;
     while (System.nanoTime() < deadline) {

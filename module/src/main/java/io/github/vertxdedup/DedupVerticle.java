@@ -27,6 +27,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.healthchecks.HealthChecks;
 import io.vertx.ext.healthchecks.Status;
 import io.vertx.micrometer.backends.BackendRegistries;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -254,7 +255,8 @@ public class DedupVerticle extends VerticleBase {
       healthChecks = HealthChecks.create(vertx);
     }
     List<Future<Void>> deployed = new ArrayList<>();
-    String owner = context.deploymentID();
+    // Vert.x numbers deployments per JVM ("1", "2", ...): the JVM's name (pid@host) tells the members apart.
+    String owner = context.deploymentID() + "@" + ManagementFactory.getRuntimeMXBean().getName();
     for (int p = 0; p < options.getPartitions(); p++) {
       final int partitionNumber = p;
       Path partitionDir = options.getJournalDir() == null

@@ -190,11 +190,11 @@ class ClusterFailoverTest {
     String mode = setup.mode();
     boolean journal = options.getJournalDir() != null;
     DedupClient client = DedupClient.create(member, options);
-    // The epoch tells the owners apart: Vert.x numbers deployments per JVM, so two members' ids may be equal.
+    // The owner names its deployment and its JVM (pid@host); the epoch tells the owners apart in time.
     for (int p = 0; p < PARTITIONS; p++) {
       JsonObject s = awaitStats(client, p, 60);
       assertThat(s.getLong("epoch")).as("first owner's epoch").isEqualTo(1);
-      assertThat(s.getString("owner")).isEqualTo(oldOwner);
+      assertThat(s.getString("owner")).startsWith(oldOwner + "@" + setup.child().pid() + "@");
     }
     TestFutures.await(member.deployVerticle(new DedupVerticle().setMeterRegistry(new SimpleMeterRegistry()),
         new DeploymentOptions().setConfig(options.toJson())), 60);
@@ -275,8 +275,23 @@ class ClusterFailoverTest {
     reader.setDaemon(true);
     reader.start();
     String line = lines.poll(120, TimeUnit.SECONDS);
-    assertThat(line).as("the child deployed the service").startsWith("deployed ");
+    assertThat(line).as("the child deployed the service; its standard error: %s", (Object) childErrors())
+        .startsWith("deployed ");
     return line.substring("deployed ".length());
+  }
+
+  /** @return the standard error of every child so far, for a failure's message */
+  private static String childErrors() {
+    try (var files = java.nio.file.Files.list(tmp)) {
+      StringBuilder all = new StringBuilder();
+      for (Path f : files.filter(f -> f.getFileName().toString().endsWith(".err")).sorted().toList()) {
+        String text = java.nio.file.Files.readString(f);
+        all.append(f.getFileName()).append(": ").append(text, Math.max(0, text.length() - 4000), text.length());
+      }
+      return all.toString();
+    } catch (java.io.IOException e) {
+      return "unreadable: " + e;
+    }
   }
 
   /** Asks {@code stats} until an owner answers it (its registration has reached this member). */

@@ -513,7 +513,8 @@ public final class PartitionOwnership {
   private void scheduleCheck(OwnerTerm t, long askedMs) {
     cancelCheck();
     if (!stopping) {
-      long delayMs = Math.max(0, askedMs + options.getOwnerCheckMs() - leaseClock.getAsLong());
+      // At least 1 ms: Vert.x refuses a shorter timer, and a read slower than ownerCheckMs makes this negative.
+      long delayMs = Math.max(1, askedMs + options.getOwnerCheckMs() - leaseClock.getAsLong());
       checkTimerId = timer.schedule(delayMs, () -> check(t));
     }
   }

@@ -202,6 +202,16 @@ public final class PartitionOwnership {
     return started.future();
   }
 
+  /** A try for the lock did not get it: stop if stopping, else stand by and try again later. */
+  private void attemptFailed(Throwable cause) {
+    busy = false;
+    if (stopping) {
+      stop();
+      return;
+    }
+    standBy(cause);
+  }
+
   /**
    * Stops: no more polls or checks; an owner ends its term (it decides nothing more), undeploys its partition if it
    * is still deployed, marks the release clean in the cluster (so the next owner need not wait out a lease) and
@@ -267,24 +277,14 @@ public final class PartitionOwnership {
     // in one member may try from the same worker thread; the local lock keeps the second out.
     vertx.sharedData().getLocalLockWithTimeout(lockName() + ".local", LOCK_ATTEMPT_MS).onComplete(local -> {
       if (local.failed()) {
-        busy = false;
-        if (stopping) {
-          stop();
-          return;
-        }
-        standBy(local.cause());
+        attemptFailed(local.cause());
         return;
       }
       localLock = local.result();
       vertx.sharedData().getLockWithTimeout(lockName(), LOCK_ATTEMPT_MS).onComplete(ar -> {
         if (ar.failed()) {
-          busy = false;
           releaseLock();
-          if (stopping) {
-            stop();
-            return;
-          }
-          standBy(ar.cause());
+          attemptFailed(ar.cause());
           return;
         }
         lock = ar.result();

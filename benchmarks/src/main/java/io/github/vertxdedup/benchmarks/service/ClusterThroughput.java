@@ -87,17 +87,10 @@ public final class ClusterThroughput {
               return client.checkBatch(events).map(ClusterThroughput::checkSize);
             });
           }
-          String driverDeployment = caller.deployVerticle(driver).await();
-          Thread.sleep(WARMUP_SEC * 1000L);
-          long c0 = driver.decisions;
-          long t0 = System.nanoTime();
-          Thread.sleep(MEASURE_SEC * 1000L);
-          long c1 = driver.decisions;
-          long t1 = System.nanoTime();
-          caller.undeploy(driverDeployment).await();
+          double rate = LoadDriver.measure(caller, driver, WARMUP_SEC, MEASURE_SEC);
           service.undeploy(deployment).await();
           System.out.printf(Locale.ROOT, "round %d  %-14s %,12.0f decisions/s   (errors %d)%n", round, scenario,
-              (c1 - c0) / ((t1 - t0) / 1e9), driver.errors);
+              rate, driver.errors);
           System.gc();
         }
       }

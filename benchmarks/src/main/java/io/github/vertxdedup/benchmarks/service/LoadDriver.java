@@ -3,6 +3,7 @@ package io.github.vertxdedup.benchmarks.service;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.Vertx;
 import java.util.function.LongFunction;
 
 /**
@@ -35,6 +36,30 @@ final class LoadDriver extends VerticleBase {
     this.inFlight = inFlight;
     this.decisionsPerReply = decisionsPerReply;
     this.request = request;
+  }
+
+  /**
+   * Deploys {@code driver} on {@code vertx}, lets it run {@code warmupSec}, counts its decisions over
+   * {@code measureSec}, then undeploys it (waiting for its requests in flight). Blocks the calling thread, which must
+   * not be an event loop.
+   *
+   * @param vertx where the driver runs
+   * @param driver a driver not deployed yet
+   * @param warmupSec seconds before the count starts
+   * @param measureSec seconds counted
+   * @return decisions per second over the measured interval
+   * @throws InterruptedException if the calling thread is interrupted while it waits
+   */
+  static double measure(Vertx vertx, LoadDriver driver, int warmupSec, int measureSec) throws InterruptedException {
+    String deployment = vertx.deployVerticle(driver).await();
+    Thread.sleep(warmupSec * 1000L);
+    long c0 = driver.decisions;
+    long t0 = System.nanoTime();
+    Thread.sleep(measureSec * 1000L);
+    long c1 = driver.decisions;
+    long t1 = System.nanoTime();
+    vertx.undeploy(deployment).await();
+    return (c1 - c0) / ((t1 - t0) / 1e9);
   }
 
   @Override

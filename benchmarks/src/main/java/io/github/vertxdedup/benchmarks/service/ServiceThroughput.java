@@ -133,16 +133,8 @@ public final class ServiceThroughput {
         });
       }
     }
-    String driverDeployment = vertx.deployVerticle(driver).await();
-    Thread.sleep(WARMUP_SEC * 1000L);
-    long c0 = driver.decisions;
-    long t0 = System.nanoTime();
-    Thread.sleep(MEASURE_SEC * 1000L);
-    long c1 = driver.decisions;
-    long t1 = System.nanoTime();
-    vertx.undeploy(driverDeployment).await();
+    double rate = LoadDriver.measure(vertx, driver, WARMUP_SEC, MEASURE_SEC);
     vertx.undeploy(deployment).await();
-    double rate = (c1 - c0) / ((t1 - t0) / 1e9);
     System.out.printf(Locale.ROOT, "round %d  %-18s %,12.0f decisions/s   (errors %d)%n", round, name, rate,
         driver.errors);
     if (journal != null) {

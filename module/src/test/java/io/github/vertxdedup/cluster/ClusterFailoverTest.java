@@ -27,11 +27,8 @@ import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.json.JsonObject;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
-import java.io.BufferedReader;
 import java.io.File;
-import java.io.InputStreamReader;
 import java.net.URISyntaxException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -42,7 +39,6 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -261,19 +257,7 @@ class ClusterFailoverTest {
   }
 
   private static String awaitDeployed(Process child) throws Exception {
-    BlockingQueue<String> lines = new LinkedBlockingQueue<>();
-    Thread reader = new Thread(() -> {
-      try (BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(),
-          StandardCharsets.UTF_8))) {
-        for (String line; (line = out.readLine()) != null; ) {
-          lines.add(line);
-        }
-      } catch (Exception e) {
-        lines.add("reader failed: " + e);
-      }
-    });
-    reader.setDaemon(true);
-    reader.start();
+    BlockingQueue<String> lines = ChildLines.of(child);
     String line = lines.poll(120, TimeUnit.SECONDS);
     assertThat(line).as("the child deployed the service; its standard error: %s", (Object) childErrors())
         .startsWith("deployed ");

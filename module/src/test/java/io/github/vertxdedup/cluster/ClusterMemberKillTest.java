@@ -16,16 +16,12 @@ import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonObject;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
-import java.io.BufferedReader;
 import java.io.File;
-import java.io.InputStreamReader;
 import java.net.URISyntaxException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -56,20 +52,7 @@ class ClusterMemberKillTest {
     try {
       Path stderr = tmp.resolve("child.err");
       child = childCommand(cluster, "doomed.0").redirectError(stderr.toFile()).start();
-      BlockingQueue<String> lines = new LinkedBlockingQueue<>();
-      Process running = child;
-      Thread reader = new Thread(() -> {
-        try (BufferedReader out = new BufferedReader(new InputStreamReader(running.getInputStream(),
-            StandardCharsets.UTF_8))) {
-          for (String line; (line = out.readLine()) != null; ) {
-            lines.add(line);
-          }
-        } catch (Exception e) {
-          lines.add("reader failed: " + e);
-        }
-      });
-      reader.setDaemon(true);
-      reader.start();
+      BlockingQueue<String> lines = ChildLines.of(child);
       assertThat(lines.poll(120, TimeUnit.SECONDS)).as("child ready (its stderr: %s)", stderr).isEqualTo("ready");
 
       // A first message opens this member's event-bus connection to the child (and waits until this member sees the

@@ -6,14 +6,7 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import io.vertx.core.shareddata.AsyncMap;
-import io.vertx.core.shareddata.Lock;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
@@ -55,6 +48,19 @@ import org.slf4j.LoggerFactory;
  *   off (Hazelcast: split-brain protection with a majority quorum on those maps; docs/partitioning.md).
  * </pre>
  *
+ * <p>The lock, the epoch counter and the release map are spoken to through {@link OwnerLock}, the journal's
+ * {@code owner-epoch} file through {@link OwnerEpochFile}; this class is the state machine over them:
+ *
+ * <pre>
+ *   STANDBY      --lock taken--&gt;                                     TAKING_OVER  (takeOver: epoch, release, file)
+ *   TAKING_OVER  --epoch not taken--&gt;                                STANDBY      (lock released, polls again)
+ *   TAKING_OVER  --clean predecessor, or a lease waited out and the
+ *                  epoch confirmed; partition deployed, file written--&gt; OWNER
+ *   TAKING_OVER  --deployment failed--&gt;                              STANDBY      (start fails if still starting)
+ *   TAKING_OVER, OWNER --check failed or newer epoch--&gt;              STANDBY      (stepDown)
+ *   any          --stop()--&gt;                                         STOPPED      (clean release marked if it may be)
+ * </pre>
+ *
  * <p>The partition itself is a {@link PartitionVerticle} deployed (as a child of the caller's deployment) when this
  * deployment becomes the owner and undeployed when it steps down or stops, with its lifecycle unchanged: it
  * recovers its journal before it answers, and flushes and closes it when undeployed.
@@ -66,13 +72,6 @@ import org.slf4j.LoggerFactory;
 public final class PartitionOwnership {
 
   private static final Logger LOG = LoggerFactory.getLogger(PartitionOwnership.class);
-
-  /** How long one try for the lock waits, ms: short, since a try may hold a worker thread while it waits. */
-  static final long LOCK_ATTEMPT_MS = 10;
-  /** The cluster map of clean releases: partition name to the epoch released. */
-  static final String RELEASES_MAP = "io.github.vertxdedup.owner.releases";
-  /** The file in a partition's journal directory that names the epoch of the last owner that opened it. */
-  static final String EPOCH_FILE = "owner-epoch";
 
   /** What a deployment is to its partition now. */
   public enum Role {
@@ -101,13 +100,15 @@ public final class PartitionOwnership {
   private final Supplier<PartitionVerticle> factory;
   /** {@code <address>.<p>}: the partition's address and the key of its lock, epoch and release. */
   private final String name;
+  /** The partition's lock, epoch counter and clean releases in the cluster. */
+  private final OwnerLock lock;
+  /** The journal directory's {@code owner-epoch} file. */
+  private final OwnerEpochFile epochFile;
 
   private volatile Role role = Role.STANDBY;
   private volatile OwnerTerm term;
   private volatile PartitionVerticle verticle;
   private String deploymentId;
-  private Lock lock;
-  private Lock localLock;
   private long timerId = -1;
   private boolean busy;
   private boolean stopping;
@@ -148,6 +149,8 @@ public final class PartitionOwnership {
     this.partitionDir = partitionDir;
     this.factory = Objects.requireNonNull(factory, "factory");
     this.name = options.getAddress() + "." + partition;
+    this.lock = new OwnerLock(vertx, name);
+    this.epochFile = new OwnerEpochFile(vertx, partitionDir);
   }
 
   /**
@@ -236,8 +239,8 @@ public final class PartitionOwnership {
     }
     stopStarted = true;
     OwnerTerm t = term;
-    if (t == null || lock == null) {
-      releaseLock();
+    if (t == null || !lock.held()) {
+      lock.release();
       term = null;
       role = Role.STOPPED;
       stopped.tryComplete();
@@ -247,7 +250,7 @@ public final class PartitionOwnership {
     boolean clean = role == Role.OWNER || predecessorClean;
     Future<Void> marked = undeployPartition();
     if (clean) {
-      marked = marked.compose(v -> releases()).compose(m -> m.put(name, t.epoch())).otherwise(e -> {
+      marked = marked.compose(v -> lock.markReleased(t.epoch())).otherwise(e -> {
         LOG.warn("partition {}: could not mark the release of epoch {} as clean: {}; the next owner waits out a"
             + " lease", name, t.epoch(), e.toString());
         return null;
@@ -255,7 +258,7 @@ public final class PartitionOwnership {
     }
     boolean answered = role == Role.OWNER;
     marked.onComplete(v -> {
-      releaseLock();
+      lock.release();
       term = null;
       role = Role.STOPPED;
       LOG.info("partition {}: released by its {} (epoch {}{})", name, answered ? "owner" : "taking-over deployment",
@@ -273,28 +276,17 @@ public final class PartitionOwnership {
       return;
     }
     busy = true;
-    // The JVM-local lock first: Hazelcast's key lock is reentrant for the thread that holds it, and two deployments
-    // in one member may try from the same worker thread; the local lock keeps the second out.
-    vertx.sharedData().getLocalLockWithTimeout(lockName() + ".local", LOCK_ATTEMPT_MS).onComplete(local -> {
-      if (local.failed()) {
-        attemptFailed(local.cause());
+    lock.tryAcquire().onComplete(ar -> {
+      if (ar.failed()) {
+        attemptFailed(ar.cause());
         return;
       }
-      localLock = local.result();
-      vertx.sharedData().getLockWithTimeout(lockName(), LOCK_ATTEMPT_MS).onComplete(ar -> {
-        if (ar.failed()) {
-          releaseLock();
-          attemptFailed(ar.cause());
-          return;
-        }
-        lock = ar.result();
-        if (stopping) {
-          busy = false;
-          stop(); // no term yet: releases the lock
-          return;
-        }
-        takeOver();
-      });
+      if (stopping) {
+        busy = false;
+        stop(); // no term yet: releases the lock
+        return;
+      }
+      takeOver();
     });
   }
 
@@ -318,15 +310,15 @@ public final class PartitionOwnership {
   private void takeOver() {
     role = Role.TAKING_OVER;
     long askedMs = leaseClock.getAsLong();
-    vertx.sharedData().getCounter(counterName()).compose(c -> c.incrementAndGet()).compose(epoch ->
-        releases().compose(m -> m.get(name)).compose(released -> journalEpoch().map(journal ->
+    lock.nextEpoch().compose(epoch ->
+        lock.releasedEpoch().compose(released -> epochFile.read().map(journal ->
             new long[] {epoch, released == null ? -1 : released, journal[0], journal[1]})))
         .onComplete(ar -> {
           if (ar.failed()) {
             busy = false;
             LOG.warn("partition {}: took the lock but could not take an epoch: {}; standing by", name,
                 ar.cause().toString());
-            releaseLock();
+            lock.release();
             if (stopping) {
               stop();
               return;
@@ -433,9 +425,9 @@ public final class PartitionOwnership {
     vertx.deployVerticle(v).compose(id -> {
       deploymentId = id;
       // The journal is this term's now: the next owner on this directory finds it handed over, with the mark.
-      return writeJournalEpoch(t).otherwise(e -> {
+      return epochFile.write(t).otherwise(e -> {
         LOG.warn("partition {}: could not write {} in its journal directory: {}; the next owner on it treats the"
-            + " journal as not handed over", name, EPOCH_FILE, e.toString());
+            + " journal as not handed over", name, OwnerEpochFile.NAME, e.toString());
         return null;
       });
     }).compose(written -> confirmIfLapsed(t)).onComplete(ar -> {
@@ -453,7 +445,7 @@ public final class PartitionOwnership {
         }
         LOG.error("partition " + name + ": the partition of epoch " + t.epoch() + " failed to deploy", ar.cause());
         term = null;
-        releaseLock();
+        lock.release();
         role = Role.STANDBY;
         if (started.tryFail(ar.cause())) {
           return;
@@ -554,8 +546,7 @@ public final class PartitionOwnership {
 
   /** The epoch counter's value, or a failure if the read fails or takes longer than {@code ownerCheckMs}. */
   private Future<Long> readEpoch() {
-    return vertx.sharedData().getCounter(counterName()).compose(c -> c.get())
-        .timeout(options.getOwnerCheckMs(), TimeUnit.MILLISECONDS);
+    return lock.epoch().timeout(options.getOwnerCheckMs(), TimeUnit.MILLISECONDS);
   }
 
   /**
@@ -569,7 +560,7 @@ public final class PartitionOwnership {
     undeployPartition().onComplete(v -> {
       busy = false;
       term = null;
-      releaseLock();
+      lock.release();
       loggedStandby = false;
       if (stopping) {
         stop();
@@ -597,112 +588,6 @@ public final class PartitionOwnership {
     });
   }
 
-  private void releaseLock() {
-    release(lock);
-    lock = null;
-    release(localLock);
-    localLock = null;
-  }
-
-  private void release(Lock l) {
-    if (l != null) {
-      try {
-        l.release();
-      } catch (RuntimeException e) {
-        LOG.warn("partition {}: releasing its lock failed: {}", name, e.toString());
-      }
-    }
-  }
-
-  private Future<AsyncMap<String, Long>> releases() {
-    return vertx.sharedData().getAsyncMap(RELEASES_MAP);
-  }
-
-  /**
-   * Reads the journal directory's {@code owner-epoch} file off the event loop.
-   *
-   * @return {epoch of the last owner that opened the directory or -1, unvouched-until clock ms or
-   *     {@link Long#MIN_VALUE}}; both "none" without a journal or file
-   */
-  private Future<long[]> journalEpoch() {
-    if (partitionDir == null) {
-      return Future.succeededFuture(new long[] {-1, Long.MIN_VALUE});
-    }
-    Path dir = partitionDir;
-    return vertx.executeBlocking(() -> readEpochFile(dir), false);
-  }
-
-  /** Writes term {@code t}'s epoch and mark in the journal directory's {@code owner-epoch} file, off the loop. */
-  private Future<Void> writeJournalEpoch(OwnerTerm t) {
-    if (partitionDir == null) {
-      return Future.succeededFuture();
-    }
-    Path dir = partitionDir;
-    return vertx.executeBlocking(() -> {
-      writeEpochFile(dir, t.epoch(), t.unvouchedUntilMs());
-      return null;
-    }, false);
-  }
-
-  /**
-   * Reads {@code <dir>/owner-epoch}: its first line is the epoch of the last owner that opened the directory, its
-   * optional second line the instant (clock ms) before which new ids are unvouched, carried over from a takeover
-   * without the previous owner's journal.
-   *
-   * @param dir the partition's journal directory
-   * @return {epoch, unvouched-until}: -1 if there is no file or its first line holds no number; {@link Long#MIN_VALUE}
-   *     if there is no second line or it holds no number
-   * @throws UncheckedIOException if the file exists but cannot be read
-   */
-  static long[] readEpochFile(Path dir) {
-    Path file = dir.resolve(EPOCH_FILE);
-    long[] read = {-1, Long.MIN_VALUE};
-    try {
-      if (!Files.exists(file)) {
-        return read;
-      }
-      String[] lines = Files.readString(file, StandardCharsets.UTF_8).trim().split("\\s+");
-      try {
-        read[0] = Long.parseLong(lines[0]);
-      } catch (NumberFormatException e) {
-        LOG.warn("{} holds '{}', not an epoch: the journal is treated as not handed over", file, lines[0]);
-        return read;
-      }
-      if (lines.length > 1) {
-        try {
-          read[1] = Long.parseLong(lines[1]);
-        } catch (NumberFormatException e) {
-          LOG.warn("{} holds '{}', not an instant: no unvouched mark is carried over", file, lines[1]);
-        }
-      }
-      return read;
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot read " + file, e);
-    }
-  }
-
-  /**
-   * Replaces {@code <dir>/owner-epoch} with {@code epoch} and, if any, {@code unvouchedUntilMs} on a second line
-   * (written to a temporary file and moved into place, so a reader sees the old or the new file, never part of one).
-   *
-   * @param dir the partition's journal directory; created if absent
-   * @param epoch the epoch of the owner that opened the directory
-   * @param unvouchedUntilMs new ids are unvouched before this instant, clock ms; {@link Long#MIN_VALUE}: no mark
-   * @throws UncheckedIOException if the directory or the file cannot be written
-   */
-  static void writeEpochFile(Path dir, long epoch, long unvouchedUntilMs) {
-    Path file = dir.resolve(EPOCH_FILE);
-    try {
-      Files.createDirectories(dir);
-      Path tmp = dir.resolve(EPOCH_FILE + ".tmp");
-      String text = epoch + "\n" + (unvouchedUntilMs == Long.MIN_VALUE ? "" : unvouchedUntilMs + "\n");
-      Files.writeString(tmp, text, StandardCharsets.UTF_8);
-      Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot write " + file, e);
-    }
-  }
-
   private void schedule(long delayMs, Runnable task) {
     cancelTimer();
     if (!stopping) {
@@ -722,13 +607,5 @@ public final class PartitionOwnership {
       timer.cancel(timerId);
       timerId = -1;
     }
-  }
-
-  private String lockName() {
-    return "io.github.vertxdedup.owner." + name;
-  }
-
-  private String counterName() {
-    return "io.github.vertxdedup.epoch." + name;
   }
 }

@@ -18,29 +18,29 @@ class OwnerEpochFileTest {
 
   @Test
   void shouldReadNothingWithoutAFile() {
-    assertThat(PartitionOwnership.readEpochFile(dir.resolve("absent"))).containsExactly(-1, Long.MIN_VALUE);
+    assertThat(OwnerEpochFile.read(dir.resolve("absent"))).containsExactly(-1, Long.MIN_VALUE);
   }
 
   @Test
   void shouldReadBackTheEpochAndTheMark() {
-    PartitionOwnership.writeEpochFile(dir.resolve("p"), 7, 1_700_000_060_000L);
-    assertThat(PartitionOwnership.readEpochFile(dir.resolve("p"))).containsExactly(7, 1_700_000_060_000L);
-    PartitionOwnership.writeEpochFile(dir.resolve("p"), 8, Long.MIN_VALUE);
-    assertThat(PartitionOwnership.readEpochFile(dir.resolve("p"))).containsExactly(8, Long.MIN_VALUE);
+    OwnerEpochFile.write(dir.resolve("p"), 7, 1_700_000_060_000L);
+    assertThat(OwnerEpochFile.read(dir.resolve("p"))).containsExactly(7, 1_700_000_060_000L);
+    OwnerEpochFile.write(dir.resolve("p"), 8, Long.MIN_VALUE);
+    assertThat(OwnerEpochFile.read(dir.resolve("p"))).containsExactly(8, Long.MIN_VALUE);
     assertThat(dir.resolve("p").resolve("owner-epoch.tmp")).doesNotExist();
   }
 
   @Test
   void shouldReadAFileOfOneLineAsAnEpochWithoutAMark() throws Exception {
-    Files.writeString(dir.resolve(PartitionOwnership.EPOCH_FILE), "3\n");
-    assertThat(PartitionOwnership.readEpochFile(dir)).containsExactly(3, Long.MIN_VALUE);
+    Files.writeString(dir.resolve(OwnerEpochFile.NAME), "3\n");
+    assertThat(OwnerEpochFile.read(dir)).containsExactly(3, Long.MIN_VALUE);
   }
 
   @Test
   void shouldTreatAFileWithoutANumberAsNoEpoch() throws Exception {
-    Files.writeString(dir.resolve(PartitionOwnership.EPOCH_FILE), "garbage\n");
-    assertThat(PartitionOwnership.readEpochFile(dir)).containsExactly(-1, Long.MIN_VALUE);
-    Files.writeString(dir.resolve(PartitionOwnership.EPOCH_FILE), "4\nlater\n");
-    assertThat(PartitionOwnership.readEpochFile(dir)).containsExactly(4, Long.MIN_VALUE);
+    Files.writeString(dir.resolve(OwnerEpochFile.NAME), "garbage\n");
+    assertThat(OwnerEpochFile.read(dir)).containsExactly(-1, Long.MIN_VALUE);
+    Files.writeString(dir.resolve(OwnerEpochFile.NAME), "4\nlater\n");
+    assertThat(OwnerEpochFile.read(dir)).containsExactly(4, Long.MIN_VALUE);
   }
 }

@@ -5,22 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.DedupVerticle;
-import io.github.vertxdedup.TestDeployments;
 import io.github.vertxdedup.TestFutures;
 import io.github.vertxdedup.time.ManualClock;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.vertx.core.Vertx;
-import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
-import java.nio.file.Path;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Handovers of one partition between deployments of one service in one (non-clustered) Vert.x, each deployment on
@@ -31,36 +22,14 @@ import org.junit.jupiter.api.io.TempDir;
  * allows keeps the owner confirmed. The window's time is a {@link ManualClock}; the ownership's polls, checks and
  * leases run on short real timers, which the test waits for by probing.
  */
-class OwnerHandoverTest {
+class OwnerHandoverTest extends OwnersInOneJvmSupport {
 
-  private static final long T0 = 1_700_000_000_000L;
   private static final String ADDRESS = "handed";
-
-  @TempDir
-  Path tmp;
-
-  private final ManualClock clock = new ManualClock(T0);
-  private Vertx vertx;
-
-  @BeforeEach
-  void start() {
-    vertx = Vertx.vertx();
-  }
-
-  @AfterEach
-  void stop() {
-    TestFutures.await(vertx.close(), 20);
-  }
 
   private DedupOptions options(String journal) {
     return new DedupOptions().setAddress(ADDRESS).setPartitions(1).setWindowMs(60_000).setBucketMs(1_000)
         .setOwnerLockPollMs(20).setOwnerCheckMs(50).setOwnerLeaseMs(2_000)
         .setJournalDir(journal == null ? null : tmp.resolve(journal).toString());
-  }
-
-  private String deploy(DedupOptions options) {
-    return TestDeployments.deployService(vertx, new DedupVerticle(clock).setMeterRegistry(new SimpleMeterRegistry()),
-        options);
   }
 
   @Test
@@ -193,16 +162,10 @@ class OwnerHandoverTest {
   }
 
   private JsonObject check(String id) {
-    return (JsonObject) TestFutures.await(vertx.eventBus().request(ADDRESS + ".0", new JsonObject().put("id", id),
-        action(DedupAction.CHECK)), 10).body();
+    return request(ADDRESS + ".0", DedupAction.CHECK, new JsonObject().put("id", id));
   }
 
   private JsonObject stats() {
-    return (JsonObject) TestFutures.await(vertx.eventBus().request(ADDRESS + ".0", null,
-        action(DedupAction.STATS)), 10).body();
-  }
-
-  private static DeliveryOptions action(DedupAction action) {
-    return new DeliveryOptions().addHeader(DedupAction.HEADER, action.wireName());
+    return request(ADDRESS + ".0", DedupAction.STATS, null);
   }
 }

@@ -5,27 +5,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.vertxdedup.DedupAction;
 import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
-import io.github.vertxdedup.DedupVerticle;
-import io.github.vertxdedup.TestDeployments;
 import io.github.vertxdedup.TestFutures;
 import io.github.vertxdedup.UnvouchedPolicy;
 import io.github.vertxdedup.impl.protocol.PartitionRouting;
 import io.github.vertxdedup.time.ManualClock;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.vertx.core.Vertx;
-import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonObject;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Two deployments of one service in one (non-clustered) Vert.x: exactly one owner per partition, the other stands
@@ -34,37 +25,15 @@ import org.junit.jupiter.api.io.TempDir;
  * over. The window's time is a {@link ManualClock}; the ownership's polls run on short real timers (a standby
  * notices a released lock within {@code ownerLockPollMs}), which the test waits for by probing.
  */
-class OwnerStandbyInOneJvmTest {
+class OwnerStandbyInOneJvmTest extends OwnersInOneJvmSupport {
 
-  private static final long T0 = 1_700_000_000_000L;
   private static final long WINDOW_MS = 60_000;
   private static final int PARTITIONS = 4;
   private static final String ADDRESS = "owned";
 
-  @TempDir
-  Path tmp;
-
-  private final ManualClock clock = new ManualClock(T0);
-  private Vertx vertx;
-
-  @BeforeEach
-  void start() {
-    vertx = Vertx.vertx();
-  }
-
-  @AfterEach
-  void stop() {
-    TestFutures.await(vertx.close(), 20);
-  }
-
   private DedupOptions options() {
     return new DedupOptions().setAddress(ADDRESS).setPartitions(PARTITIONS).setWindowMs(WINDOW_MS)
         .setBucketMs(1_000).setOwnerLockPollMs(20).setOwnerCheckMs(50).setOwnerLeaseMs(5_000);
-  }
-
-  private String deploy(DedupOptions options) {
-    return TestDeployments.deployService(vertx, new DedupVerticle(clock).setMeterRegistry(new SimpleMeterRegistry()),
-        options);
   }
 
   @Test
@@ -195,8 +164,7 @@ class OwnerStandbyInOneJvmTest {
     if (eventTimeMs != null) {
       body.put("eventTimeMs", eventTimeMs);
     }
-    return (JsonObject) TestFutures.await(vertx.eventBus().request(ADDRESS + "." + partitionOf(options, id), body,
-        action(DedupAction.CHECK)), 10).body();
+    return request(ADDRESS + "." + partitionOf(options, id), DedupAction.CHECK, body);
   }
 
   private static int partitionOf(DedupOptions options, String id) {
@@ -204,8 +172,7 @@ class OwnerStandbyInOneJvmTest {
   }
 
   private JsonObject stats(int p) {
-    return (JsonObject) TestFutures.await(vertx.eventBus().request(ADDRESS + "." + p, null,
-        action(DedupAction.STATS)), 10).body();
+    return request(ADDRESS + "." + p, DedupAction.STATS, null);
   }
 
   /** @return the stats of partition {@code p}, or null while no partition listens on its address (or refuses) */
@@ -218,10 +185,6 @@ class OwnerStandbyInOneJvmTest {
       }
       throw e;
     }
-  }
-
-  private static DeliveryOptions action(DedupAction action) {
-    return new DeliveryOptions().addHeader(DedupAction.HEADER, action.wireName());
   }
 
   private static void sleepBriefly() {

@@ -38,7 +38,8 @@ import org.apache.commons.io.FileUtils;
  *       under journal directory {@code DIR}: {@code IDS} live accepts of ids {@code evt-0 .. evt-(IDS-1)},
  *       {@code PER_RECORD} per record, remembered for 10 minutes; with {@code snapshot}, then writes the window
  *       snapshot a running partition would have written (as the service does: {@code Recovery.compaction}), and
- *       appends 1 % more ids after it, a tail as a restart finds one; without it, the service is then run with
+ *       appends more ids after it, a tail as a restart finds one: the last 1 % of {@code IDS} (or
+ *       {@code -Dbench.tailPerMille} thousandths of them, 1 to 999); without it, the service is then run with
  *       {@code journalSnapshotEntries} 0 on this directory (the whole journal replayed at every restart).</li>
  *   <li>{@code first-answer DIR}: in this JVM, after a warm-up deployment on another directory, deploys the service
  *       on {@code DIR} and checks {@code evt-0} (must be {@code DUPLICATE}); prints deploy to first answer. Twice (a
@@ -60,6 +61,8 @@ public final class RestartBenchmark {
 
   /** The service's window: 10 minutes, or {@code -Dbench.windowMs} (a large journal takes minutes to build). */
   private static final long WINDOW_MS = Long.getLong("bench.windowMs", 600_000);
+  /** Thousandths of a snapshot journal's ids appended after its snapshot: 10 (1 %), or {@code -Dbench.tailPerMille}. */
+  private static final int TAIL_PER_MILLE = Integer.getInteger("bench.tailPerMille", 10);
   private static final String ADDRESS = "bench";
 
   private RestartBenchmark() {
@@ -115,7 +118,10 @@ public final class RestartBenchmark {
       j.replay(new JournalVisitor() {
       });
       AcceptBatch batch = new AcceptBatch(perRecord);
-      int beforeSnapshot = snapshot ? ids - ids / 100 : ids;
+      if (TAIL_PER_MILLE < 1 || TAIL_PER_MILLE > 999) {
+        throw new IllegalArgumentException("bench.tailPerMille must be in [1, 999] but was " + TAIL_PER_MILLE);
+      }
+      int beforeSnapshot = snapshot ? (int) (ids - (long) ids * TAIL_PER_MILLE / 1000) : ids;
       for (int i = 0; i < ids; i++) {
         if (i == beforeSnapshot && i > 0) {
           if (!batch.isEmpty()) {

@@ -312,7 +312,7 @@ public final class PartitionOwnership {
     long askedMs = leaseClock.getAsLong();
     lock.nextEpoch().compose(epoch ->
         lock.releasedEpoch().compose(released -> epochFile.read().map(journal ->
-            new long[] {epoch, released == null ? -1 : released, journal[0], journal[1]})))
+            new Takeover(epoch, released == null ? OwnerEpochFile.NO_EPOCH : released, journal[0], journal[1]))))
         .onComplete(ar -> {
           if (ar.failed()) {
             busy = false;
@@ -326,15 +326,16 @@ public final class PartitionOwnership {
             standBy(ar.cause());
             return;
           }
-          long epoch = ar.result()[0];
+          Takeover k = ar.result();
+          long epoch = k.epoch();
           long previous = epoch - 1;
-          boolean clean = previous == 0 || ar.result()[1] == previous;
-          boolean handedOver = previous == 0 || (partitionDir != null && ar.result()[2] == previous);
+          boolean clean = previous == 0 || k.releasedEpoch() == previous;
+          boolean handedOver = previous == 0 || (partitionDir != null && k.journalEpoch() == previous);
           long nowMs = clock.nowMs();
           // Unvouched until the later of this takeover's own mark (none if the journal is handed over) and the one
           // the journal carries from an earlier takeover without its predecessor's journal.
-          long ownMark = handedOver ? Long.MIN_VALUE : nowMs + options.getWindowMs();
-          long carried = ar.result()[3];
+          long ownMark = handedOver ? OwnerEpochFile.NO_MARK : nowMs + options.getWindowMs();
+          long carried = k.carriedMark();
           long unvouchedUntil = Math.max(ownMark, carried);
           OwnerTerm t = new OwnerTerm(epoch, previous, handedOver, nowMs, unvouchedUntil, owner, leaseClock);
           t.confirm(askedMs + options.getOwnerLeaseMs());
@@ -372,6 +373,17 @@ public final class PartitionOwnership {
           }
         });
   }
+
+  /**
+   * What a takeover learns before it decides: its epoch, and what the cluster and the journal directory say of the
+   * previous term.
+   *
+   * @param epoch the epoch this term took
+   * @param releasedEpoch the epoch whose release was marked clean, or {@link OwnerEpochFile#NO_EPOCH}
+   * @param journalEpoch the epoch of the last owner that opened the journal, or {@link OwnerEpochFile#NO_EPOCH}
+   * @param carriedMark the unvouched-until instant the journal carries (clock ms), or {@link OwnerEpochFile#NO_MARK}
+   */
+  private record Takeover(long epoch, long releasedEpoch, long journalEpoch, long carriedMark) {}
 
   private static org.slf4j.spi.LoggingEventBuilder log(OwnerTerm t) {
     return t.journalHandedOver() ? LOG.atInfo() : LOG.atWarn();

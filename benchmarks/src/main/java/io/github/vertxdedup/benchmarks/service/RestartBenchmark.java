@@ -102,6 +102,9 @@ public final class RestartBenchmark {
   }
 
   private static void build(Path journalDir, int ids, int perRecord, boolean snapshot) throws Exception {
+    if (TAIL_PER_MILLE < 1 || TAIL_PER_MILLE > 999) {
+      throw new IllegalArgumentException("bench.tailPerMille must be in [1, 999] but was " + TAIL_PER_MILLE);
+    }
     Path dir = journalDir.resolve(ADDRESS).resolve("0");
     Files.createDirectories(dir);
     Files.writeString(journalDir.resolve(ADDRESS).resolve("partitions"), "1\n");
@@ -118,9 +121,6 @@ public final class RestartBenchmark {
       j.replay(new JournalVisitor() {
       });
       AcceptBatch batch = new AcceptBatch(perRecord);
-      if (TAIL_PER_MILLE < 1 || TAIL_PER_MILLE > 999) {
-        throw new IllegalArgumentException("bench.tailPerMille must be in [1, 999] but was " + TAIL_PER_MILLE);
-      }
       int beforeSnapshot = snapshot ? (int) (ids - (long) ids * TAIL_PER_MILLE / 1000) : ids;
       for (int i = 0; i < ids; i++) {
         if (i == beforeSnapshot && i > 0) {

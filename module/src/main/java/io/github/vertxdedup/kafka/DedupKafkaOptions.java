@@ -291,7 +291,9 @@ public class DedupKafkaOptions {
   }
 
   /**
-   * Sets the first backoff after a handler failure or a 503; it doubles per attempt up to {@code backoffMaxMs}.
+   * Sets the first backoff after a handler failure or a 503; it doubles per attempt up to {@code backoffMaxMs}. A
+   * wrapped consumer ({@link DedupKafkaConsumer#wrap}) also pauses or resumes a partition again this long after the
+   * Vert.x consumer failed to.
    *
    * @param backoffInitialMs 1..{@value #MAX_DELAY_MS} milliseconds
    * @return this

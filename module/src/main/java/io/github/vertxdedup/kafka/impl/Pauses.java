@@ -95,6 +95,23 @@ final class Pauses<K, V> {
     rebuilding.remove(tp);
   }
 
+  /**
+   * The consumer failed to pause ({@code pausing}) or resume {@code tps}: each one still assigned is recorded as it
+   * was before, so that the next {@link #apply} pauses or resumes it again.
+   */
+  void failed(List<TopicPartition> tps, boolean pausing) {
+    for (TopicPartition tp : tps) {
+      if (!owners.containsKey(tp) && !rebuilding.contains(tp)) {
+        continue; // revoked meanwhile
+      }
+      if (pausing) {
+        paused.remove(tp);
+      } else {
+        paused.add(tp);
+      }
+    }
+  }
+
   /** Forgets a partition that was revoked. */
   void forget(TopicPartition tp) {
     paused.remove(tp);

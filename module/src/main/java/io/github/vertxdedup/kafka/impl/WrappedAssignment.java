@@ -84,6 +84,10 @@ final class WrappedAssignment<K, V> {
   private final Handler<RuntimeException> report;
   /** How long after a failed rebuild the partition is rebuilt again, milliseconds ({@code backoffMaxMs}). */
   private final long rebuildRetryMs;
+  /** How long after a failed pause or resume it is tried again, milliseconds ({@code backoffInitialMs}). */
+  private final long pauseRetryMs;
+  /** A retry of the pauses is scheduled. */
+  private boolean pauseRetryQueued;
   private volatile Set<TopicPartition> assignment = Set.of();
   /** Closing or stopping: no partition is taken any more, none paused or resumed. */
   private boolean closing;
@@ -141,11 +145,10 @@ final class WrappedAssignment<K, V> {
     this.onFailure = onFailure;
     this.report = report;
     this.rebuildRetryMs = options.getBackoffMaxMs();
+    this.pauseRetryMs = options.getBackoffInitialMs();
     this.pauses = new Pauses<>(
-        tps -> consumer.pause(WrappedContext.vertx(tps)).onFailure(e -> LOG.debug("pausing {} failed: {}", tps,
-            e.toString())),
-        tps -> consumer.resume(WrappedContext.vertx(tps)).onFailure(e -> LOG.debug("resuming {} failed: {}", tps,
-            e.toString())),
+        tps -> context.here(consumer.pause(WrappedContext.vertx(tps))).onFailure(e -> pauseFailed(tps, true, e)),
+        tps -> context.here(consumer.resume(WrappedContext.vertx(tps))).onFailure(e -> pauseFailed(tps, false, e)),
         owners, options.getMaxBufferedPerPartition());
   }
 
@@ -336,6 +339,27 @@ final class WrappedAssignment<K, V> {
   void applyPauses() {
     if (!closing) {
       pauses.apply();
+    }
+  }
+
+  /**
+   * The Vert.x consumer failed to pause or resume {@code tps} (its Kafka consumer may not hold them at that moment, or
+   * is closing): the pauses forget that they did it, and are applied again {@code backoffInitialMs} later, so that a
+   * partition whose resume was lost is not left paused with nothing to wake it. On the context.
+   */
+  private void pauseFailed(List<TopicPartition> tps, boolean pausing, Throwable failure) {
+    if (closing) {
+      return;
+    }
+    LOG.info("{} {} failed, tried again in {} ms: {}", pausing ? "pausing" : "resuming", tps, pauseRetryMs,
+        failure.toString());
+    pauses.failed(tps, pausing);
+    if (!pauseRetryQueued) {
+      pauseRetryQueued = true;
+      vertx.setTimer(pauseRetryMs, id -> context.execute(() -> {
+        pauseRetryQueued = false;
+        applyPauses();
+      }));
     }
   }
 

@@ -23,6 +23,7 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.kafka.client.consumer.KafkaConsumer;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -136,6 +137,8 @@ class WrappedAssignmentTest {
     final List<Map<TopicPartition, OffsetAndMetadata>> commits = new CopyOnWriteArrayList<>();
     /** While set, every offset commit fails with it. */
     volatile RuntimeException commitFailure;
+    /** So many of the next resumes fail, as Kafka's consumer fails one of a partition it does not hold. */
+    final AtomicInteger resumeFailures = new AtomicInteger();
 
     RecordingConsumer() {
       super(OffsetResetStrategy.EARLIEST);
@@ -145,6 +148,14 @@ class WrappedAssignmentTest {
     @Override
     public ConsumerGroupMetadata groupMetadata() {
       return new ConsumerGroupMetadata(GROUP);
+    }
+
+    @Override
+    public synchronized void resume(Collection<TopicPartition> partitions) {
+      if (resumeFailures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+        throw new IllegalStateException("No current assignment for partition " + partitions);
+      }
+      super.resume(partitions);
     }
 
     @Override
@@ -351,6 +362,33 @@ class WrappedAssignmentTest {
     await().atMost(Duration.ofSeconds(30)).until(() -> committed() == 5);
     assertThat(handled).containsOnlyKeys("a", "b", "c").allSatisfy((id, n) -> assertThat(n.get()).isOne());
     assertThat(duplicates()).isEqualTo(2);
+    assertThat(c.assignment()).containsExactly(TP);
+    assertThat(mock.paused()).isEmpty();
+  }
+
+  /**
+   * The resume of a partition whose window was handed over fails once (Kafka's consumer refuses a resume of a
+   * partition it does not hold at that moment): it is resumed again, and its records are read and handled, instead of
+   * the partition staying paused with nothing to wake it.
+   */
+  @Test
+  void shouldResumeAPartitionAgainWhenItsResumeFailed() throws Exception {
+    PartitionWindows others = otherOwners();
+    PartitionWindows.Lease held = get(others.acquire(GROUP, TP, "previous-owner"));
+    DedupKafkaConsumer<String, String> c = wrap(AtomicityMode.EFFECT_FIRST, r -> credit(r.key()));
+    mock.schedulePollTask(() -> {
+      mock.rebalance(List.of(TP));
+      mock.addRecord(record(0, "a"));
+    });
+    await().atMost(Duration.ofSeconds(30)).until(() -> mock.paused().contains(TP));
+    mock.addRecord(record(1, "b"));
+    mock.addRecord(record(2, "c"));
+    mock.resumeFailures.set(1);
+
+    get(others.release(held));
+    await().atMost(Duration.ofSeconds(30)).until(() -> committed() == 3);
+    assertThat(mock.resumeFailures).as("the failed resume was tried").hasValue(0);
+    assertThat(handled).containsOnlyKeys("a", "b", "c").allSatisfy((id, n) -> assertThat(n.get()).isOne());
     assertThat(c.assignment()).containsExactly(TP);
     assertThat(mock.paused()).isEmpty();
   }

@@ -158,6 +158,21 @@ final class FailurePolicy<K, V> {
   }
 
   /**
+   * Record-first: the owner stops with {@code n} checked records (their ids recorded) that no commit covered, so their
+   * handlers never run here; counts them in {@code dedup.kafka.unhandled} and logs it at WARN. The next owner reads
+   * them again, and where its window has their ids, drops them as duplicates.
+   *
+   * @param n the records, 0 or more
+   */
+  void leftUnhandled(int n) {
+    if (n > 0) {
+      metrics.unhandled.increment(n);
+      LOG.warn("{}: {} records checked (their ids recorded) were not handled, no commit covering them when the owner"
+          + " stopped; the next owner reads them again from the committed offset", tp, n);
+    }
+  }
+
+  /**
    * Calls an application's handler (the record handler or the dead-letter handler).
    *
    * @param handler the call

@@ -121,13 +121,17 @@ final class PartitionOwner<K, V> {
   // --- called by the poll thread -----------------------------------------------------------------------------------
 
   /**
-   * Stops the owner: nothing more is decided, handled or made committable, and its timer is cancelled. Any thread.
+   * Stops the owner: nothing more is decided, handled or made committable, and its timer is cancelled; record-first
+   * records checked and not handled are counted in {@code dedup.kafka.unhandled}. Any thread.
    *
    * @return completes once stopped, on the owner's context
    */
   Future<Void> stop() {
     Promise<Void> p = Promise.promise();
     loop.execute(() -> {
+      if (!loop.stopped()) {
+        failures.leftUnhandled(queue.checkedUnhandled(head.idle() ? null : queue.head()));
+      }
       loop.stop();
       head.cancelTimer();
       p.complete();

@@ -144,6 +144,26 @@ final class RecordQueue<K, V> {
   }
 
   /**
+   * Record-first: how many records were checked (their id is recorded) and not handled; they are left in the queue
+   * when the owner stops without a commit that covers them. O(queued records).
+   *
+   * @param running a record whose handler runs (counted as handled), or null
+   * @return the count
+   */
+  int checkedUnhandled(PendingRecord<K, V> running) {
+    if (effectFirst) {
+      return 0;
+    }
+    int n = 0;
+    for (PendingRecord<K, V> pending : records) {
+      if (pending != running && pending.decision != null && pending.decision.verdict() == DedupVerdict.ACCEPTED) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /**
    * Effect-first: the records holding a claim whose handler has not started, in offset order.
    *
    * @param except a record to leave out (the head whose handler runs or failed), or null

@@ -453,6 +453,37 @@ class PartitionOwnerTest {
   }
 
   /**
+   * Record-first, a revocation no commit covered: the owner checked five records (their ids are recorded) and waits
+   * for a commit past them that never comes; its commits are refused, it drains without handling them, and stopping
+   * counts the five in {@code dedup.kafka.unhandled}, the loss an operator must be able to see.
+   */
+  @Test
+  void shouldCountTheCheckedRecordsARecordFirstOwnerStopsWithoutHandling() throws Exception {
+    List<String> handled = new CopyOnWriteArrayList<>();
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    DedupKafkaOptions options = new DedupKafkaOptions().setMode(AtomicityMode.RECORD_FIRST).setDedup(windowOptions);
+    // The poll thread's part, left undone: no commit is acknowledged.
+    OwnerConfig<String, String> config = new OwnerConfig<>(vertx, options, IdentityExtractor.recordKey(), r -> {
+      handled.add(r.key());
+      return Future.succeededFuture();
+    }, null, clock, "instance-1", () -> { });
+    PartitionOwner<String, String> owner = new PartitionOwner<>(config, TP, window.context(), window,
+        new KafkaMetrics(registry, "g", TP.topic(), TP.partition()));
+
+    owner.offer(records(5));
+    await().atMost(Duration.ofSeconds(10)).until(() -> owner.wantedNext() == 5);
+    owner.refuseCommits();
+    get(owner.fence());
+    assertThat(count(registry, "dedup.kafka.unhandled")).as("nothing counted before the owner stops").isZero();
+    get(owner.stop());
+    get(owner.stop()); // counted once
+
+    assertThat(handled).isEmpty();
+    assertThat(count(registry, "dedup.kafka.unhandled")).isEqualTo(5);
+    assertThat(get(lookup(windowOptions, "u-4")).state()).isEqualTo(EntryState.REMEMBERED);
+  }
+
+  /**
    * A record is wrapped once: the identity extractor, every attempt of the handler (effect-first gives the claim back
    * and claims again between attempts) and the dead-letter handler see the very instance the poll loop handed over,
    * so its headers are converted to {@code KafkaHeader}s at most once.

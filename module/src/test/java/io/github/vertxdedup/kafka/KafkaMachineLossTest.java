@@ -51,8 +51,13 @@ import org.junit.jupiter.params.provider.EnumSource;
 class KafkaMachineLossTest {
 
   private static final int PARTITIONS = 2;
-  /** What a commit's round trip and the poll loop's turn add to {@code commitIntervalMs} in the effect-first bound. */
-  private static final long ROUND_TRIP_ALLOWANCE_MS = 100;
+  /**
+   * What a commit's round trip and the poll loop's turn add to {@code commitIntervalMs} in the effect-first bound. The
+   * broker runs in this JVM and shares two cores with both machines: a commit can take most of a second to be
+   * accepted there while the machines' own handlers keep settling records. The bound still fails a consumer that
+   * commits only on revocation, or seconds late.
+   */
+  private static final long ROUND_TRIP_ALLOWANCE_MS = 1_000;
   private static final Pattern READING_FROM =
       Pattern.compile("(\\S+)-(\\d+): window .* reading from offset (\\d+) \\(committed in Kafka\\)");
 

@@ -165,10 +165,21 @@ final class FailurePolicy<K, V> {
    * @param n the records, 0 or more
    */
   void leftUnhandled(int n) {
+    leftUnhandled(metrics, tp, n);
+  }
+
+  /**
+   * As {@link #leftUnhandled(int)}, for records a wrapped consumer could not hand to a next owner of its own.
+   *
+   * @param metrics the partition's meters
+   * @param tp the partition
+   * @param n the records, 0 or more
+   */
+  static void leftUnhandled(KafkaMetrics metrics, TopicPartition tp, int n) {
     if (n > 0) {
       metrics.unhandled.increment(n);
-      LOG.warn("{}: {} records checked (their ids recorded) were not handled, no commit covering them when the owner"
-          + " stopped; the next owner reads them again from the committed offset", tp, n);
+      LOG.warn("{}: {} records checked (their ids recorded) were not handled, no commit covering them when their"
+          + " owner stopped; where the next owner's window has their ids, their effects are lost", tp, n);
     }
   }
 

@@ -115,8 +115,9 @@ final class KafkaMetrics {
         .tags(tags).register(registry);
     unhandled = Counter.builder("dedup.kafka.unhandled")
         .description("record-first: records whose id was recorded but whose handler never ran here, no commit"
-            + " having covered them when the owner stopped (a revocation, a lost partition, a drain past"
-            + " revocationTimeoutMs); a next owner whose window has their ids drops them, so their effects are lost")
+            + " having covered them when the owner stopped (a revocation that moved the partition to another consumer,"
+            + " a lost partition, a drain past revocationTimeoutMs); a next owner whose window has their ids drops"
+            + " them, so their effects are lost")
         .tags(tags).register(registry);
     redeliveriesBeyondWindow = Counter.builder("dedup.kafka.redeliveries.beyond.window")
         .description("records accepted whose Kafka timestamp is older than now minus the window: probably"

@@ -89,6 +89,8 @@ final class PartitionOwner<K, V> {
   private final ChangelogBuffer changelog;
   /** Record-first: a handler starts only once Kafka acknowledged a commit past its record. */
   private final OffsetGate gate = new OffsetGate();
+  /** Record-first: what this consumer's previous owner of the partition checked and left unhandled, or null. */
+  private LeftUnhandled handedOver;
 
   /**
    * @param config what the consumer's owners share
@@ -127,16 +129,42 @@ final class PartitionOwner<K, V> {
    * @return completes once stopped, on the owner's context
    */
   Future<Void> stop() {
-    Promise<Void> p = Promise.promise();
+    return stopLeaving().map(left -> {
+      failures.leftUnhandled(left.size());
+      return null;
+    });
+  }
+
+  /**
+   * Stops the owner as {@link #stop} does, without counting what it leaves: the caller hands it to the partition's
+   * next owner ({@link #takeOver}) or counts it. Any thread.
+   *
+   * @return the record-first records checked and not handled (with those handed to this owner that it did not
+   *     reach), on the owner's context; empty if already stopped
+   */
+  Future<LeftUnhandled> stopLeaving() {
+    Promise<LeftUnhandled> p = Promise.promise();
     loop.execute(() -> {
+      LeftUnhandled left = LeftUnhandled.of(List.of());
       if (!loop.stopped()) {
-        failures.leftUnhandled(queue.checkedUnhandled(head.idle() ? null : queue.head()));
+        left = LeftUnhandled.of(queue.checkedUnhandled(head.idle() ? null : queue.head()));
+        left.addAll(handedOver);
       }
       loop.stop();
       head.cancelTimer();
-      p.complete();
+      p.complete(left);
     });
     return p.future();
+  }
+
+  /**
+   * Takes the records the partition's previous owner in this consumer checked and left unhandled: when the window
+   * answers one of them {@code DUPLICATE}, it is handled instead. Before the first {@link #offer}; any thread.
+   *
+   * @param left the records, their offsets at or after the one this owner reads from
+   */
+  void takeOver(LeftUnhandled left) {
+    loop.execute(() -> handedOver = left);
   }
 
   /**
@@ -276,6 +304,9 @@ final class PartitionOwner<K, V> {
           decide();
         }
         continue;
+      }
+      if (handedOver != null && pending.identity != null) {
+        handedOver.restore(pending); // a DUPLICATE the previous owner recorded and left: ACCEPTED again
       }
       switch (pending.decision.verdict()) {
         case DUPLICATE -> {

@@ -144,23 +144,21 @@ final class RecordQueue<K, V> {
   }
 
   /**
-   * Record-first: how many records were checked (their id is recorded) and not handled; they are left in the queue
-   * when the owner stops without a commit that covers them. O(queued records).
+   * Record-first: the records checked (their id recorded) and not handled; they are left in the queue when the owner
+   * stops without a commit that covers them. O(queued records).
    *
    * @param running a record whose handler runs (counted as handled), or null
-   * @return the count
+   * @return the records, in offset order; empty in effect-first mode
    */
-  int checkedUnhandled(PendingRecord<K, V> running) {
-    if (effectFirst) {
-      return 0;
-    }
-    int n = 0;
+  List<PendingRecord<K, V>> checkedUnhandled(PendingRecord<K, V> running) {
+    List<PendingRecord<K, V>> out = new ArrayList<>();
     for (PendingRecord<K, V> pending : records) {
-      if (pending != running && pending.decision != null && pending.decision.verdict() == DedupVerdict.ACCEPTED) {
-        n++;
+      if (!effectFirst && pending != running && pending.decision != null
+          && pending.decision.verdict() == DedupVerdict.ACCEPTED) {
+        out.add(pending);
       }
     }
-    return n;
+    return out;
   }
 
   /**

@@ -45,7 +45,10 @@ import org.slf4j.LoggerFactory;
  *   {@code revocationTimeoutMs}, then stopped, and its window handed back. The next owner takes the window only
  *   after that (the store's slot, or the journal's lock), so it decides nothing before the old one stopped. What the
  *   old owner finished after its last commit comes back to the next owner from Kafka, and the window drops it as
- *   duplicates.</li>
+ *   duplicates. A record-first owner's records checked and not handled (the commit past them was refused, as Kafka
+ *   refuses one during a rebalance) are kept ({@link LeftUnhandled}) until the next assignment: if it gives the
+ *   partition back to this consumer, the next owner handles them when it reads them again; otherwise they are
+ *   counted lost.</li>
  * </ul>
  * A window that does not open, a committed-offset lookup or seek that fails, or a rebuild that fails, stops the
  * consumer
@@ -80,6 +83,11 @@ final class WrappedAssignment<K, V> {
   private final Map<TopicPartition, Starting<K, V>> starting = new HashMap<>();
   /** Per partition, the hand-back of the window this consumer held last; never fails. A new owner waits for it. */
   private final Map<TopicPartition, Future<?>> handedBack = new HashMap<>();
+  /**
+   * Per partition revoked from this consumer, what its record-first owner checked and left unhandled, until the next
+   * assignment says whether the partition comes back here (its next owner takes them) or not (they are counted lost).
+   */
+  private final Map<TopicPartition, Left> leftBehind = new HashMap<>();
   private final Pauses<K, V> pauses;
   private final Handler<RuntimeException> report;
   /** How long after a failed rebuild the partition is rebuilt again, milliseconds ({@code backoffMaxMs}). */
@@ -91,6 +99,15 @@ final class WrappedAssignment<K, V> {
   private volatile Set<TopicPartition> assignment = Set.of();
   /** Closing or stopping: no partition is taken any more, none paused or resumed. */
   private boolean closing;
+
+  /** What a stopped owner left unhandled (completes once it stopped, never fails), and the meters to count it in. */
+  private record Left(Future<LeftUnhandled> records, KafkaMetrics metrics) {
+
+    /** Counts the records as lost: nobody here will handle them. */
+    void drop(TopicPartition tp) {
+      records.onSuccess(l -> FailurePolicy.leftUnhandled(metrics, tp, l.size()));
+    }
+  }
 
   /** A partition assigned whose window is not ready yet, and the records kept for it meanwhile. */
   private static final class Starting<K, V> {
@@ -104,6 +121,8 @@ final class WrappedAssignment<K, V> {
     WindowRebuild<?> rebuild;
     /** Rebuilds of the window that failed in a row. */
     int rebuildFailures;
+    /** What this consumer's previous owner of the partition left unhandled, or null. */
+    Left left;
 
     Starting(KafkaMetrics metrics, Future<PartitionWindows.Lease> lease) {
       this.metrics = metrics;
@@ -162,6 +181,14 @@ final class WrappedAssignment<K, V> {
     if (closing) {
       return;
     }
+    // Records left by an owner of a partition that is not assigned here again were handled by nobody: lost.
+    leftBehind.entrySet().removeIf(e -> {
+      if (tps.contains(e.getKey()) && !owners.containsKey(e.getKey()) && !starting.containsKey(e.getKey())) {
+        return false;
+      }
+      e.getValue().drop(e.getKey());
+      return true;
+    });
     List<TopicPartition> fresh = new ArrayList<>();
     for (TopicPartition tp : tps) {
       if (!owners.containsKey(tp) && !starting.containsKey(tp)) {
@@ -178,6 +205,7 @@ final class WrappedAssignment<K, V> {
       Future<?> previous = handedBack.getOrDefault(tp, Future.succeededFuture());
       Starting<K, V> s = new Starting<>(health.assigned(tp),
           previous.transform(v -> windows.acquire(groupId, tp, instanceId)));
+      s.left = leftBehind.remove(tp);
       starting.put(tp, s);
       context.here(s.lease).onComplete(ar -> windowReady(tp, s, ar));
     }
@@ -293,6 +321,19 @@ final class WrappedAssignment<K, V> {
     o.committed = committed;
     owners.put(tp, o);
     assignment = Set.copyOf(owners.keySet());
+    if (s.left != null) {
+      // Complete: the window was handed back, so the previous owner had stopped. What lies before the offset read
+      // from is not read again.
+      LeftUnhandled left = s.left.records().result();
+      FailurePolicy.leftUnhandled(s.left.metrics(), tp, left.dropBefore(committed >= 0 ? committed
+          : lease.resumeOffset()));
+      if (left.size() > 0) {
+        LOG.info("{}: {} records its previous owner here checked and left unhandled are handled when read again", tp,
+            left.size());
+        owner.takeOver(left);
+      }
+      s.left = null;
+    }
     if (!s.kept.isEmpty()) {
       owner.offer(s.kept);
     }
@@ -308,6 +349,7 @@ final class WrappedAssignment<K, V> {
   private void failed(TopicPartition tp, Starting<K, V> s, PartitionWindows.Lease lease, String what,
       Throwable cause) {
     starting.remove(tp);
+    dropLeft(tp, s);
     if (lease != null) {
       handedBack.put(tp, windows.release(lease).otherwiseEmpty());
     }
@@ -375,6 +417,7 @@ final class WrappedAssignment<K, V> {
       Starting<K, V> s = starting.remove(tp);
       if (s != null) {
         health.released(tp, s.metrics);
+        dropLeft(tp, s);
         handedBack.put(tp, giveUp(s));
       }
       AssignedPartition<K, V> o = owners.remove(tp);
@@ -385,10 +428,16 @@ final class WrappedAssignment<K, V> {
           LOG.info("{}: revoked from {} of group {}; its owner finishes what it may and hands the window back,"
               + " committing no more offsets", tp, instanceId, groupId);
           // No commit of it follows (the Vert.x client cannot hold the rebalance back): a record-first owner leaves
-          // the records no commit covers unhandled, so the next owner, which reads them again, applies them at most
-          // once (docs/kafka.md, "What it guarantees compared with create").
+          // the records no commit covers unhandled. If the partition comes back here, its next owner handles them;
+          // elsewhere, the next owner reads them again and applies them at most once (docs/kafka.md, "What it
+          // guarantees compared with create").
           commits.afterAnswered(o.owner::refuseCommits);
-          handedBack.put(tp, drained(tp, o).eventually(() -> handBack(tp, o)));
+          Promise<LeftUnhandled> left = Promise.promise();
+          Left previous = leftBehind.put(tp, new Left(left.future(), o.owner.metrics()));
+          if (previous != null) {
+            previous.drop(tp);
+          }
+          handedBack.put(tp, drained(tp, o).eventually(() -> handBack(tp, o, left)));
         }
       }
     }
@@ -406,9 +455,12 @@ final class WrappedAssignment<K, V> {
     closing = true;
     starting.forEach((tp, s) -> {
       health.released(tp, s.metrics);
+      dropLeft(tp, s);
       handedBack.put(tp, giveUp(s));
     });
     starting.clear();
+    leftBehind.forEach((tp, left) -> left.drop(tp));
+    leftBehind.clear();
     Map<TopicPartition, AssignedPartition<K, V>> mine = new HashMap<>(owners);
     List<Future<Void>> drains = new ArrayList<>();
     mine.forEach((tp, o) -> drains.add(drained(tp, o)));
@@ -419,7 +471,7 @@ final class WrappedAssignment<K, V> {
           mine.forEach((tp, o) -> {
             owners.remove(tp, o);
             health.released(tp, o.owner.metrics());
-            done.add(handBack(tp, o));
+            done.add(handBack(tp, o, null));
           });
           assignment = Set.of();
           return context.here(Future.join(done)).<Void>mapEmpty().otherwiseEmpty();
@@ -459,9 +511,22 @@ final class WrappedAssignment<K, V> {
     return p.future();
   }
 
-  /** Stops the owner and gives its window back; never fails. */
-  private Future<Void> handBack(TopicPartition tp, AssignedPartition<K, V> o) {
-    return o.owner.stop().eventually(() -> windows.release(o.lease))
+  /**
+   * Stops the owner and gives its window back; never fails. With {@code left}, completes it with the records the
+   * owner checked and left unhandled before the window is given back, without counting them; without, counts them.
+   */
+  private Future<Void> handBack(TopicPartition tp, AssignedPartition<K, V> o, Promise<LeftUnhandled> left) {
+    Future<Void> stopped = left == null ? o.owner.stop() : o.owner.stopLeaving()
+        .andThen(ar -> left.complete(ar.succeeded() ? ar.result() : LeftUnhandled.of(List.of()))).mapEmpty();
+    return stopped.eventually(() -> windows.release(o.lease))
         .onFailure(e -> LOG.warn("{}: handing its window back failed: {}", tp, e.toString())).otherwiseEmpty();
+  }
+
+  /** Counts what the previous owner left for a starting partition that will not start here, if anything. */
+  private void dropLeft(TopicPartition tp, Starting<K, V> s) {
+    if (s.left != null) {
+      s.left.drop(tp);
+      s.left = null;
+    }
   }
 }

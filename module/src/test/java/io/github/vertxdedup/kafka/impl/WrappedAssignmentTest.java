@@ -35,12 +35,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 import org.apache.kafka.clients.consumer.RetriableCommitFailedException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -139,6 +141,10 @@ class WrappedAssignmentTest {
     volatile RuntimeException commitFailure;
     /** So many of the next resumes fail, as Kafka's consumer fails one of a partition it does not hold. */
     final AtomicInteger resumeFailures = new AtomicInteger();
+    /** Offset commits asked for, refused ones included. */
+    final AtomicInteger commitAttempts = new AtomicInteger();
+    /** While set, a rebalance to no partition calls no assigned listener: the next rebalance completes it (eager). */
+    volatile boolean eager;
 
     RecordingConsumer() {
       super(OffsetResetStrategy.EARLIEST);
@@ -148,6 +154,24 @@ class WrappedAssignmentTest {
     @Override
     public ConsumerGroupMetadata groupMetadata() {
       return new ConsumerGroupMetadata(GROUP);
+    }
+
+    /** Subscribes with a listener that leaves out an empty assignment while {@link #eager} is set. */
+    @Override
+    public synchronized void subscribe(Collection<String> topics, ConsumerRebalanceListener listener) {
+      super.subscribe(topics, new ConsumerRebalanceListener() {
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+          listener.onPartitionsRevoked(partitions);
+        }
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+          if (!(eager && partitions.isEmpty())) {
+            listener.onPartitionsAssigned(partitions);
+          }
+        }
+      });
     }
 
     @Override
@@ -160,6 +184,7 @@ class WrappedAssignmentTest {
 
     @Override
     public synchronized void commitSync(Map<TopicPartition, OffsetAndMetadata> offsets) {
+      commitAttempts.incrementAndGet();
       RuntimeException failure = commitFailure;
       if (failure != null) {
         throw failure;
@@ -391,6 +416,45 @@ class WrappedAssignmentTest {
     assertThat(handled).containsOnlyKeys("a", "b", "c").allSatisfy((id, n) -> assertThat(n.get()).isOne());
     assertThat(c.assignment()).containsExactly(TP);
     assertThat(mock.paused()).isEmpty();
+  }
+
+  /**
+   * Record-first, an eager rebalance that refuses the commit in flight and gives the partition back to this consumer:
+   * the revoked owner checked {@code a} and {@code b} (their ids recorded) and never handled them; its next owner
+   * here, reading them again, finds them recorded and handles each once instead of dropping them as duplicates. The
+   * copy of {@code a} is a duplicate, and nothing is counted in {@code dedup.kafka.unhandled}.
+   */
+  @Test
+  void shouldHandleWhatARevokedRecordFirstOwnerCheckedWhenThePartitionComesBack() throws Exception {
+    mock.commitFailure = new RebalanceInProgressException("the group is rebalancing");
+    DedupKafkaConsumer<String, String> c = wrap(AtomicityMode.RECORD_FIRST, r -> credit(r.key()));
+    mock.schedulePollTask(() -> {
+      mock.rebalance(List.of(TP));
+      mock.addRecord(record(0, "a"));
+      mock.addRecord(record(1, "b"));
+      mock.addRecord(record(2, "a"));
+    });
+    // Checked, then a commit past them asked for and refused: their handlers wait for it.
+    await().atMost(Duration.ofSeconds(30)).until(() -> mock.commitAttempts.get() >= 1);
+    assertThat(handled).isEmpty();
+
+    mock.eager = true;
+    mock.schedulePollTask(() -> {
+      mock.rebalance(List.of());
+      mock.rebalance(List.of(TP));
+      // Nothing was committed: the partition is read again from its start.
+      mock.addRecord(record(0, "a"));
+      mock.addRecord(record(1, "b"));
+      mock.addRecord(record(2, "a"));
+    });
+    await().atMost(Duration.ofSeconds(30)).until(() -> mock.commitAttempts.get() >= 2 && c.assignment().contains(TP));
+    mock.commitFailure = null;
+
+    await().atMost(Duration.ofSeconds(30)).until(() -> committed() == 3 && handled.size() == 2);
+    on(() -> Future.succeededFuture());
+    assertThat(handled).containsOnlyKeys("a", "b").allSatisfy((id, n) -> assertThat(n.get()).isOne());
+    assertThat(registry.find("dedup.kafka.unhandled").counters()).allSatisfy(u -> assertThat(u.count()).isZero());
+    assertThat(duplicates()).isEqualTo(1);
   }
 
   /**

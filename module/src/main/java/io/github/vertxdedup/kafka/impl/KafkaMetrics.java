@@ -24,8 +24,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * 503 and retried), {@code dedup.kafka.lapsed.claims} (effect-first commits refused because the claim's lease ran
  * out while the handler ran: the lease is shorter than twice the handler), {@code dedup.kafka.lapsed.claims.recorded}
  * (of those, the ids the owner recorded afterwards with a check, as no other delivery had claimed them meanwhile),
- * {@code dedup.kafka.unhandled} (record-first: records checked, their ids recorded, whose handler never ran because no
- * commit covered them when the owner stopped),
+ * {@code dedup.kafka.unhandled} (record-first: records checked, their ids recorded, whose handler never ran in this
+ * consumer: no commit covered them when their owner stopped, and no later owner here took them over),
  * {@code dedup.kafka.redeliveries.beyond.window}
  * (records accepted whose Kafka timestamp is older than now minus the window {@code W}: probably redeliveries the
  * window no longer remembers; the verdict is not changed, the handler runs), {@code dedup.kafka.uncovered.accepts}
@@ -115,9 +115,9 @@ final class KafkaMetrics {
         .tags(tags).register(registry);
     unhandled = Counter.builder("dedup.kafka.unhandled")
         .description("record-first: records whose id was recorded but whose handler never ran here, no commit"
-            + " having covered them when the owner stopped (a revocation that moved the partition to another consumer,"
-            + " a lost partition, a drain past revocationTimeoutMs); a next owner whose window has their ids drops"
-            + " them, so their effects are lost")
+            + " having covered them when the owner stopped and no later owner here taking them over (a revocation"
+            + " that moved the partition elsewhere, a lost partition, a drain past revocationTimeoutMs, a close whose"
+            + " last commit was refused); a next owner whose window has their ids drops them, their effects lost")
         .tags(tags).register(registry);
     redeliveriesBeyondWindow = Counter.builder("dedup.kafka.redeliveries.beyond.window")
         .description("records accepted whose Kafka timestamp is older than now minus the window: probably"

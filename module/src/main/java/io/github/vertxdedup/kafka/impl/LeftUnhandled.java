@@ -15,10 +15,12 @@ import java.util.Map;
  * they are lost, record-first's allowed loss, and counted in {@code dedup.kafka.unhandled}.
  *
  * <p>Safe because nothing else handled them: the previous owner stopped before their handlers ran, and no other
- * member owned the partition in between (an assignment that leaves the partition out drops them first).
+ * member owned the partition in between: an assignment that leaves the partition out drops them, and so does a group
+ * committed offset that moved since this consumer last knew it ({@link WrappedAssignment}).
  *
- * <p>Not thread-safe: built on the stopping owner's event loop, then used on the next owner's only, handed over
- * through a future.
+ * <p>Not thread-safe: built on the stopping owner's event loop; {@link #size} and {@link #dropBefore} then run on the
+ * wrapped consumer's context, and {@link #restore} on the next owner's event loop only, each handed on through a
+ * future or an executed task.
  */
 final class LeftUnhandled {
 

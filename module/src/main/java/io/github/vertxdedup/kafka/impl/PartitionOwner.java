@@ -34,9 +34,9 @@ import org.slf4j.LoggerFactory;
  * the same decisions, journal writes and failure codes as the event-bus service, without an event-bus round trip
  * (reply registration, timeout timer, two thread hops) per decision batch and per commit batch. A request is decided when it is made, and its future is already complete
  * unless its reply waits for a journal write. Everything but {@link #offer}, {@link #fence}, {@link #stop},
- * {@link #committableNext}, {@link #buffered}, {@link #wantsPause}, {@link #wantedNext}, {@link #committed} and
- * {@link #refuseCommits} runs on that context. Those are called by the poll thread; they only hand work to the
- * context or read volatile fields.
+ * {@link #committableNext}, {@link #buffered}, {@link #wantsPause}, {@link #wantedNext}, {@link #committed},
+ * {@link #refuseCommits}, {@link #stopLeaving} and {@link #takeOver} runs on that context. Those are called by the
+ * poll thread (or the wrapped consumer's context); they only hand work to the context or read volatile fields.
  *
  * <h2>A record's way</h2>
  * The head of the queue is the only record whose handler may run. A record is decided when it reaches the head
@@ -307,6 +307,9 @@ final class PartitionOwner<K, V> {
       }
       if (handedOver != null && pending.identity != null) {
         handedOver.restore(pending); // a DUPLICATE the previous owner recorded and left: ACCEPTED again
+        if (handedOver.size() == 0) {
+          handedOver = null;
+        }
       }
       switch (pending.decision.verdict()) {
         case DUPLICATE -> {

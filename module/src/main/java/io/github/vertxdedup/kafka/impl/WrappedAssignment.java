@@ -47,8 +47,8 @@ import org.slf4j.LoggerFactory;
  *   old owner finished after its last commit comes back to the next owner from Kafka, and the window drops it as
  *   duplicates. A record-first owner's records checked and not handled (the commit past them was refused, as Kafka
  *   refuses one during a rebalance) are kept ({@link LeftUnhandled}) until the next assignment: if it gives the
- *   partition back to this consumer, the next owner handles them when it reads them again; otherwise they are
- *   counted lost.</li>
+ *   partition back to this consumer, and the group's committed offset is still the one this consumer last knew, the
+ *   next owner handles them when it reads them again; otherwise they are counted in {@code dedup.kafka.unhandled}.</li>
  * </ul>
  * A window that does not open, a committed-offset lookup or seek that fails, or a rebuild that fails, stops the
  * consumer
@@ -100,8 +100,11 @@ final class WrappedAssignment<K, V> {
   /** Closing or stopping: no partition is taken any more, none paused or resumed. */
   private boolean closing;
 
-  /** What a stopped owner left unhandled (completes once it stopped, never fails), and the meters to count it in. */
-  private record Left(Future<LeftUnhandled> records, KafkaMetrics metrics) {
+  /**
+   * What a stopped owner left unhandled (completes once it stopped, never fails), the meters to count it in, and the
+   * owner's partition state, whose {@code committed} is the group's offset as this consumer last knew it.
+   */
+  private record Left(Future<LeftUnhandled> records, KafkaMetrics metrics, AssignedPartition<?, ?> previous) {
 
     /** Counts the records as lost: nobody here will handle them. */
     void drop(TopicPartition tp) {
@@ -310,6 +313,37 @@ final class WrappedAssignment<K, V> {
     }));
   }
 
+  /**
+   * Hands the records this consumer's previous owner of {@code tp} left unhandled to its next owner, those it will read
+   * again, if the group's committed offset is still the one this consumer last knew: then no other member committed
+   * the partition since, so none handled them past a commit (see docs/kafka.md, "Known limits", for the member that
+   * handled them and whose commit was refused too). Otherwise, and for the records before {@code from}, they are
+   * counted lost.
+   *
+   * @param left complete: the window was handed back, so the previous owner had stopped
+   * @param from the offset the next owner reads from, or -1
+   * @param committed Kafka's committed offset read for the next owner, or -1 if it has none
+   */
+  private void takeOverLeft(TopicPartition tp, Left left, PartitionOwner<K, V> owner, long from, long committed) {
+    LeftUnhandled records = left.records().result();
+    if (records.size() == 0) {
+      return;
+    }
+    long known = left.previous().committed;
+    if (committed != known) {
+      LOG.info("{}: the group's committed offset moved from {} to {} since its owner here stopped: the {} records it"
+          + " checked and left unhandled are not handed over", tp, known, committed, records.size());
+      FailurePolicy.leftUnhandled(left.metrics(), tp, records.size());
+      return;
+    }
+    FailurePolicy.leftUnhandled(left.metrics(), tp, records.dropBefore(from));
+    if (records.size() > 0) {
+      LOG.info("{}: {} records its previous owner here checked and left unhandled are handled when read again", tp,
+          records.size());
+      owner.takeOver(records);
+    }
+  }
+
   /** Starts the partition's owner, hands it the records kept, and resumes the partition. */
   private void start(TopicPartition tp, Starting<K, V> s, PartitionWindows.Lease lease, long committed) {
     starting.remove(tp);
@@ -322,16 +356,7 @@ final class WrappedAssignment<K, V> {
     owners.put(tp, o);
     assignment = Set.copyOf(owners.keySet());
     if (s.left != null) {
-      // Complete: the window was handed back, so the previous owner had stopped. What lies before the offset read
-      // from is not read again.
-      LeftUnhandled left = s.left.records().result();
-      FailurePolicy.leftUnhandled(s.left.metrics(), tp, left.dropBefore(committed >= 0 ? committed
-          : lease.resumeOffset()));
-      if (left.size() > 0) {
-        LOG.info("{}: {} records its previous owner here checked and left unhandled are handled when read again", tp,
-            left.size());
-        owner.takeOver(left);
-      }
+      takeOverLeft(tp, s.left, owner, committed >= 0 ? committed : lease.resumeOffset(), committed);
       s.left = null;
     }
     if (!s.kept.isEmpty()) {
@@ -417,7 +442,11 @@ final class WrappedAssignment<K, V> {
       Starting<K, V> s = starting.remove(tp);
       if (s != null) {
         health.released(tp, s.metrics);
-        dropLeft(tp, s);
+        if (s.left != null) {
+          // Its owner never ran: what the owner before it left is still unhandled, for the next assignment to decide.
+          keepLeft(tp, s.left);
+          s.left = null;
+        }
         handedBack.put(tp, giveUp(s));
       }
       AssignedPartition<K, V> o = owners.remove(tp);
@@ -433,10 +462,7 @@ final class WrappedAssignment<K, V> {
           // guarantees compared with create").
           commits.afterAnswered(o.owner::refuseCommits);
           Promise<LeftUnhandled> left = Promise.promise();
-          Left previous = leftBehind.put(tp, new Left(left.future(), o.owner.metrics()));
-          if (previous != null) {
-            previous.drop(tp);
-          }
+          keepLeft(tp, new Left(left.future(), o.owner.metrics(), o));
           handedBack.put(tp, drained(tp, o).eventually(() -> handBack(tp, o, left)));
         }
       }
@@ -520,6 +546,14 @@ final class WrappedAssignment<K, V> {
         .andThen(ar -> left.complete(ar.succeeded() ? ar.result() : LeftUnhandled.of(List.of()))).mapEmpty();
     return stopped.eventually(() -> windows.release(o.lease))
         .onFailure(e -> LOG.warn("{}: handing its window back failed: {}", tp, e.toString())).otherwiseEmpty();
+  }
+
+  /** Keeps what a revoked owner left until the next assignment; what was kept before for the partition is lost. */
+  private void keepLeft(TopicPartition tp, Left left) {
+    Left previous = leftBehind.put(tp, left);
+    if (previous != null) {
+      previous.drop(tp);
+    }
   }
 
   /** Counts what the previous owner left for a starting partition that will not start here, if anything. */

@@ -192,6 +192,11 @@ class WrappedAssignmentTest {
       commits.add(Map.copyOf(offsets));
       super.commitSync(offsets);
     }
+
+    /** Commits as another member of the group would: neither counted nor refused. */
+    synchronized void commitByAnotherMember(Map<TopicPartition, OffsetAndMetadata> offsets) {
+      super.commitSync(offsets);
+    }
   }
 
   /** @return the highest offset committed for {@link #TP}, or -1 if none */
@@ -454,6 +459,53 @@ class WrappedAssignmentTest {
     on(() -> Future.succeededFuture());
     assertThat(handled).containsOnlyKeys("a", "b").allSatisfy((id, n) -> assertThat(n.get()).isOne());
     assertThat(registry.find("dedup.kafka.unhandled").counters()).allSatisfy(u -> assertThat(u.count()).isZero());
+    assertThat(duplicates()).isEqualTo(1);
+  }
+
+  /**
+   * As above, but this consumer misses the generation between (a lost partition): another member of the group owns
+   * the partition meanwhile, handles {@code a} and {@code b} and commits past {@code a} only before it loses the
+   * partition. Handing {@code b} over would apply it twice, so nothing is handed over: read again from the group's
+   * offset, {@code b} is a duplicate (the window recorded it), {@code c} is handled, and the two records the revoked
+   * owner left ({@code a} and {@code b}) are counted in {@code dedup.kafka.unhandled}.
+   */
+  @Test
+  void shouldNotHandOverWhatARevokedOwnerLeftWhenAnotherMemberCommittedThePartitionSince() throws Exception {
+    mock.commitFailure = new RebalanceInProgressException("the group is rebalancing");
+    DedupKafkaConsumer<String, String> c = wrap(AtomicityMode.RECORD_FIRST, r -> credit(r.key()));
+    mock.schedulePollTask(() -> {
+      mock.rebalance(List.of(TP));
+      mock.addRecord(record(0, "a"));
+      mock.addRecord(record(1, "b"));
+    });
+    await().atMost(Duration.ofSeconds(30)).until(() -> mock.commitAttempts.get() >= 1);
+    assertThat(handled).isEmpty();
+
+    // This consumer misses the generation between (an eager rebalance whose assignment it never learnt, a lost
+    // partition): it sees the revocation, then the partition back.
+    mock.eager = true;
+    mock.schedulePollTask(() -> mock.rebalance(List.of()));
+    // Meanwhile another member owns the partition with the same window (one store here), handles a and b, and
+    // commits past a.
+    PartitionWindows others = otherOwners();
+    PartitionWindows.Lease other = await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
+        .until(() -> get(others.acquire(GROUP, TP, "another-member")), lease -> lease != null);
+    others.offsetsCommitted(other, 1);
+    mock.commitByAnotherMember(Map.of(TP, new OffsetAndMetadata(1)));
+    get(others.release(other));
+    mock.schedulePollTask(() -> {
+      mock.rebalance(List.of(TP));
+      mock.addRecord(record(1, "b"));
+      mock.addRecord(record(2, "c"));
+    });
+    await().atMost(Duration.ofSeconds(30)).until(() -> mock.commitAttempts.get() >= 2 && c.assignment().contains(TP));
+    mock.commitFailure = null;
+
+    await().atMost(Duration.ofSeconds(30)).until(() -> committed() == 3 && handled.containsKey("c"));
+    on(() -> Future.succeededFuture());
+    assertThat(handled).containsOnlyKeys("c");
+    assertThat(registry.find("dedup.kafka.unhandled").counters().stream().mapToDouble(u -> u.count()).sum())
+        .isEqualTo(2);
     assertThat(duplicates()).isEqualTo(1);
   }
 

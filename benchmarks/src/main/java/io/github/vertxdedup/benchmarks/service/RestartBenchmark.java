@@ -55,7 +55,8 @@ import org.apache.commons.io.FileUtils;
  * </ul>
  * The service runs with {@code windowMs} 600000 (or {@code -Dbench.windowMs}, given to every command), one
  * partition, no payload hashes, {@code expectedIdsPerPartition}
- * sized for the journal (so the window never rehashes while it is rebuilt).
+ * sized for the journal (so the window never rehashes while it is rebuilt), or {@code -Dbench.expectedIds} given to
+ * {@code build} (an empty window served with the configuration of a large one: the same table to allocate).
  */
 public final class RestartBenchmark {
 
@@ -96,7 +97,14 @@ public final class RestartBenchmark {
         .setExpectedIdsPerPartition(expectedIds).setJournalDir(journalDir.toString());
   }
 
+  /** @return the service's {@code expectedIdsPerPartition} for the journal: {@code -Dbench.expectedIds} at build, else its ids */
   private static int expectedIds(Path journalDir) throws java.io.IOException {
+    Path presized = journalDir.resolve(ADDRESS).resolve("expected-ids");
+    return Files.exists(presized) ? Integer.parseInt(Files.readString(presized).trim()) : ids(journalDir);
+  }
+
+  /** @return the live ids the journal was built with */
+  private static int ids(Path journalDir) throws java.io.IOException {
     Path file = journalDir.resolve(ADDRESS).resolve("ids");
     return Files.exists(file) ? Integer.parseInt(Files.readString(file).trim()) : 0;
   }
@@ -105,10 +113,17 @@ public final class RestartBenchmark {
     if (TAIL_PER_MILLE < 1 || TAIL_PER_MILLE > 999) {
       throw new IllegalArgumentException("bench.tailPerMille must be in [1, 999] but was " + TAIL_PER_MILLE);
     }
+    Integer presized = Integer.getInteger("bench.expectedIds");
+    if (presized != null && presized < 0) {
+      throw new IllegalArgumentException("bench.expectedIds must be >= 0 but was " + presized);
+    }
     Path dir = journalDir.resolve(ADDRESS).resolve("0");
     Files.createDirectories(dir);
     Files.writeString(journalDir.resolve(ADDRESS).resolve("partitions"), "1\n");
     Files.writeString(journalDir.resolve(ADDRESS).resolve("ids"), ids + "\n");
+    if (presized != null) {
+      Files.writeString(journalDir.resolve(ADDRESS).resolve("expected-ids"), presized + "\n");
+    }
     if (!snapshot) {
       Files.writeString(journalDir.resolve(ADDRESS).resolve("no-snapshots"), "");
     }
@@ -240,8 +255,9 @@ public final class RestartBenchmark {
       medians[d] = sorted[sorted.length / 2];
     }
     for (int d = 0; d < dirs.size(); d++) {
-      System.out.printf(Locale.ROOT, "%s: %,d ids, median kill -9 -> first answer %d ms, %.2fx the first; all %s%n",
-          dirs.get(d), expectedIds(dirs.get(d)), medians[d], (double) medians[d] / medians[0],
+      System.out.printf(Locale.ROOT,
+          "%s: %,d ids (expectedIdsPerPartition %,d), median kill -9 -> first answer %d ms, %.2fx the first; all %s%n",
+          dirs.get(d), ids(dirs.get(d)), expectedIds(dirs.get(d)), medians[d], (double) medians[d] / medians[0],
           java.util.Arrays.toString(ms[d]));
     }
   }

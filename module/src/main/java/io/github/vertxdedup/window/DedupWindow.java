@@ -146,9 +146,7 @@ public final class DedupWindow {
     this.maxIds = maxIds;
     this.capacityPolicy = b.capacityPolicy;
     this.payloadHashes = b.payloadHashes;
-    // Room for expectedIds live ids plus the dead share the sweep leaves behind, within the 3/4 load limit.
-    long wanted = b.expectedIds == 0 ? 0 : (b.expectedIds + b.expectedIds / 8) * 4 / 3 + 1;
-    this.initialCapacity = (int) Math.min(wanted, FingerprintTable.maxCapacity(payloadHashes));
+    this.initialCapacity = slotsFor(b.expectedIds, payloadHashes);
     this.sweepPassBuckets = Math.max(1, bucketCount / SWEEP_PASSES_PER_WINDOW);
     this.table = new FingerprintTable(payloadHashes, initialCapacity);
     this.expiringAt = new int[bucketCount + 1];
@@ -439,6 +437,35 @@ public final class DedupWindow {
     }
     insert(r, fingerprint, expiry, lifetime, payloadHash, true);
     return true;
+  }
+
+  /**
+   * Grows the table, if it is smaller, to the size {@link Builder#expectedIds(int) expectedIds(ids)} would have given
+   * it ({@code ids} capped at {@code maxIds}), so that that many live ids fit without the table growing. Call it before
+   * restoring many entries in ascending order of their home slots, the order of a window snapshot: into a table too
+   * small for them, such entries all start their probes in the first slots, where they pile into one probe chain that
+   * every insertion walks, a cost quadratic in their number. O(table slots) when it grows (the table is rebuilt), else
+   * O(1). Never shrinks the table; the next idle gap of a whole window brings it back to its presized size.
+   *
+   * @param ids the number of live ids about to be held; at most {@link #maxIdsLimit(boolean)}
+   * @throws IllegalArgumentException if {@code ids} is negative
+   */
+  public void reserve(long ids) {
+    if (ids < 0) {
+      throw new IllegalArgumentException("ids must be >= 0 but was " + ids);
+    }
+    int slots = slotsFor(Math.min(ids, maxIds), payloadHashes);
+    if (slots > table.capacity()) {
+      advance(clock.nowMs());
+      table.growTo(slots, threshold);
+      sweepDebt = 0;
+    }
+  }
+
+  /** Slots for {@code ids} live ids plus the dead share the sweep leaves behind, within the 3/4 load limit. */
+  private static int slotsFor(long ids, boolean payloadHashes) {
+    long wanted = ids == 0 ? 0 : (ids + ids / 8) * 4 / 3 + 1;
+    return (int) Math.min(wanted, FingerprintTable.maxCapacity(payloadHashes));
   }
 
   /**

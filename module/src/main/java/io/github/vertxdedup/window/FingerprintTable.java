@@ -230,6 +230,17 @@ final class FingerprintTable {
     return true;
   }
 
+  /**
+   * Rebuilds the table with at least {@code slots} slots (rounded up to a power of two, at most the largest size),
+   * keeping its live entries; nothing if it is that large already.
+   */
+  void growTo(int slots, int threshold) {
+    int target = Math.min(maxCapacity, BitUtil.findNextPositivePowerOfTwo(Math.max(MIN_CAPACITY, slots)));
+    if (target > capacity) {
+      rehash(target, threshold);
+    }
+  }
+
   private void rehash(int newCapacity, int threshold) {
     final long[] oldKeys = keys;
     final int[] oldMetas = metas;

@@ -91,4 +91,15 @@ public interface JournalVisitor {
    */
   default void onSnapshot(long index, long coveredSinceMs) {
   }
+
+  /**
+   * How many live entries the snapshot announced by {@link #onSnapshot} holds: called once, right after it and before
+   * its first entry, so that a visitor can size its table for them. They arrive in ascending order of
+   * {@code fingerprint * 0x9E3779B97F4A7C15} (unsigned), the order of the home slots of a Fibonacci-hashed table:
+   * inserted in that order into a linear-probing table smaller than they need, they pile into one probe chain.
+   *
+   * @param entries the snapshot's live entries (some may have expired since it was written)
+   */
+  default void onSnapshotEntries(long entries) {
+  }
 }

@@ -18,4 +18,15 @@ public interface LiveEntrySink {
    * @param expiresAtMs when it may be forgotten, epoch milliseconds, after the instant the replay was read at
    */
   void live(long fingerprint, long payloadHash, long firstSeenMs, long expiresAtMs);
+
+  /**
+   * About {@code entries} entries follow from a window snapshot, in ascending order of their home slots in a
+   * Fibonacci-hashed table ({@link JournalVisitor#onSnapshotEntries}): a sink that inserts them into a hash table sizes
+   * it for them first. Called at most once per replay, on the replaying thread, before those entries; the default does
+   * nothing.
+   *
+   * @param entries the number of entries the snapshot holds (an id and its key count as two only if journaled so)
+   */
+  default void expect(long entries) {
+  }
 }

@@ -300,6 +300,7 @@ final class SnapshotFile {
     /** Hands the content to {@code v}: {@link JournalVisitor#onSnapshot}, then entries, claims, offsets. */
     void deliver(JournalVisitor v) {
       v.onSnapshot(position, coveredSinceMs);
+      v.onSnapshotEntries(entries);
       try {
         scan(file, v);
       } catch (Damaged e) {

@@ -176,6 +176,20 @@ public interface PartitionJournal {
   interface RecoveryTarget {
 
     /**
+     * About {@code entries} entries follow from a window snapshot, in the order of their home slots in the window's
+     * table: the partition grows its new window's table for them first ({@link
+     * io.github.vertxdedup.window.DedupWindow#reserve}), as inserted in that order into a table too small for them
+     * they would cost time quadratic in their number. Called on the replaying worker, at most once, before any other
+     * method of this target: the new window is used by no other thread yet, so the table is allocated there, not on
+     * the event loop, and the restore that follows on the partition's context sees it (the hand-off of the first
+     * entries orders them). The default does nothing.
+     *
+     * @param entries the number of entries the snapshot holds
+     */
+    default void reserve(long entries) {
+    }
+
+    /**
      * Puts back a remembered entry (an id or a key) with its original times; an entry already expired is skipped.
      *
      * @param fingerprint the fingerprint

@@ -77,6 +77,12 @@ final class RecoveryHandOff implements LiveEntrySink {
     return r;
   }
 
+  /** Worker, before the snapshot's first entry: the target sizes its window for them ({@link RecoveryTarget#reserve}). */
+  @Override
+  public void expect(long entries) {
+    target.reserve(entries);
+  }
+
   @Override
   public void live(long fingerprint, long payloadHash, long firstSeenMs, long expiresAtMs) {
     Chunk c = chunk;

@@ -459,6 +459,16 @@ final class PartitionCore {
     window.restore(fingerprint, payloadHash, firstSeenMs, expiresAtMs);
   }
 
+  /**
+   * Grows the window's table for {@code entries} entries about to be restored in table order ({@link
+   * DedupWindow#reserve}). Called by the recovery's worker before the core is used by any other thread.
+   *
+   * @param entries the number of entries
+   */
+  void reserve(long entries) {
+    window.reserve(entries);
+  }
+
   void restoreBatch(long[] fingerprints, long[] payloadHashes, long[] firstSeenMs, long[] expiresAtMs, int length) {
     window.restoreBatch(fingerprints, payloadHashes, firstSeenMs, expiresAtMs, length);
   }

@@ -184,6 +184,11 @@ final class PartitionRecovery {
     }
 
     @Override
+    public void reserve(long entries) {
+      core.reserve(entries);
+    }
+
+    @Override
     public void restore(long fingerprint, long payloadHash, long firstSeenMs, long expiresAtMs) {
       core.restore(fingerprint, payloadHash, firstSeenMs, expiresAtMs);
     }

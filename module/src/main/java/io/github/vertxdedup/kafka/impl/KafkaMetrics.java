@@ -117,7 +117,8 @@ final class KafkaMetrics {
         .description("record-first: records whose id was recorded but whose handler never ran here, no commit"
             + " having covered them when the owner stopped and no later owner here taking them over (a revocation"
             + " that moved the partition elsewhere, a lost partition, a drain past revocationTimeoutMs, a close whose"
-            + " last commit was refused); a next owner whose window has their ids drops them, their effects lost")
+            + " last commit was refused, a moved group offset, an offset reset); a next owner whose window has their"
+            + " ids drops them, their effects lost")
         .tags(tags).register(registry);
     redeliveriesBeyondWindow = Counter.builder("dedup.kafka.redeliveries.beyond.window")
         .description("records accepted whose Kafka timestamp is older than now minus the window: probably"

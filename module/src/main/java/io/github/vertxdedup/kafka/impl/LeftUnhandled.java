@@ -3,8 +3,9 @@ package io.github.vertxdedup.kafka.impl;
 import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerdict;
 import java.util.Collection;
-import java.util.HashMap;
-import java.util.Map;
+import java.util.NavigableMap;
+import java.util.SortedMap;
+import java.util.TreeMap;
 
 /**
  * Record-first records a partition's owner checked (their ids recorded in the window) and stopped without handling,
@@ -18,9 +19,9 @@ import java.util.Map;
  * member owned the partition in between: an assignment that leaves the partition out drops them, and so does a group
  * committed offset that moved since this consumer last knew it ({@link WrappedAssignment}).
  *
- * <p>Not thread-safe: built on the stopping owner's event loop; {@link #size} and {@link #dropBefore} then run on the
- * wrapped consumer's context, and {@link #restore} on the next owner's event loop only, each handed on through a
- * future or an executed task.
+ * <p>Not thread-safe: built on the stopping owner's event loop, then used by one thread at a time, each handed it
+ * through a future or an executed task: the wrapped consumer's context (or the stopping owner's loop, counting it),
+ * then the next owner's event loop.
  */
 final class LeftUnhandled {
 
@@ -28,7 +29,7 @@ final class LeftUnhandled {
   private record Entry(String id, DedupResult decision, PendingRecord.Coverage coverage) {
   }
 
-  private final Map<Long, Entry> byOffset = new HashMap<>();
+  private final NavigableMap<Long, Entry> byOffset = new TreeMap<>();
 
   /**
    * @param records the records, each checked {@code ACCEPTED} with an identity
@@ -48,15 +49,17 @@ final class LeftUnhandled {
   }
 
   /**
-   * Forgets the records before {@code committed}: the next owner starts after them, so they are not read again.
+   * Forgets the records before {@code offset}: the next owner reads from there, or has read past them, so they do not
+   * come to it (again). O(log n) plus the records dropped.
    *
-   * @param committed the offset the next owner reads from, or -1 if unknown (nothing is dropped)
+   * @param offset the offset the next owner reads from or has reached; -1 if unknown (nothing is dropped)
    * @return how many were dropped
    */
-  int dropBefore(long committed) {
-    int before = byOffset.size();
-    byOffset.keySet().removeIf(offset -> offset < committed);
-    return before - byOffset.size();
+  int dropBefore(long offset) {
+    SortedMap<Long, Entry> before = byOffset.headMap(offset);
+    int n = before.size();
+    before.clear();
+    return n;
   }
 
   /**

@@ -306,6 +306,8 @@ final class PartitionOwner<K, V> {
         continue;
       }
       if (handedOver != null && pending.identity != null) {
+        // Those before this record will not come (the consumer read past them, as after an offset reset): lost.
+        failures.leftUnhandled(handedOver.dropBefore(pending.offset()));
         handedOver.restore(pending); // a DUPLICATE the previous owner recorded and left: ACCEPTED again
         if (handedOver.size() == 0) {
           handedOver = null;

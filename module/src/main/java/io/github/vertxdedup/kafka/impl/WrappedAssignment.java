@@ -102,9 +102,19 @@ final class WrappedAssignment<K, V> {
 
   /**
    * What a stopped owner left unhandled (completes once it stopped, never fails), the meters to count it in, and the
-   * owner's partition state, whose {@code committed} is the group's offset as this consumer last knew it.
+   * group's committed offset as this consumer last knew it (or -1): the owner's, set again once the commit in flight
+   * at the revocation is answered.
    */
-  private record Left(Future<LeftUnhandled> records, KafkaMetrics metrics, AssignedPartition<?, ?> previous) {
+  private static final class Left {
+    final Future<LeftUnhandled> records;
+    final KafkaMetrics metrics;
+    long lastCommitted;
+
+    Left(Future<LeftUnhandled> records, KafkaMetrics metrics, long lastCommitted) {
+      this.records = records;
+      this.metrics = metrics;
+      this.lastCommitted = lastCommitted;
+    }
 
     /** Counts the records as lost: nobody here will handle them. */
     void drop(TopicPartition tp) {
@@ -325,18 +335,18 @@ final class WrappedAssignment<K, V> {
    * @param committed Kafka's committed offset read for the next owner, or -1 if it has none
    */
   private void takeOverLeft(TopicPartition tp, Left left, PartitionOwner<K, V> owner, long from, long committed) {
-    LeftUnhandled records = left.records().result();
+    LeftUnhandled records = left.records.result();
     if (records.size() == 0) {
       return;
     }
-    long known = left.previous().committed;
+    long known = left.lastCommitted;
     if (committed != known) {
       LOG.info("{}: the group's committed offset moved from {} to {} since its owner here stopped: the {} records it"
           + " checked and left unhandled are not handed over", tp, known, committed, records.size());
-      FailurePolicy.leftUnhandled(left.metrics(), tp, records.size());
+      FailurePolicy.leftUnhandled(left.metrics, tp, records.size());
       return;
     }
-    FailurePolicy.leftUnhandled(left.metrics(), tp, records.dropBefore(from));
+    FailurePolicy.leftUnhandled(left.metrics, tp, records.dropBefore(from));
     if (records.size() > 0) {
       LOG.info("{}: {} records its previous owner here checked and left unhandled are handled when read again", tp,
           records.size());
@@ -460,9 +470,13 @@ final class WrappedAssignment<K, V> {
           // the records no commit covers unhandled. If the partition comes back here, its next owner handles them;
           // elsewhere, the next owner reads them again and applies them at most once (docs/kafka.md, "What it
           // guarantees compared with create").
-          commits.afterAnswered(o.owner::refuseCommits);
           Promise<LeftUnhandled> left = Promise.promise();
-          keepLeft(tp, new Left(left.future(), o.owner.metrics(), o));
+          Left kept = new Left(left.future(), o.owner.metrics(), o.committed);
+          commits.afterAnswered(() -> {
+            o.owner.refuseCommits();
+            kept.lastCommitted = o.committed; // no commit of it is sent any more: final
+          });
+          keepLeft(tp, kept);
           handedBack.put(tp, drained(tp, o).eventually(() -> handBack(tp, o, left)));
         }
       }

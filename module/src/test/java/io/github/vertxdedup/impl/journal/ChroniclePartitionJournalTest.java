@@ -233,7 +233,10 @@ class ChroniclePartitionJournalTest {
 
     ChroniclePartitionJournal restarted = new ChroniclePartitionJournal(vertx, files, options.getWindowMs(),
         options.getJournalSync(), clock);
-    partition = await(new ManualPartitionTimer().deploy(vertx, options, clock, restarted));
+    FailingJournal watched = new FailingJournal(restarted);
+    partition = await(new ManualPartitionTimer().deploy(vertx, options, clock, watched));
+    assertThat(watched.reservations).as("the table sized for the snapshot's entries, off the event loop, before them")
+        .containsExactly("301 on a worker");
     ReplayResult replay = restarted.lastReplay();
     assertThat(replay.snapshotIndex()).isEqualTo(snapshot.position());
     assertThat(replay.snapshotEntries()).isEqualTo(301);
@@ -319,6 +322,8 @@ class ChroniclePartitionJournalTest {
     private final ChroniclePartitionJournal delegate;
     volatile boolean failNextAccept;
     volatile int opens;
+    /** Each recovery's reservation: its entries, on which kind of thread, and whether an entry was restored before. */
+    final List<String> reservations = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     FailingJournal(ChroniclePartitionJournal delegate) {
       this.delegate = delegate;
@@ -332,7 +337,45 @@ class ChroniclePartitionJournalTest {
 
     @Override
     public Future<Void> recover(RecoveryTarget target) {
-      return delegate.recover(target);
+      java.util.concurrent.atomic.AtomicBoolean restored = new java.util.concurrent.atomic.AtomicBoolean();
+      return delegate.recover(new RecoveryTarget() {
+        @Override
+        public void reserve(long entries) {
+          reservations.add(entries + (io.vertx.core.Context.isOnWorkerThread() ? " on a worker" : " on "
+              + Thread.currentThread().getName()) + (restored.get() ? ", after an entry was restored" : ""));
+          target.reserve(entries);
+        }
+
+        @Override
+        public void restore(long fingerprint, long payloadHash, long firstSeenMs, long expiresAtMs) {
+          restored.set(true);
+          target.restore(fingerprint, payloadHash, firstSeenMs, expiresAtMs);
+        }
+
+        @Override
+        public void restoreBatch(long[] fingerprints, long[] payloadHashes, long[] firstSeenMs, long[] expiresAtMs,
+            int length) {
+          restored.set(true);
+          target.restoreBatch(fingerprints, payloadHashes, firstSeenMs, expiresAtMs, length);
+        }
+
+        @Override
+        public void restoreClaim(long idFingerprint, long keyFingerprint, long payloadHash, String claimToken,
+            long claimedAtMs, long leaseEndMs, long rememberUntilMs, String claimer) {
+          target.restoreClaim(idFingerprint, keyFingerprint, payloadHash, claimToken, claimedAtMs, leaseEndMs,
+              rememberUntilMs, claimer);
+        }
+
+        @Override
+        public void memoryBegins(long memoryBeginsMs) {
+          target.memoryBegins(memoryBeginsMs);
+        }
+
+        @Override
+        public void restoreOffset(String topic, int partition, long offset) {
+          target.restoreOffset(topic, partition, offset);
+        }
+      });
     }
 
     @Override

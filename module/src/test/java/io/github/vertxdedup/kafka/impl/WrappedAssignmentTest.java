@@ -463,6 +463,40 @@ class WrappedAssignmentTest {
   }
 
   /**
+   * As above, but the next owner reads past what the revoked owner left (Kafka delivers from offset 2, as after an
+   * offset reset forward): those records will not come again, so they are counted in {@code dedup.kafka.unhandled}
+   * as soon as a later record is read, not when the owner stops.
+   */
+  @Test
+  void shouldCountWhatARevokedOwnerLeftOnceTheNextOwnerHereReadsPastIt() throws Exception {
+    mock.commitFailure = new RebalanceInProgressException("the group is rebalancing");
+    DedupKafkaConsumer<String, String> c = wrap(AtomicityMode.RECORD_FIRST, r -> credit(r.key()));
+    mock.schedulePollTask(() -> {
+      mock.rebalance(List.of(TP));
+      mock.addRecord(record(0, "a"));
+      mock.addRecord(record(1, "b"));
+    });
+    await().atMost(Duration.ofSeconds(30)).until(() -> mock.commitAttempts.get() >= 1);
+    assertThat(handled).isEmpty();
+
+    mock.eager = true;
+    mock.schedulePollTask(() -> {
+      mock.rebalance(List.of());
+      mock.rebalance(List.of(TP));
+      mock.addRecord(record(2, "c"));
+    });
+    await().atMost(Duration.ofSeconds(30)).until(() -> mock.commitAttempts.get() >= 2 && c.assignment().contains(TP));
+    mock.commitFailure = null;
+
+    await().atMost(Duration.ofSeconds(30)).until(() -> committed() == 3 && handled.containsKey("c"));
+    on(() -> Future.succeededFuture());
+    assertThat(handled).containsOnlyKeys("c");
+    assertThat(c.assignment()).as("still running: counted before its owner stops").containsExactly(TP);
+    assertThat(registry.find("dedup.kafka.unhandled").counters().stream().mapToDouble(u -> u.count()).sum())
+        .isEqualTo(2);
+  }
+
+  /**
    * As above, but this consumer misses the generation between (a lost partition): another member of the group owns
    * the partition meanwhile, handles {@code a} and {@code b} and commits past {@code a} only before it loses the
    * partition. Handing {@code b} over would apply it twice, so nothing is handed over: read again from the group's

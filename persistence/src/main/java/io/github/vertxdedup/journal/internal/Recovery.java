@@ -73,6 +73,11 @@ public final class Recovery implements JournalVisitor {
   }
 
   @Override
+  public void onSnapshotEntries(long entries) {
+    sink.expect(entries);
+  }
+
+  @Override
   public void onSnapshot(long index, long coveredSinceMs) {
     if (coveredSinceMs < earliestMs) {
       earliestMs = coveredSinceMs;

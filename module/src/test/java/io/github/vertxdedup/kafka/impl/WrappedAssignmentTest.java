@@ -463,6 +463,54 @@ class WrappedAssignmentTest {
   }
 
   /**
+   * As above, but the next assignment is revoked again while its window is not ready yet (another owner holds it):
+   * what the first owner left is kept for the assignment after, which gives the partition back, and its owner handles
+   * {@code a} and {@code b} once; nothing is counted in {@code dedup.kafka.unhandled}.
+   */
+  @Test
+  void shouldKeepWhatARevokedOwnerLeftAcrossAnAssignmentRevokedBeforeItsWindowWasReady() throws Exception {
+    mock.commitFailure = new RebalanceInProgressException("the group is rebalancing");
+    DedupKafkaConsumer<String, String> c = wrap(AtomicityMode.RECORD_FIRST, r -> credit(r.key()));
+    mock.schedulePollTask(() -> {
+      mock.rebalance(List.of(TP));
+      mock.addRecord(record(0, "a"));
+      mock.addRecord(record(1, "b"));
+    });
+    await().atMost(Duration.ofSeconds(30)).until(() -> mock.commitAttempts.get() >= 1);
+    assertThat(handled).isEmpty();
+
+    mock.eager = true;
+    mock.schedulePollTask(() -> mock.rebalance(List.of()));
+    // Once the revoked owner handed the window back, another owner holds it: the next start here waits for it.
+    PartitionWindows others = otherOwners();
+    PartitionWindows.Lease blocker = await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
+        .until(() -> get(others.acquire(GROUP, TP, "blocker")), lease -> lease != null);
+    mock.schedulePollTask(() -> mock.rebalance(List.of(TP)));
+    await().atMost(Duration.ofSeconds(30)).until(() -> mock.paused().contains(TP)); // assigned: paused, starting
+    java.util.concurrent.CountDownLatch revokedAgain = new java.util.concurrent.CountDownLatch(1);
+    mock.schedulePollTask(() -> {
+      mock.rebalance(List.of());
+      revokedAgain.countDown();
+    });
+    assertThat(revokedAgain.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    on(() -> Future.succeededFuture()); // the revocation has reached the consumer
+    assertThat(c.assignment()).isEmpty();
+    get(others.release(blocker));
+
+    mock.schedulePollTask(() -> {
+      mock.rebalance(List.of(TP));
+      mock.addRecord(record(0, "a"));
+      mock.addRecord(record(1, "b"));
+    });
+    await().atMost(Duration.ofSeconds(30)).until(() -> c.assignment().contains(TP));
+    mock.commitFailure = null;
+    await().atMost(Duration.ofSeconds(30)).until(() -> committed() == 2);
+    on(() -> Future.succeededFuture());
+    assertThat(handled).containsOnlyKeys("a", "b").allSatisfy((id, n) -> assertThat(n.get()).isOne());
+    assertThat(registry.find("dedup.kafka.unhandled").counters()).allSatisfy(u -> assertThat(u.count()).isZero());
+  }
+
+  /**
    * As above, but the next owner reads past what the revoked owner left (Kafka delivers from offset 2, as after an
    * offset reset forward): those records will not come again, so they are counted in {@code dedup.kafka.unhandled}
    * as soon as a later record is read, not when the owner stops.

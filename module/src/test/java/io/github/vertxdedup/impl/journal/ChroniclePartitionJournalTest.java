@@ -337,45 +337,22 @@ class ChroniclePartitionJournalTest {
 
     @Override
     public Future<Void> recover(RecoveryTarget target) {
+      // Forwards every call to the partition's target, noting each reservation and whether an entry came before it.
       java.util.concurrent.atomic.AtomicBoolean restored = new java.util.concurrent.atomic.AtomicBoolean();
-      return delegate.recover(new RecoveryTarget() {
-        @Override
-        public void reserve(long entries) {
-          reservations.add(entries + (io.vertx.core.Context.isOnWorkerThread() ? " on a worker" : " on "
-              + Thread.currentThread().getName()) + (restored.get() ? ", after an entry was restored" : ""));
-          target.reserve(entries);
-        }
-
-        @Override
-        public void restore(long fingerprint, long payloadHash, long firstSeenMs, long expiresAtMs) {
-          restored.set(true);
-          target.restore(fingerprint, payloadHash, firstSeenMs, expiresAtMs);
-        }
-
-        @Override
-        public void restoreBatch(long[] fingerprints, long[] payloadHashes, long[] firstSeenMs, long[] expiresAtMs,
-            int length) {
-          restored.set(true);
-          target.restoreBatch(fingerprints, payloadHashes, firstSeenMs, expiresAtMs, length);
-        }
-
-        @Override
-        public void restoreClaim(long idFingerprint, long keyFingerprint, long payloadHash, String claimToken,
-            long claimedAtMs, long leaseEndMs, long rememberUntilMs, String claimer) {
-          target.restoreClaim(idFingerprint, keyFingerprint, payloadHash, claimToken, claimedAtMs, leaseEndMs,
-              rememberUntilMs, claimer);
-        }
-
-        @Override
-        public void memoryBegins(long memoryBeginsMs) {
-          target.memoryBegins(memoryBeginsMs);
-        }
-
-        @Override
-        public void restoreOffset(String topic, int partition, long offset) {
-          target.restoreOffset(topic, partition, offset);
-        }
-      });
+      return delegate.recover((RecoveryTarget) java.lang.reflect.Proxy.newProxyInstance(
+          RecoveryTarget.class.getClassLoader(), new Class<?>[] {RecoveryTarget.class}, (proxy, method, args) -> {
+            if (method.getName().equals("reserve")) {
+              reservations.add(args[0] + (io.vertx.core.Context.isOnWorkerThread() ? " on a worker" : " on "
+                  + Thread.currentThread().getName()) + (restored.get() ? ", after an entry was restored" : ""));
+            } else if (method.getName().startsWith("restore")) {
+              restored.set(true);
+            }
+            try {
+              return method.invoke(target, args);
+            } catch (java.lang.reflect.InvocationTargetException e) {
+              throw e.getCause();
+            }
+          }));
     }
 
     @Override

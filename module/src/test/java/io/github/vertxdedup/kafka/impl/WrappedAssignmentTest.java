@@ -204,6 +204,52 @@ class WrappedAssignmentTest {
     return mock.commits.stream().filter(c -> c.containsKey(TP)).mapToLong(c -> c.get(TP).offset()).max().orElse(-1);
   }
 
+  /**
+   * Wraps a record-first consumer whose offset commits Kafka refuses (a rebalance in progress), assigns it {@link #TP}
+   * and delivers {@code ids} from offset 0: they are checked (their ids recorded), and their handlers wait for a commit
+   * past them that is refused. Rebalances are eager from then on.
+   */
+  private DedupKafkaConsumer<String, String> checkedWithCommitsRefused(String... ids) throws Exception {
+    mock.commitFailure = new RebalanceInProgressException("the group is rebalancing");
+    DedupKafkaConsumer<String, String> c = wrap(AtomicityMode.RECORD_FIRST, r -> credit(r.key()));
+    mock.schedulePollTask(() -> {
+      mock.rebalance(List.of(TP));
+      for (int i = 0; i < ids.length; i++) {
+        mock.addRecord(record(i, ids[i]));
+      }
+    });
+    await().atMost(Duration.ofSeconds(30)).until(() -> mock.commitAttempts.get() >= 1);
+    assertThat(handled).isEmpty();
+    mock.eager = true;
+    return c;
+  }
+
+  /**
+   * Revokes {@link #TP} from the consumer (an eager rebalance: no assignment follows yet) and takes its window for
+   * {@code owner} once the revoked owner has handed it back.
+   */
+  private PartitionWindows.Lease revokedThenTakenBy(PartitionWindows others, String owner) {
+    mock.schedulePollTask(() -> mock.rebalance(List.of()));
+    return await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
+        .until(() -> get(others.acquire(GROUP, TP, owner)), lease -> lease != null);
+  }
+
+  /**
+   * Waits until the partition's owner here runs again and has asked for a commit, lets commits through, and waits
+   * until {@code offset} is committed and {@code done} holds, and behind what the consumer's context has queued.
+   */
+  private void commitsPassOnceStarted(DedupKafkaConsumer<String, String> c, long offset,
+      java.util.concurrent.Callable<Boolean> done) throws Exception {
+    await().atMost(Duration.ofSeconds(30)).until(() -> mock.commitAttempts.get() >= 2 && c.assignment().contains(TP));
+    mock.commitFailure = null;
+    await().atMost(Duration.ofSeconds(30)).until(() -> committed() == offset && done.call());
+    on(() -> Future.succeededFuture());
+  }
+
+  private double unhandled() {
+    return registry.find("dedup.kafka.unhandled").counters().stream().mapToDouble(u -> u.count()).sum();
+  }
+
   private double duplicates() {
     return registry.find("dedup.kafka.duplicates").counters().stream().mapToDouble(c -> c.count()).sum();
   }
@@ -431,19 +477,7 @@ class WrappedAssignmentTest {
    */
   @Test
   void shouldHandleWhatARevokedRecordFirstOwnerCheckedWhenThePartitionComesBack() throws Exception {
-    mock.commitFailure = new RebalanceInProgressException("the group is rebalancing");
-    DedupKafkaConsumer<String, String> c = wrap(AtomicityMode.RECORD_FIRST, r -> credit(r.key()));
-    mock.schedulePollTask(() -> {
-      mock.rebalance(List.of(TP));
-      mock.addRecord(record(0, "a"));
-      mock.addRecord(record(1, "b"));
-      mock.addRecord(record(2, "a"));
-    });
-    // Checked, then a commit past them asked for and refused: their handlers wait for it.
-    await().atMost(Duration.ofSeconds(30)).until(() -> mock.commitAttempts.get() >= 1);
-    assertThat(handled).isEmpty();
-
-    mock.eager = true;
+    DedupKafkaConsumer<String, String> c = checkedWithCommitsRefused("a", "b", "a");
     mock.schedulePollTask(() -> {
       mock.rebalance(List.of());
       mock.rebalance(List.of(TP));
@@ -452,13 +486,9 @@ class WrappedAssignmentTest {
       mock.addRecord(record(1, "b"));
       mock.addRecord(record(2, "a"));
     });
-    await().atMost(Duration.ofSeconds(30)).until(() -> mock.commitAttempts.get() >= 2 && c.assignment().contains(TP));
-    mock.commitFailure = null;
-
-    await().atMost(Duration.ofSeconds(30)).until(() -> committed() == 3 && handled.size() == 2);
-    on(() -> Future.succeededFuture());
+    commitsPassOnceStarted(c, 3, () -> handled.size() == 2);
     assertThat(handled).containsOnlyKeys("a", "b").allSatisfy((id, n) -> assertThat(n.get()).isOne());
-    assertThat(registry.find("dedup.kafka.unhandled").counters()).allSatisfy(u -> assertThat(u.count()).isZero());
+    assertThat(unhandled()).isZero();
     assertThat(duplicates()).isEqualTo(1);
   }
 
@@ -469,22 +499,10 @@ class WrappedAssignmentTest {
    */
   @Test
   void shouldKeepWhatARevokedOwnerLeftAcrossAnAssignmentRevokedBeforeItsWindowWasReady() throws Exception {
-    mock.commitFailure = new RebalanceInProgressException("the group is rebalancing");
-    DedupKafkaConsumer<String, String> c = wrap(AtomicityMode.RECORD_FIRST, r -> credit(r.key()));
-    mock.schedulePollTask(() -> {
-      mock.rebalance(List.of(TP));
-      mock.addRecord(record(0, "a"));
-      mock.addRecord(record(1, "b"));
-    });
-    await().atMost(Duration.ofSeconds(30)).until(() -> mock.commitAttempts.get() >= 1);
-    assertThat(handled).isEmpty();
-
-    mock.eager = true;
-    mock.schedulePollTask(() -> mock.rebalance(List.of()));
+    DedupKafkaConsumer<String, String> c = checkedWithCommitsRefused("a", "b");
     // Once the revoked owner handed the window back, another owner holds it: the next start here waits for it.
     PartitionWindows others = otherOwners();
-    PartitionWindows.Lease blocker = await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
-        .until(() -> get(others.acquire(GROUP, TP, "blocker")), lease -> lease != null);
+    PartitionWindows.Lease blocker = revokedThenTakenBy(others, "blocker");
     mock.schedulePollTask(() -> mock.rebalance(List.of(TP)));
     await().atMost(Duration.ofSeconds(30)).until(() -> mock.paused().contains(TP)); // assigned: paused, starting
     java.util.concurrent.CountDownLatch revokedAgain = new java.util.concurrent.CountDownLatch(1);
@@ -502,12 +520,9 @@ class WrappedAssignmentTest {
       mock.addRecord(record(0, "a"));
       mock.addRecord(record(1, "b"));
     });
-    await().atMost(Duration.ofSeconds(30)).until(() -> c.assignment().contains(TP));
-    mock.commitFailure = null;
-    await().atMost(Duration.ofSeconds(30)).until(() -> committed() == 2);
-    on(() -> Future.succeededFuture());
+    commitsPassOnceStarted(c, 2, () -> true);
     assertThat(handled).containsOnlyKeys("a", "b").allSatisfy((id, n) -> assertThat(n.get()).isOne());
-    assertThat(registry.find("dedup.kafka.unhandled").counters()).allSatisfy(u -> assertThat(u.count()).isZero());
+    assertThat(unhandled()).isZero();
   }
 
   /**
@@ -517,31 +532,16 @@ class WrappedAssignmentTest {
    */
   @Test
   void shouldCountWhatARevokedOwnerLeftOnceTheNextOwnerHereReadsPastIt() throws Exception {
-    mock.commitFailure = new RebalanceInProgressException("the group is rebalancing");
-    DedupKafkaConsumer<String, String> c = wrap(AtomicityMode.RECORD_FIRST, r -> credit(r.key()));
-    mock.schedulePollTask(() -> {
-      mock.rebalance(List.of(TP));
-      mock.addRecord(record(0, "a"));
-      mock.addRecord(record(1, "b"));
-    });
-    await().atMost(Duration.ofSeconds(30)).until(() -> mock.commitAttempts.get() >= 1);
-    assertThat(handled).isEmpty();
-
-    mock.eager = true;
+    DedupKafkaConsumer<String, String> c = checkedWithCommitsRefused("a", "b");
     mock.schedulePollTask(() -> {
       mock.rebalance(List.of());
       mock.rebalance(List.of(TP));
       mock.addRecord(record(2, "c"));
     });
-    await().atMost(Duration.ofSeconds(30)).until(() -> mock.commitAttempts.get() >= 2 && c.assignment().contains(TP));
-    mock.commitFailure = null;
-
-    await().atMost(Duration.ofSeconds(30)).until(() -> committed() == 3 && handled.containsKey("c"));
-    on(() -> Future.succeededFuture());
+    commitsPassOnceStarted(c, 3, () -> handled.containsKey("c"));
     assertThat(handled).containsOnlyKeys("c");
     assertThat(c.assignment()).as("still running: counted before its owner stops").containsExactly(TP);
-    assertThat(registry.find("dedup.kafka.unhandled").counters().stream().mapToDouble(u -> u.count()).sum())
-        .isEqualTo(2);
+    assertThat(unhandled()).isEqualTo(2);
   }
 
   /**
@@ -553,25 +553,13 @@ class WrappedAssignmentTest {
    */
   @Test
   void shouldNotHandOverWhatARevokedOwnerLeftWhenAnotherMemberCommittedThePartitionSince() throws Exception {
-    mock.commitFailure = new RebalanceInProgressException("the group is rebalancing");
-    DedupKafkaConsumer<String, String> c = wrap(AtomicityMode.RECORD_FIRST, r -> credit(r.key()));
-    mock.schedulePollTask(() -> {
-      mock.rebalance(List.of(TP));
-      mock.addRecord(record(0, "a"));
-      mock.addRecord(record(1, "b"));
-    });
-    await().atMost(Duration.ofSeconds(30)).until(() -> mock.commitAttempts.get() >= 1);
-    assertThat(handled).isEmpty();
-
+    DedupKafkaConsumer<String, String> c = checkedWithCommitsRefused("a", "b");
     // This consumer misses the generation between (an eager rebalance whose assignment it never learnt, a lost
     // partition): it sees the revocation, then the partition back.
-    mock.eager = true;
-    mock.schedulePollTask(() -> mock.rebalance(List.of()));
     // Meanwhile another member owns the partition with the same window (one store here), handles a and b, and
     // commits past a.
     PartitionWindows others = otherOwners();
-    PartitionWindows.Lease other = await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
-        .until(() -> get(others.acquire(GROUP, TP, "another-member")), lease -> lease != null);
+    PartitionWindows.Lease other = revokedThenTakenBy(others, "another-member");
     others.offsetsCommitted(other, 1);
     mock.commitByAnotherMember(Map.of(TP, new OffsetAndMetadata(1)));
     get(others.release(other));
@@ -580,14 +568,9 @@ class WrappedAssignmentTest {
       mock.addRecord(record(1, "b"));
       mock.addRecord(record(2, "c"));
     });
-    await().atMost(Duration.ofSeconds(30)).until(() -> mock.commitAttempts.get() >= 2 && c.assignment().contains(TP));
-    mock.commitFailure = null;
-
-    await().atMost(Duration.ofSeconds(30)).until(() -> committed() == 3 && handled.containsKey("c"));
-    on(() -> Future.succeededFuture());
+    commitsPassOnceStarted(c, 3, () -> handled.containsKey("c"));
     assertThat(handled).containsOnlyKeys("c");
-    assertThat(registry.find("dedup.kafka.unhandled").counters().stream().mapToDouble(u -> u.count()).sum())
-        .isEqualTo(2);
+    assertThat(unhandled()).isEqualTo(2);
     assertThat(duplicates()).isEqualTo(1);
   }
 

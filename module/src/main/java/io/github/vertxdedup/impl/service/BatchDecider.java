@@ -116,9 +116,13 @@ final class BatchDecider {
     // No claim can be involved (a check creates none): runs of plain events go through the window's batch check,
     // which overlaps their cache misses; an event with a key, payload hash or instant takes the single path. An
     // event time the partition covers (and that is not late) changes nothing, so it stays plain: the Kafka
-    // consumer sends every record's timestamp. Covered as of the batch's start: an early eviction inside the batch
-    // (EVICT_OLDEST) moves the memory's start only for the batches after it.
-    long plainFromMs = Math.max(core.coveredFromMs(), clock.nowMs() - windowMs);
+    // consumer sends every record's timestamp. So does one older than the partition covers (but not late) under
+    // UncoveredPolicy.ACCEPT, the Kafka consumer's: it is decided as a covered one, and its accept marked. Covered
+    // as of the batch's start: an early eviction inside the batch (EVICT_OLDEST) moves the memory's start only for
+    // the batches after it.
+    long coveredFromMs = core.coveredFromMs();
+    long notLateFromMs = clock.nowMs() - windowMs;
+    long plainFromMs = core.acceptsUncovered() ? notLateFromMs : Math.max(coveredFromMs, notLateFromMs);
     int i = 0;
     while (i < events.length) {
       if (!plain(events[i], plainFromMs)) {
@@ -130,7 +134,7 @@ final class BatchDecider {
       while (end < events.length && plain(events[end], plainFromMs)) {
         end++;
       }
-      checkPlainRun(events, i, end, out);
+      checkPlainRun(events, i, end, coveredFromMs, out);
       i = end;
     }
     return out;
@@ -138,8 +142,8 @@ final class BatchDecider {
 
   /**
    * An event the window's batch check can decide: id only, default expiry, no payload hash, and no event time or one
-   * from {@code plainFromMs} on (covered, and not a late delivery: {@link PartitionCore#check} would not look at
-   * it).
+   * from {@code plainFromMs} on (not a late delivery, and covered or accepted uncovered: {@link PartitionCore#check}
+   * would decide it with the window's one probe too).
    */
   private static boolean plain(ParsedEvent e, long plainFromMs) {
     return e.keyFp == 0 && e.payloadHash == DedupWindow.NO_PAYLOAD_HASH
@@ -166,9 +170,10 @@ final class BatchDecider {
   /**
    * Decides a run of plain events with the window's batch check. No claim is live here, so the window's own cap is
    * the only limit: when it refuses a new id, the window has written the verdicts before it and no other, that event
-   * is refused and the rest of the run is decided one by one.
+   * is refused and the rest of the run is decided one by one. An accepted event older than {@code coveredFromMs} is
+   * marked uncovered (only under {@code UncoveredPolicy.ACCEPT} does such an event reach a run).
    */
-  private void checkPlainRun(ParsedEvent[] events, int from, int to, DedupBatchResult[] out) {
+  private void checkPlainRun(ParsedEvent[] events, int from, int to, long coveredFromMs, DedupBatchResult[] out) {
     int n = to - from;
     if (runFingerprints.length < n) {
       runFingerprints = new long[n];
@@ -193,8 +198,10 @@ final class BatchDecider {
       }
     }
     for (int k = 0; k < decided; k++) {
+      long eventTimeMs = events[from + k].eventTimeMs;
+      boolean uncovered = eventTimeMs != ParsedEvent.NO_EVENT_TIME && eventTimeMs < coveredFromMs;
       out[from + k] = results.element(core.checked(runFingerprints[k], DedupWindow.NO_PAYLOAD_HASH,
-          DedupWindow.DEFAULT_REMEMBER_UNTIL, runVerdicts[k], now));
+          DedupWindow.DEFAULT_REMEMBER_UNTIL, runVerdicts[k], uncovered, now));
     }
     if (refused != null) {
       out[from + decided] = windowFull(refused);

@@ -203,11 +203,12 @@ final class PartitionCore {
     }
     boolean uncovered = e.eventTimeMs != ParsedEvent.NO_EVENT_TIME && uncovered(e.eventTimeMs, now);
     // One probe decides a plain check when the window's own cap is the only limit (no claim reserves room) or there
-    // is room anyway; otherwise the lookup below comes first, so that a remembered id never needs room.
-    if (!claiming && e.keyFp == 0 && !uncovered && now >= unvouchedUntilMs
+    // is room anyway; otherwise the lookup below comes first, so that a remembered id never needs room. An uncovered
+    // event takes that probe too when its policy accepts it: it is then decided as a covered one, and only marked.
+    if (!claiming && e.keyFp == 0 && (!uncovered || acceptsUncovered()) && now >= unvouchedUntilMs
         && (claims.reserved() == 0 || room.has(1))) {
       return checked(e.idFp, e.payloadHash, e.rememberUntilMs,
-          window.check(e.idFp, e.payloadHash, e.rememberUntilMs), now);
+          window.check(e.idFp, e.payloadHash, e.rememberUntilMs), uncovered, now);
     }
     DedupWindow.Entry entry = remembered(e);
     if (entry != null) {
@@ -297,14 +298,20 @@ final class PartitionCore {
    * @param payloadHash its payload hash, or {@link DedupWindow#NO_PAYLOAD_HASH}
    * @param rememberUntilMs its remember-until, or {@link DedupWindow#DEFAULT_REMEMBER_UNTIL}
    * @param v the window's verdict
+   * @param uncovered true if the event is older than the partition covers (only under
+   *     {@link UncoveredPolicy#ACCEPT}): an accept is marked and counted so
    * @param now the clock's reading, ms
    * @return the result; {@link PartitionResults#accepted()} for an accept
    */
-  DedupResult checked(long idFp, long payloadHash, long rememberUntilMs, WindowVerdict v, long now) {
+  DedupResult checked(long idFp, long payloadHash, long rememberUntilMs, WindowVerdict v, boolean uncovered,
+      long now) {
     if (v == WindowVerdict.ACCEPTED) {
-      recorder.windowAccepted(idFp, payloadHash, rememberUntilMs, now);
+      recorder.windowAccepted(idFp, payloadHash, rememberUntilMs, uncovered, now);
       // Not reached within the unvouched window (the single path decides then), but never unmarked if it were.
-      return now < unvouchedUntilMs ? results.acceptedUnvouched(false) : results.accepted();
+      if (now < unvouchedUntilMs) {
+        return results.acceptedUnvouched(uncovered);
+      }
+      return uncovered ? results.acceptedUncovered() : results.accepted();
     }
     return results.seen(window.lookup(idFp), v == WindowVerdict.CONFLICT, now);
   }
@@ -421,6 +428,11 @@ final class PartitionCore {
    */
   int sweepExpiredLeases() {
     return claims.sweepExpiredLeases(clock.nowMs());
+  }
+
+  /** @return true if an event older than the partition covers is accepted (and marked) like a covered one */
+  boolean acceptsUncovered() {
+    return uncoveredPolicy == UncoveredPolicy.ACCEPT;
   }
 
   /** @return the earliest event time this partition covers now (clock ms) */

@@ -72,10 +72,14 @@ final class PartitionRecorder {
    * @param idFp the id's fingerprint
    * @param payloadHash its payload hash, or {@link DedupWindow#NO_PAYLOAD_HASH}
    * @param rememberUntilMs its remember-until, or {@link DedupWindow#DEFAULT_REMEMBER_UNTIL}
+   * @param uncovered true if its event is older than the partition covers (counted in {@code uncovered})
    * @param now the clock's reading, ms
    */
-  void windowAccepted(long idFp, long payloadHash, long rememberUntilMs, long now) {
+  void windowAccepted(long idFp, long payloadHash, long rememberUntilMs, boolean uncovered, long now) {
     journalAccept(idFp, 0, payloadHash, rememberUntilMs, now);
+    if (uncovered) {
+      counters.uncovered++;
+    }
   }
 
   /**

@@ -8,6 +8,7 @@ import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.EntryState;
+import io.github.vertxdedup.UncoveredPolicy;
 import io.github.vertxdedup.impl.journal.NoJournal;
 import io.github.vertxdedup.impl.protocol.ParsedEvent;
 import io.github.vertxdedup.impl.protocol.RequestDecoder;
@@ -40,12 +41,15 @@ class PartitionCoreBatchPropertyTest {
 
   @Property(tries = 300)
   void shouldAnswerABatchLikeSingleChecksInOrder(@ForAll("rounds") @Size(min = 1, max = 6) List<List<JsonObject>> rounds,
-      @ForAll @IntRange(min = 0, max = 40_000) int stepMs) {
+      @ForAll @IntRange(min = 0, max = 40_000) int stepMs, @ForAll boolean acceptUncovered) {
+    // Under ACCEPT (the Kafka consumer's policy) uncovered events join the batch check's runs too.
+    DedupOptions options = acceptUncovered
+        ? new DedupOptions(OPTIONS).setUncoveredPolicy(UncoveredPolicy.ACCEPT).validate() : OPTIONS;
     ManualClock batchClock = new ManualClock(T0);
     ManualClock singleClock = new ManualClock(T0);
-    PartitionCore batched = new PartitionCore(OPTIONS, 0, batchClock, NoJournal.INSTANCE);
-    PartitionCore single = new PartitionCore(OPTIONS, 0, singleClock, NoJournal.INSTANCE);
-    RequestDecoder decoder = new RequestDecoder(OPTIONS, 0);
+    PartitionCore batched = new PartitionCore(options, 0, batchClock, NoJournal.INSTANCE);
+    PartitionCore single = new PartitionCore(options, 0, singleClock, NoJournal.INSTANCE);
+    RequestDecoder decoder = new RequestDecoder(options, 0);
     for (List<JsonObject> round : rounds) {
       List<ParsedEvent> events = new ArrayList<>();
       for (JsonObject json : round) {

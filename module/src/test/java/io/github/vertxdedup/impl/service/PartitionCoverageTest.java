@@ -3,16 +3,24 @@ package io.github.vertxdedup.impl.service;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.vertxdedup.DedupBatchResult;
 import io.github.vertxdedup.DedupEvent;
 import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.DedupResult;
 import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.TestFutures;
+import io.github.vertxdedup.UncoveredPolicy;
 import io.github.vertxdedup.journal.SyncPolicy;
 import io.github.vertxdedup.time.ManualClock;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -80,6 +88,55 @@ class PartitionCoverageTest {
         .hasMessageContaining("fromMs must be in 0.." + T0 + " (now) but was " + (T0 + 1));
     assertThatThrownBy(() -> await(partition.coverFrom(-1))).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("fromMs");
+  }
+
+  /**
+   * Under {@code uncoveredPolicy=ACCEPT} (the Kafka consumer's) an uncovered event in a {@code checkBatch} is
+   * decided with the window's batch check, and its answers and counters are those of single checks of the same
+   * events: a new uncovered id is accepted and marked uncovered, its repeat is a duplicate, a covered id is not
+   * marked, and a late one (older than the window) is accepted uncovered and counted late.
+   */
+  @Test
+  void checkBatch_underAcceptAnswersUncoveredEventsAsSingleChecksDo() {
+    LocalPartition batched = await(LocalPartition.deployInMemory(vertx, acceptingUncovered("batched"), clock, null));
+    LocalPartition single = await(LocalPartition.deployInMemory(vertx, acceptingUncovered("single"), clock, null));
+    clock.advance(java.time.Duration.ofMinutes(1)); // both cover from T0
+    List<DedupEvent> events = List.of(
+        new DedupEvent("old").setEventTimeMs(T0 - 2 * MINUTE),
+        new DedupEvent("old").setEventTimeMs(T0 - 2 * MINUTE),
+        new DedupEvent("new").setEventTimeMs(T0 + 30_000),
+        new DedupEvent("late").setEventTimeMs(T0 - 20 * MINUTE),
+        new DedupEvent("old-2").setEventTimeMs(T0 - MINUTE));
+    List<DedupBatchResult> batch = await(batched.checkBatch(events));
+    List<DedupResult> singles = new ArrayList<>();
+    for (DedupEvent e : events) {
+      singles.add(await(single.check(e)));
+    }
+    assertThat(batch).extracting(r -> r.result().verdict()).containsExactly(DedupVerdict.ACCEPTED,
+        DedupVerdict.DUPLICATE, DedupVerdict.ACCEPTED, DedupVerdict.ACCEPTED, DedupVerdict.ACCEPTED);
+    assertThat(batch).extracting(r -> r.result().uncovered()).containsExactly(true, false, false, true, true);
+    assertThat(batch).extracting(r -> r.result().verdict())
+        .containsExactlyElementsOf(singles.stream().map(DedupResult::verdict).toList());
+    assertThat(batch).extracting(r -> r.result().uncovered())
+        .containsExactlyElementsOf(singles.stream().map(DedupResult::uncovered).toList());
+    JsonObject batchedStats = stats(batched);
+    JsonObject singleStats = stats(single);
+    assertThat(batchedStats.getLong("uncovered")).isEqualTo(3);
+    assertThat(batchedStats.getLong("lateDeliveries")).isEqualTo(1);
+    for (String counter : List.of("uncovered", "lateDeliveries", "accepted", "duplicates")) {
+      assertThat(batchedStats.getLong(counter)).as(counter).isEqualTo(singleStats.getLong(counter));
+    }
+  }
+
+  private static DedupOptions acceptingUncovered(String address) {
+    return new DedupOptions().setAddress(address).setWindowMs(10 * MINUTE).setBucketMs(1_000)
+        .setUncoveredPolicy(UncoveredPolicy.ACCEPT).validate();
+  }
+
+  /** The partition's counters, asked over the event bus as a client would ({@code stats}). */
+  private JsonObject stats(LocalPartition p) {
+    return await(vertx.eventBus().<JsonObject>request(p.address(), null,
+        new DeliveryOptions().addHeader("action", "stats")).map(Message::body));
   }
 
   private static <T> T await(Future<T> f) {

@@ -33,12 +33,13 @@ class PartitionRecorderTest {
   @Test
   void shouldJournalAWindowAcceptWithTheWindowsExpiryByDefaultAndTheExplicitOneOtherwise() {
     window.check(1);
-    recorder.windowAccepted(1, DedupWindow.NO_PAYLOAD_HASH, DedupWindow.DEFAULT_REMEMBER_UNTIL, T0);
+    recorder.windowAccepted(1, DedupWindow.NO_PAYLOAD_HASH, DedupWindow.DEFAULT_REMEMBER_UNTIL, false, T0);
     window.check(2, 9, T0 + 5_000);
-    recorder.windowAccepted(2, 9, T0 + 5_000, T0);
+    recorder.windowAccepted(2, 9, T0 + 5_000, true, T0);
     assertThat(journal.records).containsExactly("accepted 1 0 0 " + T0 + " " + (T0 + WINDOW_MS),
         "accepted 2 0 9 " + T0 + " " + (T0 + 5_000));
     assertThat(counters.accepted).isEqualTo(2);
+    assertThat(counters.uncovered).as("the second, marked uncovered").isEqualTo(1);
   }
 
   @Test

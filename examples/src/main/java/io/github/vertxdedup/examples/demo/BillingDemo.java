@@ -23,9 +23,6 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.ListOffsetsResult;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -318,10 +315,10 @@ public final class BillingDemo implements Callable<Integer> {
         return EXIT_FAILED;
       }
       String group = "billing-" + runId;
-      try (Admin admin = Admin.create(adminConfig(bootstrap))) {
+      try (Admin admin = Admin.create(DemoTopic.adminConfig(bootstrap))) {
         int topicPartitions = admin.describeTopics(List.of(TOPIC)).allTopicNames().get(30, TimeUnit.SECONDS)
             .get(TOPIC).partitions().size();
-        Map<TopicPartition, Long> start = endOffsets(admin, topicPartitions);
+        Map<TopicPartition, Long> start = DemoTopic.endOffsets(admin, topicPartitions);
         Map<TopicPartition, OffsetAndMetadata> commit = new HashMap<>();
         start.forEach((tp, o) -> commit.put(tp, new OffsetAndMetadata(o)));
         admin.alterConsumerGroupOffsets(group, commit).all().get(30, TimeUnit.SECONDS);
@@ -450,7 +447,7 @@ public final class BillingDemo implements Callable<Integer> {
         if (catchUpDeadlineNs == Long.MAX_VALUE) {
           catchUpDeadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CATCH_UP_TIMEOUT_MS);
         }
-        if (allCommitted(admin, topicPartitions, group)) {
+        if (DemoTopic.allCommitted(admin, topicPartitions, group)) {
           if (killsDone < kills) {
             // Only a record-first run that lost credits can stop short of a kill's threshold.
             out.printf(Locale.ROOT, "%6.1f s  everything is consumed before kill %d could come (%,d payments"
@@ -503,38 +500,6 @@ public final class BillingDemo implements Callable<Integer> {
     ConsumerProcess c = ConsumerProcess.start(run, dir, args);
     runs.add(c);
     return c;
-  }
-
-  private static boolean allCommitted(Admin admin, int topicPartitions, String group) throws Exception {
-    Map<TopicPartition, Long> end = endOffsets(admin, topicPartitions);
-    Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(group)
-        .partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
-    for (Map.Entry<TopicPartition, Long> e : end.entrySet()) {
-      OffsetAndMetadata c = committed.get(e.getKey());
-      if (c == null || c.offset() < e.getValue()) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  private static Map<TopicPartition, Long> endOffsets(Admin admin, int topicPartitions) throws Exception {
-    Map<TopicPartition, OffsetSpec> request = new HashMap<>();
-    for (int p = 0; p < topicPartitions; p++) {
-      request.put(new TopicPartition(TOPIC, p), OffsetSpec.latest());
-    }
-    Map<TopicPartition, Long> end = new HashMap<>();
-    for (Map.Entry<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> e
-        : admin.listOffsets(request).all().get(30, TimeUnit.SECONDS).entrySet()) {
-      end.put(e.getKey(), e.getValue().offset());
-    }
-    return end;
-  }
-
-  private static Properties adminConfig(String bootstrap) {
-    Properties p = new Properties();
-    p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    return p;
   }
 
   /**

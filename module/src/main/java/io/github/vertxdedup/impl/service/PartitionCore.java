@@ -225,10 +225,7 @@ final class PartitionCore {
     boolean unvouched = unvouched(now);
     room.require(e.keyFp != 0 ? 2 : 1);
     recorder.accepted(e, uncovered, now);
-    if (unvouched) {
-      return results.acceptedUnvouched(uncovered);
-    }
-    return uncovered ? results.acceptedUncovered() : results.accepted();
+    return results.accepted(uncovered, unvouched);
   }
 
   /** Claims a new event if there is room: a claim holds its id (and key) outside the window until it ends. */
@@ -308,10 +305,7 @@ final class PartitionCore {
     if (v == WindowVerdict.ACCEPTED) {
       recorder.windowAccepted(idFp, payloadHash, rememberUntilMs, uncovered, now);
       // Not reached within the unvouched window (the single path decides then), but never unmarked if it were.
-      if (now < unvouchedUntilMs) {
-        return results.acceptedUnvouched(uncovered);
-      }
-      return uncovered ? results.acceptedUncovered() : results.accepted();
+      return results.accepted(uncovered, now < unvouchedUntilMs);
     }
     return results.seen(window.lookup(idFp), v == WindowVerdict.CONFLICT, now);
   }

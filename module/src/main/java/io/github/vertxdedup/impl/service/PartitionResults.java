@@ -51,21 +51,21 @@ final class PartitionResults {
     return accepted;
   }
 
-  /** @return ACCEPTED, marked uncovered: an accept older than the partition covers (not counted here) */
-  DedupResult acceptedUncovered() {
-    return acceptedUncovered;
-  }
-
   /**
-   * ACCEPTED of a new id within the window after a takeover without the previous owner's journal, counted in
-   * {@code unvouched}.
+   * ACCEPTED of a new id, with its marks: uncovered if the event is older than the partition covers (counted where it
+   * is journaled), unvouched if it came within the window after a takeover without the previous owner's journal
+   * (counted here, in {@code unvouched}).
    *
-   * @param uncovered true if the event is also older than the partition covers (counted where it is journaled)
-   * @return the shared result, marked unvouched (and uncovered if so)
+   * @param uncovered true if the event is older than the partition covers
+   * @param unvouched true if the partition cannot vouch for a new id now
+   * @return the shared result so marked
    */
-  DedupResult acceptedUnvouched(boolean uncovered) {
-    counters.unvouched++;
-    return uncovered ? acceptedUncoveredUnvouched : acceptedUnvouched;
+  DedupResult accepted(boolean uncovered, boolean unvouched) {
+    if (unvouched) {
+      counters.unvouched++;
+      return uncovered ? acceptedUncoveredUnvouched : acceptedUnvouched;
+    }
+    return uncovered ? acceptedUncovered : accepted;
   }
 
   /**

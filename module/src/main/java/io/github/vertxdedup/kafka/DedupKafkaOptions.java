@@ -17,7 +17,7 @@ import java.util.Objects;
  *
  * <p>JSON form: {@code {"dedup": {...DedupOptions...}, "mode": "EFFECT_FIRST", "maxAttempts": 5,
  * "backoffInitialMs": 100, "backoffMaxMs": 10000, "pollTimeoutMs": 100, "commitIntervalMs": 200,
- * "maxBufferedPerPartition": 4000, "maxUnansweredCommits": 8, "revocationTimeoutMs": 10000, "assignmentTimeoutMs":
+ * "maxBufferedPerPartition": 4000, "maxUnansweredCommits": 8, "maxUnansweredOffsetCommits": 4, "revocationTimeoutMs": 10000, "assignmentTimeoutMs":
  * 60000, "lookBackMs": 0, "changelog": false, "instanceId": null, "eventTimeSource": "RECORD_TIMESTAMP", "uncoveredRecords": "ACCEPT"}}. It is read
  * strictly, as {@link DedupOptions}' is: an unknown key, a value of the wrong JSON type (a string for a number, a
  * fraction for an integer, a name that is not one of an enum's) and a value out of range are errors that name the
@@ -61,6 +61,12 @@ public class DedupKafkaOptions {
    * A kill repeats at most this many records per partition, plus the one whose handler had just finished.
    */
   public static final int DEFAULT_MAX_UNANSWERED_COMMITS = 8;
+  /**
+   * Default bound on the record-first offset commits a topic-partition may wait for at once: 4. Each covers a decided
+   * run of up to {@code dedup.maxBatch} records, so a kill loses at most this many runs per partition. Waiting for one
+   * commit at a time made a partition's throughput one run per commit round trip (docs/benchmarks-kafka.md).
+   */
+  public static final int DEFAULT_MAX_UNANSWERED_OFFSET_COMMITS = 4;
   /** Default bound on the drain of a revoked partition: 10 s (keep it below {@code max.poll.interval.ms}). */
   public static final long DEFAULT_REVOCATION_TIMEOUT_MS = 10_000;
   /** Default bound on starting (recovering) the windows of newly assigned partitions: 60 s. */
@@ -91,6 +97,7 @@ public class DedupKafkaOptions {
           .longValue("commitIntervalMs", DedupKafkaOptions::setCommitIntervalMs)
           .intValue("maxBufferedPerPartition", DedupKafkaOptions::setMaxBufferedPerPartition)
           .intValue("maxUnansweredCommits", DedupKafkaOptions::setMaxUnansweredCommits)
+          .intValue("maxUnansweredOffsetCommits", DedupKafkaOptions::setMaxUnansweredOffsetCommits)
           .longValue("revocationTimeoutMs", DedupKafkaOptions::setRevocationTimeoutMs)
           .longValue("assignmentTimeoutMs", DedupKafkaOptions::setAssignmentTimeoutMs)
           .longValue("lookBackMs", DedupKafkaOptions::setLookBackMs)
@@ -108,6 +115,7 @@ public class DedupKafkaOptions {
   private long commitIntervalMs = DEFAULT_COMMIT_INTERVAL_MS;
   private int maxBufferedPerPartition = DEFAULT_MAX_BUFFERED_PER_PARTITION;
   private int maxUnansweredCommits = DEFAULT_MAX_UNANSWERED_COMMITS;
+  private int maxUnansweredOffsetCommits = DEFAULT_MAX_UNANSWERED_OFFSET_COMMITS;
   private long revocationTimeoutMs = DEFAULT_REVOCATION_TIMEOUT_MS;
   private long assignmentTimeoutMs = DEFAULT_ASSIGNMENT_TIMEOUT_MS;
   private long lookBackMs = DEFAULT_LOOK_BACK_MS;
@@ -136,6 +144,7 @@ public class DedupKafkaOptions {
     this.commitIntervalMs = other.commitIntervalMs;
     this.maxBufferedPerPartition = other.maxBufferedPerPartition;
     this.maxUnansweredCommits = other.maxUnansweredCommits;
+    this.maxUnansweredOffsetCommits = other.maxUnansweredOffsetCommits;
     this.revocationTimeoutMs = other.revocationTimeoutMs;
     this.assignmentTimeoutMs = other.assignmentTimeoutMs;
     this.lookBackMs = other.lookBackMs;
@@ -179,6 +188,7 @@ public class DedupKafkaOptions {
         .put("commitIntervalMs", commitIntervalMs)
         .put("maxBufferedPerPartition", maxBufferedPerPartition)
         .put("maxUnansweredCommits", maxUnansweredCommits)
+        .put("maxUnansweredOffsetCommits", maxUnansweredOffsetCommits)
         .put("revocationTimeoutMs", revocationTimeoutMs)
         .put("assignmentTimeoutMs", assignmentTimeoutMs)
         .put("lookBackMs", lookBackMs)
@@ -442,6 +452,34 @@ public class DedupKafkaOptions {
           + maxUnansweredCommits);
     }
     this.maxUnansweredCommits = maxUnansweredCommits;
+    return this;
+  }
+
+  /** @return the record-first offset commits a topic-partition may wait for at once */
+  public int getMaxUnansweredOffsetCommits() {
+    return maxUnansweredOffsetCommits;
+  }
+
+  /**
+   * Sets how many offset commits a record-first topic-partition may wait for at once. Record-first runs a record's
+   * handler only once Kafka has acknowledged a commit of an offset past it; each commit covers the run of up to
+   * {@code dedup.maxBatch} records decided before it. While one commit is on its way the partition decides the next
+   * run and asks for its commit too, up to this many, so a commit's round trip does not stop the partition. The
+   * records decided and not yet handled are what a kill loses: at most {@code maxUnansweredOffsetCommits x maxBatch}
+   * records per partition (docs/kafka.md, "Across a kill -9"). 1 waits for each run's commit before deciding the next:
+   * the tightest bound (one run), and a partition's throughput at most one run per commit round trip. Effect-first and
+   * INBOX modes ignore it.
+   *
+   * @param maxUnansweredOffsetCommits 1..{@value #MAX_BUFFERED_LIMIT}
+   * @return this
+   * @throws IllegalArgumentException if out of range
+   */
+  public DedupKafkaOptions setMaxUnansweredOffsetCommits(int maxUnansweredOffsetCommits) {
+    if (maxUnansweredOffsetCommits < 1 || maxUnansweredOffsetCommits > MAX_BUFFERED_LIMIT) {
+      throw new IllegalArgumentException("maxUnansweredOffsetCommits must be in 1.." + MAX_BUFFERED_LIMIT
+          + " but was " + maxUnansweredOffsetCommits);
+    }
+    this.maxUnansweredOffsetCommits = maxUnansweredOffsetCommits;
     return this;
   }
 

@@ -90,6 +90,9 @@ class DedupKafkaOptionsTest {
     assertThatThrownBy(() -> new DedupKafkaOptions().setMaxUnansweredCommits(0))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("maxUnansweredCommits must be in 1..1000000 but was 0");
+    assertThatThrownBy(() -> new DedupKafkaOptions().setMaxUnansweredOffsetCommits(0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("maxUnansweredOffsetCommits must be in 1..1000000 but was 0");
     assertThatThrownBy(() -> new DedupKafkaOptions(new JsonObject().put("eventTimeSource", "HEADER")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("dedup kafka option 'eventTimeSource' must be one of the JSON strings RECORD_TIMESTAMP | NONE but"
@@ -186,7 +189,7 @@ class DedupKafkaOptionsTest {
     // Every key of the JSON form, each with a value other than its default: toJson writes them all back.
     JsonObject full = fullJson();
     assertThat(new DedupKafkaOptions(full).toJson()).isEqualTo(full);
-    assertThat(full.fieldNames()).hasSize(16);
+    assertThat(full.fieldNames()).hasSize(17);
     for (String key : full.fieldNames()) {
       assertThat(new DedupKafkaOptions().toJson().getValue(key)).as(key).isNotEqualTo(full.getValue(key));
     }
@@ -198,8 +201,8 @@ class DedupKafkaOptionsTest {
         .put("dedup", new DedupOptions().setAddress("billing").setWindowMs(300_000).setLeaseMs(2_000).toJson())
         .put("mode", "RECORD_FIRST").put("maxAttempts", 7).put("backoffInitialMs", 5L).put("backoffMaxMs", 500L)
         .put("pollTimeoutMs", 50L).put("commitIntervalMs", 25L).put("maxBufferedPerPartition", 64)
-        .put("maxUnansweredCommits", 3).put("revocationTimeoutMs", 3_000L).put("assignmentTimeoutMs", 4_000L)
-        .put("lookBackMs", 60_000L).put("changelog", true).put("instanceId", "node-1").put("eventTimeSource", "NONE").put("uncoveredRecords", "DEAD_LETTER");
+        .put("maxUnansweredCommits", 3).put("maxUnansweredOffsetCommits", 2).put("revocationTimeoutMs", 3_000L)
+        .put("assignmentTimeoutMs", 4_000L).put("lookBackMs", 60_000L).put("changelog", true).put("instanceId", "node-1").put("eventTimeSource", "NONE").put("uncoveredRecords", "DEAD_LETTER");
   }
 
   @Test

@@ -35,10 +35,17 @@ import java.util.Map;
 public final class KafkaConsumerChild {
 
   /**
-   * The decision batch ({@code maxBatch}) of the child: record-first loses at most one batch per partition per kill
-   * (the records checked but not yet handled), so a small batch makes the tests' bound on losses tight.
+   * The decision batch ({@code maxBatch}) of the child: record-first loses at most
+   * {@code maxUnansweredOffsetCommits} runs of it per partition per kill (the records checked but not yet handled), so
+   * a small batch makes the tests' bound on losses tight.
    */
   static final int MAX_BATCH = 50;
+
+  /**
+   * What record-first may lose per partition per kill: the runs checked and not handled, at most the default
+   * {@code maxUnansweredOffsetCommits} (the child keeps it) runs of {@link #MAX_BATCH} records.
+   */
+  static final int RECORD_FIRST_LOSS_BOUND = DedupKafkaOptions.DEFAULT_MAX_UNANSWERED_OFFSET_COMMITS * MAX_BATCH;
 
   /** The child's {@code commitIntervalMs}: effect-first repeats across a machine loss what settles within it. */
   static final long COMMIT_INTERVAL_MS = 200;

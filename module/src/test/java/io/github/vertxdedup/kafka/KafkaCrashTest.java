@@ -35,7 +35,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  *
  * <ul>
  *   <li>{@link AtomicityMode#RECORD_FIRST}: no id's effect is applied twice; lost effects (ids recorded as accepted
- *       whose handler the kill cut off) are at most one decision batch per partition per kill.
+ *       whose handler the kill cut off) are at most the decision runs awaiting their offset commits
+ *       ({@code maxUnansweredOffsetCommits} runs of {@code maxBatch}) per partition per kill.
  *   <li>{@link AtomicityMode#EFFECT_FIRST}: no id is lost; repeats are at most the records in flight at each kill.
  *       A partition runs one handler at a time, and at most {@code maxUnansweredCommits} handled records wait for
  *       their commit's reply, so at most that plus one record per partition is between its effect and its commit:
@@ -119,8 +120,9 @@ class KafkaCrashTest {
     if (mode == AtomicityMode.RECORD_FIRST) {
       assertThat(effects).as("ids whose effect was applied twice (%s)", report)
           .allSatisfy((id, n) -> assertThat(n).as(id).isEqualTo(1));
-      assertThat(lost.size()).as("losses: at most one decision batch (%d) per partition at each kill (%s)",
-          KafkaConsumerChild.MAX_BATCH, report).isLessThanOrEqualTo(cycles * PARTITIONS * KafkaConsumerChild.MAX_BATCH);
+      assertThat(lost.size()).as("losses: at most the runs awaiting their commits (%d records) per partition at each"
+          + " kill (%s)", KafkaConsumerChild.RECORD_FIRST_LOSS_BOUND, report)
+          .isLessThanOrEqualTo(cycles * PARTITIONS * KafkaConsumerChild.RECORD_FIRST_LOSS_BOUND);
     } else {
       assertThat(lost).as("ids whose effect was lost (%s)", report).isEmpty();
       int perPartition = DedupKafkaOptions.DEFAULT_MAX_UNANSWERED_COMMITS + 1;

@@ -39,7 +39,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  *
  * <ul>
  *   <li>{@link AtomicityMode#RECORD_FIRST}: no id is applied twice, across the loss and across the zombie; losses
- *       are at most one decision batch of the lost partition.</li>
+ *       are at most the decision runs of the lost partition awaiting their offset commits.</li>
  *   <li>{@link AtomicityMode#EFFECT_FIRST}: no id is lost; the repeats are records of the lost partition at or after
  *       the offset the survivor started from, at most {@code maxUnansweredCommits + 1} plus what the lost machine
  *       settled within one {@code commitIntervalMs} and a commit's round trip (bounded here by the producer's
@@ -135,8 +135,8 @@ class KafkaMachineLossTest {
     assertThat(effects.keySet()).as("effects of ids never produced (%s)", report).isSubsetOf(produced);
     if (mode == AtomicityMode.RECORD_FIRST) {
       assertThat(repeatedLines).as("ids whose effect was applied twice (%s)", report).isEmpty();
-      assertThat(lost.size()).as("losses: at most one decision batch of the lost partition (%s)", report)
-          .isLessThanOrEqualTo(KafkaConsumerChild.MAX_BATCH);
+      assertThat(lost.size()).as("losses: at most the runs of the lost partition awaiting their commits (%s)", report)
+          .isLessThanOrEqualTo(KafkaConsumerChild.RECORD_FIRST_LOSS_BOUND);
     } else {
       assertThat(lost).as("ids whose effect was lost (%s)", report).isEmpty();
       assertThat(repeats).as("repeats within the bound (%s)", report).isLessThanOrEqualTo(bound);

@@ -1,5 +1,7 @@
 package io.github.vertxdedup.kafka.impl;
 
+import org.agrona.collections.LongArrayQueue;
+
 /**
  * Record-first: the gate before a partition's handlers. A record's handler starts only once Kafka has acknowledged an
  * offset commit past the record ({@link #covers}), so the commit happens before the effect:
@@ -14,7 +16,9 @@ package io.github.vertxdedup.kafka.impl;
  * </ul>
  *
  * <p>The owner asks for a commit of its decided prefix ({@link #want}) when its head is an accepted record the gate
- * does not cover; the poll thread commits it and hands the acknowledgement back ({@link #acked}). A partition that is
+ * does not cover; the poll thread commits it and hands the acknowledgement back ({@link #acked}). While fewer than
+ * {@code maxUnansweredOffsetCommits} such commits are on their way ({@link #roomAhead}) the owner decides the next run
+ * and asks for its commit too, so a commit's round trip does not stop the partition. A partition that is
  * lost (or whose commit was refused on revocation) is {@link #shut}: no acknowledgement comes any more, and the
  * records it held are left to the next owner.
  *
@@ -24,6 +28,8 @@ final class OffsetGate {
 
   /** The offset the owner asked to commit last (the next record after its decided prefix), or -1. */
   private volatile long wantedNext = -1;
+  /** The offsets asked for and not acknowledged yet, oldest first; {@link #wantedNext} is the last. */
+  private final LongArrayQueue awaited = new LongArrayQueue(-1);
   /** The offset Kafka acknowledged last for this owner, or -1: the handlers of records before it may run. */
   private long ackedNext = -1;
   private boolean shut;
@@ -44,7 +50,18 @@ final class OffsetGate {
       return false;
     }
     wantedNext = next;
+    awaited.addLong(next);
     return true;
+  }
+
+  /**
+   * @param decidedNext the offset after the owner's decided prefix
+   * @param maxUnanswered {@code maxUnansweredOffsetCommits}
+   * @return true if the commits asked for cover that whole prefix and fewer than {@code maxUnanswered} of them wait
+   *     for their acknowledgement: one more run may be decided, and its commit asked for, meanwhile
+   */
+  boolean roomAhead(long decidedNext, int maxUnanswered) {
+    return !shut && wantedNext == decidedNext && awaited.size() < maxUnanswered;
   }
 
   /** @return the offset the owner waits to see committed, or -1; any thread */
@@ -62,6 +79,9 @@ final class OffsetGate {
       return false;
     }
     ackedNext = next;
+    while (!awaited.isEmpty() && awaited.peekLong() <= next) {
+      awaited.pollLong(); // Kafka commits in order: an acknowledgement also answers the commits asked for before it
+    }
     return true;
   }
 

@@ -35,6 +35,8 @@ final class OwnerConfig<K, V> {
   final int maxBatch;
   /** Effect-first: handled records whose claim's commit may be unanswered while the next handler runs. */
   final int maxUnansweredCommits;
+  /** Record-first: offset commits a partition may wait for at once, each covering a decided run. */
+  final int maxUnansweredOffsetCommits;
   /** Records not yet committable at or below which a paused partition is resumed ({@link #resumeMark}). */
   final int resumeMark;
   /** The window {@code W}, in milliseconds. */
@@ -97,6 +99,7 @@ final class OwnerConfig<K, V> {
     this.inbox = inbox;
     this.maxBatch = options.getDedup().getMaxBatch();
     this.maxUnansweredCommits = options.getMaxUnansweredCommits();
+    this.maxUnansweredOffsetCommits = options.getMaxUnansweredOffsetCommits();
     this.resumeMark = resumeMark(options.getMaxBufferedPerPartition());
     this.windowMs = options.getDedup().getWindowMs();
     this.bucketMs = options.getDedup().getEffectiveBucketMs();

@@ -41,7 +41,8 @@ import org.slf4j.LoggerFactory;
  * <h2>A record's way</h2>
  * The head of the queue is the only record whose handler may run. A record is decided when it reaches the head
  * undecided: the run of undecided records from the head goes to the window in one {@code checkBatch} or
- * {@code claimBatch}. The pump runs on a {@link Trampoline}, so completions that arrive while it runs ask it to go
+ * {@code claimBatch}; in record-first mode also earlier, in a run checked ahead while the runs before it wait for
+ * their offset commits (below). The pump runs on a {@link Trampoline}, so completions that arrive while it runs ask it to go
  * again instead of recursing. A record done with (handled, dropped as a duplicate or dead-lettered) leaves the queue:
  * it is committable at once, or, holding an effect-first claim, once the commit pipeline has the claim's commit
  * answered; the next record's handler does not wait for that reply. A record the window's memory does not cover
@@ -55,7 +56,11 @@ import org.slf4j.LoggerFactory;
  * An accepted record's handler starts only once Kafka has acknowledged, for this member of the group, a commit of an
  * offset past the record ({@link OffsetGate}). When the head is an accepted record no acknowledged commit covers, the
  * owner publishes the end of its decided prefix as the committable offset and wakes the poll thread, which commits it
- * at once and hands the acknowledgement back ({@link #committed}); one commit covers a whole decided run. So the next
+ * at once and hands the acknowledgement back ({@link #committed}); one commit covers a whole decided run. While fewer
+ * than {@code maxUnansweredOffsetCommits} commits are awaited, the owner checks the next run and asks for its commit
+ * too, so a commit's round trip overlaps the next runs instead of stopping the partition; what a kill loses is those
+ * runs, checked and not handled. A run checked ahead whose decision fails is left undecided for the head, which
+ * decides it again with its own backoff and bad-identity search. So the next
  * owner of the partition (another machine, after this one is lost) starts after every record whose effect this owner
  * may have applied, and an owner no longer in the group's generation, whose commit is refused, handles none of what it
  * decided since ({@link #refuseCommits}: the partition was lost, or a commit on revocation was refused).
@@ -89,6 +94,8 @@ final class PartitionOwner<K, V> {
   private final ChangelogBuffer changelog;
   /** Record-first: a handler starts only once Kafka acknowledged a commit past its record. */
   private final OffsetGate gate = new OffsetGate();
+  /** Record-first: a run decided ahead failed up to this offset; the records up to it are decided from the head. */
+  private long decideAheadNotBefore = -1;
   /** Record-first: what this consumer's previous owner of the partition checked and left unhandled, or null. */
   private LeftUnhandled handedOver;
 
@@ -324,6 +331,9 @@ final class PartitionOwner<K, V> {
           if (!config.effectFirst && !gate.covers(pending.offset())) {
             // Record-first: the effect waits until Kafka has the offset past it committed for this member.
             askForCommit();
+            if (decideAhead()) {
+              continue; // decided at once (the window answers in-process), or its answer pumps again
+            }
             return; // the acknowledgement pumps again
           }
           if (config.effectFirst) {
@@ -385,17 +395,48 @@ final class PartitionOwner<K, V> {
     }
   }
 
+  /**
+   * Record-first: checks the next run while the decided prefix waits for its offset commit, if fewer than
+   * {@code maxUnansweredOffsetCommits} commits are awaited, so a commit's round trip overlaps the next runs' decisions
+   * and commits instead of stopping the partition. The runs checked and not handled, each waiting for its commit, are
+   * what a kill loses: at most {@code maxUnansweredOffsetCommits} of them.
+   *
+   * @return true if a decision was started
+   */
+  private boolean decideAhead() {
+    if (loop.fenced() || !gate.roomAhead(queue.decidedNext(), config.maxUnansweredOffsetCommits)) {
+      return false;
+    }
+    List<PendingRecord<K, V>> run = queue.runAhead(decideAheadNotBefore);
+    if (run.isEmpty()) {
+      return false;
+    }
+    decide(run, true);
+    return true;
+  }
+
   // --- deciding ----------------------------------------------------------------------------------------------------
 
   private void decide() {
     // A record of an id handled earlier is decided after that record's commit was sent (same route): it then finds
     // the id committed (a duplicate), not its claim (IN_FLIGHT, which would wait for a lease).
     commits.flush();
-    head.set(State.DECIDING);
     List<PendingRecord<K, V>> run = queue.nextRun();
     if (config.effectFirst) {
       leases.claiming(run);
     }
+    decide(run, false);
+  }
+
+  /**
+   * Sends {@code run} to the window in one request and takes the answer. The head waits meanwhile (DECIDING).
+   *
+   * @param run the records, in offset order
+   * @param ahead whether the run is decided ahead of the head ({@link #decideAhead}): a failure then leaves its
+   *     records undecided for the head to decide, with the head's backoff and bad-identity search
+   */
+  private void decide(List<PendingRecord<K, V>> run, boolean ahead) {
+    head.set(State.DECIDING);
     boolean batch = run.size() > 1;
     Future<List<DedupBatchResult>> f;
     if (batch) {
@@ -410,9 +451,13 @@ final class PartitionOwner<K, V> {
     }
     loop.whenComplete(f, ar -> {
       head.set(State.IDLE);
+      if (ahead && (ar.failed() || refusedAny(ar.result()))) {
+        // Decided again from the head, which backs off or searches for the bad identity as it does for its own runs.
+        decideAheadNotBefore = run.get(run.size() - 1).offset();
+      }
       if (ar.succeeded()) {
-        batchDecided(run, ar.result());
-      } else {
+        batchDecided(run, ar.result(), ahead);
+      } else if (!ahead) {
         // A single request refused with 400 names the bad identity; a batch fails whole on one: decide it singly.
         decisionFailed(run.get(0), ar.cause(), batch);
         if (batch && head.idle()) {
@@ -431,14 +476,14 @@ final class PartitionOwner<K, V> {
    * record (it would hold the room the refused one waits for, and run its lease during that record's backoff), and
    * every claim decided once fenced.
    */
-  private void batchDecided(List<PendingRecord<K, V>> run, List<DedupBatchResult> results) {
+  private void batchDecided(List<PendingRecord<K, V>> run, List<DedupBatchResult> results, boolean ahead) {
     long now = config.clock.nowMs();
     boolean refused = false;
     for (int i = 0; i < run.size(); i++) {
       PendingRecord<K, V> pending = run.get(i);
       DedupBatchResult r = results.get(i);
       if (r.failed()) {
-        if (i == 0) {
+        if (i == 0 && !ahead) {
           decisionFailed(pending, r.cause(), false);
         }
         refused = true;
@@ -455,6 +500,16 @@ final class PartitionOwner<K, V> {
         releaseClaim(pending);
       }
     }
+  }
+
+  /** @return true if the window refused an element of a decision batch */
+  private static boolean refusedAny(List<DedupBatchResult> results) {
+    for (DedupBatchResult r : results) {
+      if (r.failed()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** A 503 (or a lost reply) backs off and decides again; a 400 names a field of the identity: dead letter. */

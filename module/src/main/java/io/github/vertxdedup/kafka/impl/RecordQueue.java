@@ -91,6 +91,36 @@ final class RecordQueue<K, V> {
   }
 
   /**
+   * Record-first: the run decided ahead while the decided prefix waits for its offset commit. It is the undecided
+   * records right after the decided prefix (the records from the head that are decided, or have no identity), up to
+   * {@code maxBatch}, stopping at a record without an identity or a decided one. None while records are decided singly,
+   * or when the first of them is at or before {@code notBefore} (a record refused or failed in an earlier run, decided
+   * again only from the head, after its backoff). O(queued records).
+   *
+   * @param notBefore the offset of the last record that must wait for the head, or -1
+   * @return the run, in offset order; empty if there is none
+   */
+  List<PendingRecord<K, V>> runAhead(long notBefore) {
+    if (effectFirst || decideSingly > 0) {
+      return List.of();
+    }
+    List<PendingRecord<K, V>> run = new ArrayList<>();
+    for (PendingRecord<K, V> pending : records) {
+      if (run.isEmpty() && (pending.decision != null || pending.identity == null)) {
+        continue; // the decided prefix
+      }
+      if (run.size() == maxBatch || pending.decision != null || pending.identity == null) {
+        break;
+      }
+      if (run.isEmpty() && pending.offset() <= notBefore) {
+        return List.of();
+      }
+      run.add(pending);
+    }
+    return run;
+  }
+
+  /**
    * Makes the next {@code runs} runs of one record each: a batch failed whole on one bad identity, and deciding its
    * records one by one finds it.
    */

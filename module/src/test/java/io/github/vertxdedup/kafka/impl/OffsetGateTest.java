@@ -13,6 +13,7 @@ import io.github.vertxdedup.kafka.IdentityExtractor;
 import io.github.vertxdedup.time.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
 import io.vertx.kafka.client.consumer.impl.KafkaConsumerRecordImpl;
@@ -32,6 +33,8 @@ import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The record-first gate ({@link OffsetGate}) between a {@link PartitionOwner} and the {@link OffsetCommits} of the
@@ -42,6 +45,8 @@ import org.junit.jupiter.api.Test;
 class OffsetGateTest {
 
   private static final TopicPartition TP = new TopicPartition("orders", 0);
+  /** Records per decided run. */
+  private static final int MAX_BATCH = 5;
 
   private Vertx vertx;
   private final ManualClock clock = new ManualClock(1_700_000_000_000L);
@@ -59,11 +64,20 @@ class OffsetGateTest {
   @BeforeEach
   void setUp() throws Exception {
     vertx = Vertx.vertx();
+  }
+
+  /**
+   * Opens the window (runs of {@value #MAX_BATCH} records) and its owner.
+   *
+   * @param maxUnansweredOffsetCommits the owner's {@code maxUnansweredOffsetCommits}
+   */
+  private void start(int maxUnansweredOffsetCommits) throws Exception {
     DedupOptions dedup = new DedupOptions().setAddress("test.gate").setPartitions(1)
-        .setWindow(Duration.ofMinutes(10)).setUncoveredPolicy(UncoveredPolicy.ACCEPT);
+        .setWindow(Duration.ofMinutes(10)).setUncoveredPolicy(UncoveredPolicy.ACCEPT).setMaxBatch(MAX_BATCH);
     windows = PartitionWindows.create(vertx, dedup, clock, null, 10_000);
     lease = get(windows.acquire("g", TP, "instance-1"));
-    DedupKafkaOptions options = new DedupKafkaOptions().setMode(AtomicityMode.RECORD_FIRST).setDedup(dedup);
+    DedupKafkaOptions options = new DedupKafkaOptions().setMode(AtomicityMode.RECORD_FIRST).setDedup(dedup)
+        .setMaxUnansweredOffsetCommits(maxUnansweredOffsetCommits);
     OwnerConfig<String, String> config = new OwnerConfig<>(vertx, options, IdentityExtractor.recordKey(), r -> {
       handled.add(new long[] {r.offset(), acknowledged.get()});
       return Future.succeededFuture();
@@ -86,6 +100,7 @@ class OffsetGateTest {
    */
   @Test
   void shouldStartEachHandlerOnlyOnceKafkaAcknowledgedTheCommitOfItsRun() throws Exception {
+    start(DedupKafkaOptions.DEFAULT_MAX_UNANSWERED_OFFSET_COMMITS);
     owner.offer(records(0, 5));
 
     await().atMost(Duration.ofSeconds(10)).until(() -> owner.wantedNext() == 5);
@@ -112,6 +127,7 @@ class OffsetGateTest {
    */
   @Test
   void shouldNeverRunTheHandlersOfARunWhoseCommitWasRefused() throws Exception {
+    start(DedupKafkaOptions.DEFAULT_MAX_UNANSWERED_OFFSET_COMMITS);
     owner.offer(records(0, 3));
     await().atMost(Duration.ofSeconds(10)).until(() -> owner.wantedNext() == 3);
     commits.commitWanted();
@@ -137,6 +153,52 @@ class OffsetGateTest {
     assertThat(owners.get(TP).committed).isEqualTo(3);
     assertThat(get(lease.partition().check(new DedupEvent("u-3"))).verdict()).as("recorded before the refusal")
         .isEqualTo(DedupVerdict.DUPLICATE);
+  }
+
+  /**
+   * Twelve records in runs of five: while the commit of the first run is on its way the owner decides the next runs
+   * and asks for their commits, until {@code maxUnansweredOffsetCommits} commits are awaited (1: only the first run
+   * is decided; 2: two runs; 4: all three, the last one of two records). No handler starts before an acknowledgement
+   * past its record, and one acknowledgement answers every commit asked for before it.
+   */
+  @ParameterizedTest
+  @CsvSource({"1, 5", "2, 10", "4, 12"})
+  void shouldDecideRunsAheadOnlyWhileFewerThanMaxUnansweredOffsetCommitsAreAwaited(int maxUnanswered,
+      long decidedNext) throws Exception {
+    start(maxUnanswered);
+
+    owner.offer(records(0, 12));
+    await().atMost(Duration.ofSeconds(10)).until(() -> owner.wantedNext() == decidedNext);
+    settle();
+    assertThat(owner.wantedNext()).as("decided no further").isEqualTo(decidedNext);
+    assertThat(owner.committableNext()).isEqualTo(decidedNext);
+    assertThat(handled).isEmpty();
+
+    commits.commitWanted();
+    acknowledged.set(decidedNext);
+    committer.answer(null);
+    // The handlers of the acknowledged runs run; the runs left undecided are decided and their commits asked for.
+    long acked = decidedNext;
+    while (acked < 12) {
+      long before = acked;
+      await().atMost(Duration.ofSeconds(10)).until(() -> owner.wantedNext() > before);
+      commits.commitWanted();
+      acked = owners.get(TP).sent;
+      acknowledged.set(acked);
+      committer.answer(null);
+    }
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> handled.size() == 12);
+    assertThat(handled).allSatisfy(h -> assertThat(h[1]).as("acknowledged when offset %d started", h[0])
+        .isGreaterThan(h[0]));
+    assertThat(handled).extracting(h -> h[0]).isSorted();
+  }
+
+  /** Waits until the owner's context has run everything queued before this call. */
+  private void settle() throws Exception {
+    Promise<Void> p = Promise.promise();
+    lease.partition().context().runOnContext(v -> p.complete());
+    get(p.future());
   }
 
   /** @return {@code n} records at offsets {@code from..}, keyed (and so identified) {@code u-<offset>} */

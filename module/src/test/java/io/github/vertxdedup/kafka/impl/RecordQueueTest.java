@@ -98,6 +98,59 @@ class RecordQueueTest {
   }
 
   @Test
+  void runAhead_takesTheUndecidedRecordsAfterTheDecidedPrefixUpToMaxBatch() {
+    PendingRecord<String, String> head = record("a");
+    head.decision = verdict(DedupVerdict.ACCEPTED);
+    PendingRecord<String, String> duplicate = record("b");
+    duplicate.decision = verdict(DedupVerdict.DUPLICATE);
+    PendingRecord<String, String> noIdentity = record((RecordIdentity) null);
+    PendingRecord<String, String> c = record("c");
+    PendingRecord<String, String> d = record("d");
+    RecordQueue<String, String> q = queue(RECORD_FIRST, 2, List.of(head, duplicate, noIdentity, c, d, record("e")));
+
+    assertThat(q.runAhead(-1)).containsExactly(c, d);
+  }
+
+  @Test
+  void runAhead_stopsAtADecidedRecordAndAtOneWithoutIdentity() {
+    PendingRecord<String, String> head = record("a");
+    head.decision = verdict(DedupVerdict.ACCEPTED);
+    PendingRecord<String, String> b = record("b");
+    PendingRecord<String, String> checked = record("c");
+    checked.decision = verdict(DedupVerdict.ACCEPTED);
+    assertThat(queue(RECORD_FIRST, 10, List.of(head, b, checked, record("d"))).runAhead(-1)).containsExactly(b);
+
+    PendingRecord<String, String> x = record("x");
+    assertThat(queue(RECORD_FIRST, 10, List.of(head, x, record((RecordIdentity) null), record("y"))).runAhead(-1))
+        .containsExactly(x);
+  }
+
+  @Test
+  void runAhead_leavesARecordAtOrBeforeNotBeforeToTheHead() {
+    PendingRecord<String, String> head = record("a");
+    head.decision = verdict(DedupVerdict.ACCEPTED);
+    PendingRecord<String, String> refused = record("b");
+    PendingRecord<String, String> after = record("c");
+    RecordQueue<String, String> q = queue(RECORD_FIRST, 10, List.of(head, refused, after));
+
+    assertThat(q.runAhead(refused.offset())).isEmpty();
+    assertThat(q.runAhead(refused.offset() - 1)).containsExactly(refused, after);
+  }
+
+  @Test
+  void runAhead_isEmptyInEffectFirstModeWhileDecidingSinglyAndWithNothingUndecided() {
+    PendingRecord<String, String> head = record("a");
+    head.decision = verdict(DedupVerdict.ACCEPTED);
+    PendingRecord<String, String> b = record("b");
+    assertThat(queue(EFFECT_FIRST, 10, List.of(head, b)).runAhead(-1)).isEmpty();
+    assertThat(queue(RECORD_FIRST, 10, List.of(head)).runAhead(-1)).isEmpty();
+
+    RecordQueue<String, String> singly = queue(RECORD_FIRST, 10, List.of(head, b));
+    singly.decideSingly(1);
+    assertThat(singly.runAhead(-1)).isEmpty();
+  }
+
+  @Test
   void checkedBehindHead_recordFirstSeesAnAcceptedRecordBehindAnUndecidedHead() {
     PendingRecord<String, String> refused = record("a");
     PendingRecord<String, String> checked = record("b");

@@ -1,9 +1,5 @@
 package io.github.vertxdedup.kafka.impl;
 
-import io.github.vertxdedup.DedupBatchResult;
-import io.github.vertxdedup.DedupEvent;
-import io.github.vertxdedup.DedupFailure;
-import io.github.vertxdedup.DedupVerdict;
 import io.github.vertxdedup.impl.service.LocalPartition;
 import io.github.vertxdedup.kafka.DeadLetter;
 import io.github.vertxdedup.kafka.UncoveredRecordPolicy;
@@ -12,9 +8,7 @@ import io.vertx.core.AsyncResult;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-import io.vertx.core.eventbus.ReplyException;
 import io.vertx.kafka.client.consumer.KafkaConsumerRecord;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.TopicPartition;
@@ -25,7 +19,8 @@ import org.slf4j.LoggerFactory;
  * The record pipeline of one assigned topic-partition: takes its records from the poll thread, asks its window for a
  * decision (in batches), runs the handler one record at a time in offset order, and hands each record on to its
  * {@link CommitPipeline}, which publishes the committable offset for the poll thread to commit. The records wait in
- * its {@link RecordQueue}; what the head waits for is its {@link HeadWait}; effect-first claims keep half a lease
+ * its {@link RecordQueue}; what the head waits for is its {@link HeadWait}; the runs it sends to the window, and
+ * their answers, are its {@link RunDecisions}; effect-first claims keep half a lease
  * ahead of their handler by the rule of {@link ClaimLeases}; retries and dead letters follow its
  * {@link FailurePolicy}; everything it shares with the consumer's other owners is in its {@link OwnerConfig}.
  *
@@ -94,8 +89,8 @@ final class PartitionOwner<K, V> {
   private final ChangelogBuffer changelog;
   /** Record-first: a handler starts only once Kafka acknowledged a commit past its record. */
   private final OffsetGate gate = new OffsetGate();
-  /** Record-first: a run decided ahead failed up to this offset; the records up to it are decided from the head. */
-  private long decideAheadNotBefore = -1;
+  /** The runs sent to the window, and their answers. */
+  private final RunDecisions<K, V> decisions;
   /** Record-first: what this consumer's previous owner of the partition checked and left unhandled, or null. */
   private LeftUnhandled handedOver;
 
@@ -120,6 +115,9 @@ final class PartitionOwner<K, V> {
     this.leases = new ClaimLeases(config.clock, config.leaseMs);
     this.queue = new RecordQueue<>(config.effectFirst, config.maxBatch);
     this.head = new HeadWait(loop, config.wakePoll);
+    this.decisions = new RunDecisions<>(new RunDecisions.Parts<>(config, tp, client, metrics, loop, events, failures,
+        commits, leases, queue, head, gate), changelog, this::pump,
+        (pending, detail) -> deadLetter(pending, DeadLetter.Reason.INVALID_IDENTITY, detail, null));
   }
 
   /** @return the partition's meters; any thread */
@@ -262,7 +260,7 @@ final class PartitionOwner<K, V> {
       loop.fence(p);
       head.endBackoffToDecide(queue.head(), () -> !queue.checkedBehindHead());
       if (config.effectFirst) {
-        releaseUnstartedClaims(head.idle() ? null : queue.head());
+        decisions.releaseUnstartedClaims(head.idle() ? null : queue.head());
       }
       pump();
     });
@@ -308,7 +306,7 @@ final class PartitionOwner<K, V> {
         if (pending.identity == null) {
           deadLetter(pending, DeadLetter.Reason.NO_IDENTITY, pending.noIdentity, null);
         } else {
-          decide();
+          decisions.decide();
         }
         continue;
       }
@@ -330,8 +328,8 @@ final class PartitionOwner<K, V> {
         case ACCEPTED -> {
           if (!config.effectFirst && !gate.covers(pending.offset())) {
             // Record-first: the effect waits until Kafka has the offset past it committed for this member.
-            askForCommit();
-            if (decideAhead()) {
+            decisions.askForCommit();
+            if (decisions.decideAhead()) {
               continue; // decided at once (the window answers in-process), or its answer pumps again
             }
             return; // the acknowledgement pumps again
@@ -348,7 +346,7 @@ final class PartitionOwner<K, V> {
             if (leases.mustClaimAgain(pending, now)) {
               LOG.debug("{}: less than half the lease left at offset {}; claiming the unstarted records again", tp,
                   pending.offset());
-              releaseUnstartedClaims(null);
+              decisions.releaseUnstartedClaims(null);
               continue;
             }
           }
@@ -380,167 +378,6 @@ final class PartitionOwner<K, V> {
         }
       }
     }
-  }
-
-  /**
-   * Record-first: asks the poll thread to commit the offset after the decided prefix (every record of it is
-   * recorded in the window, a duplicate, or without identity), unless that was asked for already or the gate is shut.
-   * One commit then covers the whole decided run.
-   */
-  private void askForCommit() {
-    long next = queue.decidedNext();
-    if (gate.want(next)) {
-      commits.decided(next);
-      config.wakePoll.run();
-    }
-  }
-
-  /**
-   * Record-first: checks the next run while the decided prefix waits for its offset commit, if fewer than
-   * {@code maxUnansweredOffsetCommits} commits are awaited, so a commit's round trip overlaps the next runs' decisions
-   * and commits instead of stopping the partition. The runs checked and not handled, each waiting for its commit, are
-   * what a kill loses: at most {@code maxUnansweredOffsetCommits} of them.
-   *
-   * @return true if a decision was started
-   */
-  private boolean decideAhead() {
-    if (loop.fenced() || !gate.roomAhead(queue.decidedNext(), config.maxUnansweredOffsetCommits)) {
-      return false;
-    }
-    List<PendingRecord<K, V>> run = queue.runAhead(decideAheadNotBefore);
-    if (run.isEmpty()) {
-      return false;
-    }
-    decide(run, true);
-    return true;
-  }
-
-  // --- deciding ----------------------------------------------------------------------------------------------------
-
-  private void decide() {
-    // A record of an id handled earlier is decided after that record's commit was sent (same route): it then finds
-    // the id committed (a duplicate), not its claim (IN_FLIGHT, which would wait for a lease).
-    commits.flush();
-    List<PendingRecord<K, V>> run = queue.nextRun();
-    if (config.effectFirst) {
-      leases.claiming(run);
-    }
-    decide(run, false);
-  }
-
-  /**
-   * Sends {@code run} to the window in one request and takes the answer. The head waits meanwhile (DECIDING).
-   *
-   * @param run the records, in offset order
-   * @param ahead whether the run is decided ahead of the head ({@link #decideAhead}): a failure then leaves its
-   *     records undecided for the head to decide, with the head's backoff and bad-identity search
-   */
-  private void decide(List<PendingRecord<K, V>> run, boolean ahead) {
-    head.set(State.DECIDING);
-    boolean batch = run.size() > 1;
-    Future<List<DedupBatchResult>> f;
-    if (batch) {
-      List<DedupEvent> requests = new ArrayList<>(run.size());
-      for (PendingRecord<K, V> pending : run) {
-        requests.add(events.decision(pending));
-      }
-      f = config.effectFirst ? client.claimBatch(requests) : client.checkBatch(requests);
-    } else {
-      DedupEvent e = events.decision(run.get(0));
-      f = (config.effectFirst ? client.claim(e) : client.check(e)).map(r -> List.of(DedupBatchResult.decided(r)));
-    }
-    loop.whenComplete(f, ar -> {
-      head.set(State.IDLE);
-      if (ahead && (ar.failed() || refusedAny(ar.result()))) {
-        // Decided again from the head, which backs off or searches for the bad identity as it does for its own runs.
-        decideAheadNotBefore = run.get(run.size() - 1).offset();
-      }
-      if (ar.succeeded()) {
-        batchDecided(run, ar.result(), ahead);
-      } else if (!ahead) {
-        // A single request refused with 400 names the bad identity; a batch fails whole on one: decide it singly.
-        decisionFailed(run.get(0), ar.cause(), batch);
-        if (batch && head.idle()) {
-          queue.decideSingly(run.size());
-        }
-      }
-      pump();
-    });
-  }
-
-  /**
-   * Takes the elements of a decision batch, one per record of {@code run}. A refused record (a new id a full window
-   * has no room for) is left undecided while the others keep their verdicts, so the duplicates before it become
-   * committable and those after it wait only for it: the head backs off at once if it is the one refused, and a later
-   * refused record is decided again when it reaches the head. Effect-first gives back a claim decided after a refused
-   * record (it would hold the room the refused one waits for, and run its lease during that record's backoff), and
-   * every claim decided once fenced.
-   */
-  private void batchDecided(List<PendingRecord<K, V>> run, List<DedupBatchResult> results, boolean ahead) {
-    long now = config.clock.nowMs();
-    boolean refused = false;
-    for (int i = 0; i < run.size(); i++) {
-      PendingRecord<K, V> pending = run.get(i);
-      DedupBatchResult r = results.get(i);
-      if (r.failed()) {
-        if (i == 0 && !ahead) {
-          decisionFailed(pending, r.cause(), false);
-        }
-        refused = true;
-        continue;
-      }
-      if (pending.decided(r.result())) {
-        metrics.firstAcceptance(pending, config.deadLetterNotCovered, now, config.windowMs);
-        if (changelog != null && !config.effectFirst) {
-          // Record-first: the check recorded the id. Effect-first records it with the claim's commit.
-          changelog.accepted(pending, now, config.windowMs);
-        }
-      }
-      if (config.effectFirst && pending.decision.verdict() == DedupVerdict.ACCEPTED && (refused || loop.fenced())) {
-        releaseClaim(pending);
-      }
-    }
-  }
-
-  /** @return true if the window refused an element of a decision batch */
-  private static boolean refusedAny(List<DedupBatchResult> results) {
-    for (DedupBatchResult r : results) {
-      if (r.failed()) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /** A 503 (or a lost reply) backs off and decides again; a 400 names a field of the identity: dead letter. */
-  private void decisionFailed(PendingRecord<K, V> pending, Throwable cause, boolean batch) {
-    int code = cause instanceof ReplyException re ? re.failureCode() : -1;
-    if (code == DedupFailure.BAD_REQUEST) {
-      if (!batch) {
-        deadLetter(pending, DeadLetter.Reason.INVALID_IDENTITY, cause.getMessage(), null);
-      }
-      // A batch fails whole on one bad event: the caller decides its records one by one to find it.
-      return;
-    }
-    metrics.unavailable.increment();
-    head.pauseWanted();
-    LOG.debug("{}: decision refused, retrying: {}", tp, cause.toString());
-    backOff(failures.backoffMs(++pending.requestRetries), State.BACKING_OFF_TO_DECIDE);
-  }
-
-  /** Releases the claims of records whose handler has not started (all but {@code except}), forgetting them. */
-  private void releaseUnstartedClaims(PendingRecord<K, V> except) {
-    for (PendingRecord<K, V> pending : queue.unstartedClaims(except)) {
-      releaseClaim(pending);
-    }
-  }
-
-  /** Gives the record's claim back and forgets its decision; a failed release is logged, and the claim lapses. */
-  private Future<?> releaseClaim(PendingRecord<K, V> pending) {
-    Future<?> f = client.release(RecordEvents.claim(pending)).onFailure(e ->
-        LOG.debug("{}: release failed, the claim will lapse: {}", tp, e.toString()));
-    pending.decision = null;
-    return f;
   }
 
   // --- handling ----------------------------------------------------------------------------------------------------
@@ -609,7 +446,7 @@ final class PartitionOwner<K, V> {
       // INBOX: the transaction rolled back. The window must not remember this payload under the id (the inbox holds
       // another): give the claim back, then dead-letter the record.
       head.set(State.RELEASING);
-      loop.whenComplete(releaseClaim(pending), released ->
+      loop.whenComplete(decisions.releaseClaim(pending), released ->
           deadLetter(pending, DeadLetter.Reason.CONFLICT, conflict.getMessage(), null));
       return;
     }
@@ -644,8 +481,8 @@ final class PartitionOwner<K, V> {
     // Effect-first: give the id back (a crash during the backoff then loses nothing), and the later claims too,
     // whose leases would otherwise run while this record backs off; then claim again.
     head.set(State.RELEASING);
-    releaseUnstartedClaims(pending);
-    loop.whenComplete(releaseClaim(pending), ar -> {
+    decisions.releaseUnstartedClaims(pending);
+    loop.whenComplete(decisions.releaseClaim(pending), ar -> {
       head.set(State.IDLE);
       if (loop.fenced()) {
         // Revoked meanwhile: the claim is given back and the next owner claims the record; no retry here.

@@ -9,7 +9,8 @@
  *   ({@code PartitionAssignment}, which takes and hands back the windows of {@code AssignedPartition}s);</li>
  *   <li>one owner per assigned topic-partition, on its window's event loop: the record pipeline
  *   ({@code PartitionOwner}, with its {@code RecordQueue}, {@code HeadWait}, {@code Trampoline} and
- *   {@code OwnerLoop}), the effect-first lease rule ({@code ClaimLeases}), the commit pipeline
+ *   {@code OwnerLoop}), the runs it sends to the window and their answers ({@code RunDecisions}), the
+ *   effect-first lease rule ({@code ClaimLeases}), the commit pipeline
  *   ({@code CommitPipeline}), record-first's wait for the offset commit before the handlers ({@code OffsetGate}),
  *   retries and dead letters ({@code FailurePolicy}), the window's requests for a record
  *   ({@code RecordEvents}), the settings they share ({@code OwnerConfig}) and the meters ({@code KafkaMetrics});</li>

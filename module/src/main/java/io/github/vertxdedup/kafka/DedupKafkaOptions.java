@@ -17,8 +17,8 @@ import java.util.Objects;
  *
  * <p>JSON form: {@code {"dedup": {...DedupOptions...}, "mode": "EFFECT_FIRST", "maxAttempts": 5,
  * "backoffInitialMs": 100, "backoffMaxMs": 10000, "pollTimeoutMs": 100, "commitIntervalMs": 200,
- * "maxBufferedPerPartition": 4000, "maxUnansweredCommits": 8, "maxUnansweredOffsetCommits": 4, "revocationTimeoutMs": 10000, "assignmentTimeoutMs":
- * 60000, "lookBackMs": 0, "changelog": false, "instanceId": null, "eventTimeSource": "RECORD_TIMESTAMP", "uncoveredRecords": "ACCEPT"}}. It is read
+ * "maxBufferedPerPartition": 4000, "maxUnansweredCommits": 8, "maxUnansweredOffsetCommits": 4,
+ * "revocationTimeoutMs": 10000, "assignmentTimeoutMs": 60000, "lookBackMs": 0, "changelog": false, "instanceId": null, "eventTimeSource": "RECORD_TIMESTAMP", "uncoveredRecords": "ACCEPT"}}. It is read
  * strictly, as {@link DedupOptions}' is: an unknown key, a value of the wrong JSON type (a string for a number, a
  * fraction for an integer, a name that is not one of an enum's) and a value out of range are errors that name the
  * key and what it must be; a key whose value is JSON {@code null} keeps its default.

@@ -37,8 +37,8 @@ import org.slf4j.LoggerFactory;
  * The head of the queue is the only record whose handler may run. A record is decided when it reaches the head
  * undecided: the run of undecided records from the head goes to the window in one {@code checkBatch} or
  * {@code claimBatch}; in record-first mode also earlier, in a run checked ahead while the runs before it wait for
- * their offset commits (below). The pump runs on a {@link Trampoline}, so completions that arrive while it runs ask it to go
- * again instead of recursing. A record done with (handled, dropped as a duplicate or dead-lettered) leaves the queue:
+ * their offset commits (below). The pump runs on a {@link Trampoline}, so completions that arrive while it runs ask
+ * it to go again instead of recursing. A record done with (handled, dropped as a duplicate or dead-lettered) leaves the queue:
  * it is committable at once, or, holding an effect-first claim, once the commit pipeline has the claim's commit
  * answered; the next record's handler does not wait for that reply. A record the window's memory does not cover
  * ({@link PendingRecord.Coverage#NOT_COVERED}) is handled and counted, or dead-lettered, by

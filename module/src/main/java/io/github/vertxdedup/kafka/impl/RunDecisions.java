@@ -21,8 +21,8 @@ import org.slf4j.LoggerFactory;
  * does with the answers. A run is decided from the head when the head is undecided ({@link #decide}); in record-first
  * mode the next runs are also checked ahead while earlier ones wait for their offset commits ({@link #askForCommit},
  * {@link #decideAhead}). A refused element leaves its record undecided; a batch that fails whole is decided again one
- * record at a time to find its bad identity, which goes to the owner's dead-letter path; a 503 or a lost reply backs the
- * head off. Effect-first claims are given back here too ({@link #releaseClaim}).
+ * record at a time to find its bad identity, which goes to the owner's dead-letter path; a 503 or a lost reply backs
+ * the head off. Effect-first claims are given back here too ({@link #releaseClaim}).
  *
  * <p>While a decision is on its way the head waits ({@link State#DECIDING}); the answer pumps the owner again.
  *
@@ -36,18 +36,8 @@ final class RunDecisions<K, V> {
   /** Logged under the owner's name: one logger for a partition's records. */
   private static final Logger LOG = LoggerFactory.getLogger(PartitionOwner.class);
 
-  private final OwnerConfig<K, V> config;
-  private final TopicPartition tp;
-  private final LocalPartition client;
-  private final KafkaMetrics metrics;
-  private final OwnerLoop loop;
-  private final RecordEvents<K, V> events;
-  private final FailurePolicy<K, V> failures;
-  private final CommitPipeline<K, V> commits;
-  private final ClaimLeases leases;
-  private final RecordQueue<K, V> queue;
-  private final HeadWait head;
-  private final OffsetGate gate;
+  /** The owner's parts the decisions read and move. */
+  private final Parts<K, V> owner;
   private final ChangelogBuffer changelog;
   private final Runnable pump;
   private final BiConsumer<PendingRecord<K, V>, String> invalidIdentity;
@@ -64,18 +54,7 @@ final class RunDecisions<K, V> {
    */
   RunDecisions(Parts<K, V> owner, ChangelogBuffer changelog, Runnable pump,
       BiConsumer<PendingRecord<K, V>, String> invalidIdentity) {
-    this.config = owner.config();
-    this.tp = owner.tp();
-    this.client = owner.client();
-    this.metrics = owner.metrics();
-    this.loop = owner.loop();
-    this.events = owner.events();
-    this.failures = owner.failures();
-    this.commits = owner.commits();
-    this.leases = owner.leases();
-    this.queue = owner.queue();
-    this.head = owner.head();
-    this.gate = owner.gate();
+    this.owner = owner;
     this.changelog = changelog;
     this.pump = pump;
     this.invalidIdentity = invalidIdentity;
@@ -93,10 +72,10 @@ final class RunDecisions<K, V> {
    * One commit then covers the whole decided run.
    */
   void askForCommit() {
-    long next = queue.decidedNext();
-    if (gate.want(next)) {
-      commits.decided(next);
-      config.wakePoll.run();
+    long next = owner.queue().decidedNext();
+    if (owner.gate().want(next)) {
+      owner.commits().decided(next);
+      owner.config().wakePoll.run();
     }
   }
 
@@ -109,10 +88,11 @@ final class RunDecisions<K, V> {
    * @return true if a decision was started
    */
   boolean decideAhead() {
-    if (loop.fenced() || !gate.roomAhead(queue.decidedNext(), config.maxUnansweredOffsetCommits)) {
+    if (owner.loop().fenced()
+        || !owner.gate().roomAhead(owner.queue().decidedNext(), owner.config().maxUnansweredOffsetCommits)) {
       return false;
     }
-    List<PendingRecord<K, V>> run = queue.runAhead(decideAheadNotBefore);
+    List<PendingRecord<K, V>> run = owner.queue().runAhead(decideAheadNotBefore);
     if (run.isEmpty()) {
       return false;
     }
@@ -125,10 +105,10 @@ final class RunDecisions<K, V> {
   void decide() {
     // A record of an id handled earlier is decided after that record's commit was sent (same route): it then finds
     // the id committed (a duplicate), not its claim (IN_FLIGHT, which would wait for a lease).
-    commits.flush();
-    List<PendingRecord<K, V>> run = queue.nextRun();
-    if (config.effectFirst) {
-      leases.claiming(run);
+    owner.commits().flush();
+    List<PendingRecord<K, V>> run = owner.queue().nextRun();
+    if (owner.config().effectFirst) {
+      owner.leases().claiming(run);
     }
     decide(run, false);
   }
@@ -141,21 +121,22 @@ final class RunDecisions<K, V> {
    *     records undecided for the head to decide, with the head's backoff and bad-identity search
    */
   private void decide(List<PendingRecord<K, V>> run, boolean ahead) {
-    head.set(State.DECIDING);
+    owner.head().set(State.DECIDING);
     boolean batch = run.size() > 1;
     Future<List<DedupBatchResult>> f;
     if (batch) {
       List<DedupEvent> requests = new ArrayList<>(run.size());
       for (PendingRecord<K, V> pending : run) {
-        requests.add(events.decision(pending));
+        requests.add(owner.events().decision(pending));
       }
-      f = config.effectFirst ? client.claimBatch(requests) : client.checkBatch(requests);
+      f = owner.config().effectFirst ? owner.client().claimBatch(requests) : owner.client().checkBatch(requests);
     } else {
-      DedupEvent e = events.decision(run.get(0));
-      f = (config.effectFirst ? client.claim(e) : client.check(e)).map(r -> List.of(DedupBatchResult.decided(r)));
+      DedupEvent e = owner.events().decision(run.get(0));
+      f = (owner.config().effectFirst ? owner.client().claim(e) : owner.client().check(e))
+          .map(r -> List.of(DedupBatchResult.decided(r)));
     }
-    loop.whenComplete(f, ar -> {
-      head.set(State.IDLE);
+    owner.loop().whenComplete(f, ar -> {
+      owner.head().set(State.IDLE);
       if (ahead && (ar.failed() || refusedAny(ar.result()))) {
         // Decided again from the head, which backs off or searches for the bad identity as it does for its own runs.
         decideAheadNotBefore = run.get(run.size() - 1).offset();
@@ -165,8 +146,8 @@ final class RunDecisions<K, V> {
       } else if (!ahead) {
         // A single request refused with 400 names the bad identity; a batch fails whole on one: decide it singly.
         decisionFailed(run.get(0), ar.cause(), batch);
-        if (batch && head.idle()) {
-          queue.decideSingly(run.size());
+        if (batch && owner.head().idle()) {
+          owner.queue().decideSingly(run.size());
         }
       }
       pump.run();
@@ -182,7 +163,7 @@ final class RunDecisions<K, V> {
    * every claim decided once fenced.
    */
   private void batchDecided(List<PendingRecord<K, V>> run, List<DedupBatchResult> results, boolean ahead) {
-    long now = config.clock.nowMs();
+    long now = owner.config().clock.nowMs();
     boolean refused = false;
     for (int i = 0; i < run.size(); i++) {
       PendingRecord<K, V> pending = run.get(i);
@@ -195,13 +176,14 @@ final class RunDecisions<K, V> {
         continue;
       }
       if (pending.decided(r.result())) {
-        metrics.firstAcceptance(pending, config.deadLetterNotCovered, now, config.windowMs);
-        if (changelog != null && !config.effectFirst) {
+        owner.metrics().firstAcceptance(pending, owner.config().deadLetterNotCovered, now, owner.config().windowMs);
+        if (changelog != null && !owner.config().effectFirst) {
           // Record-first: the check recorded the id. Effect-first records it with the claim's commit.
-          changelog.accepted(pending, now, config.windowMs);
+          changelog.accepted(pending, now, owner.config().windowMs);
         }
       }
-      if (config.effectFirst && pending.decision.verdict() == DedupVerdict.ACCEPTED && (refused || loop.fenced())) {
+      if (owner.config().effectFirst && pending.decision.verdict() == DedupVerdict.ACCEPTED
+          && (refused || owner.loop().fenced())) {
         releaseClaim(pending);
       }
     }
@@ -227,23 +209,24 @@ final class RunDecisions<K, V> {
       // A batch fails whole on one bad event: the caller decides its records one by one to find it.
       return;
     }
-    metrics.unavailable.increment();
-    head.pauseWanted();
-    LOG.debug("{}: decision refused, retrying: {}", tp, cause.toString());
-    head.backOff(failures.backoffMs(++pending.requestRetries), State.BACKING_OFF_TO_DECIDE, queue.head(), pump);
+    owner.metrics().unavailable.increment();
+    owner.head().pauseWanted();
+    LOG.debug("{}: decision refused, retrying: {}", owner.tp(), cause.toString());
+    owner.head().backOff(owner.failures().backoffMs(++pending.requestRetries), State.BACKING_OFF_TO_DECIDE,
+        owner.queue().head(), pump);
   }
 
   /** Releases the claims of records whose handler has not started (all but {@code except}), forgetting them. */
   void releaseUnstartedClaims(PendingRecord<K, V> except) {
-    for (PendingRecord<K, V> pending : queue.unstartedClaims(except)) {
+    for (PendingRecord<K, V> pending : owner.queue().unstartedClaims(except)) {
       releaseClaim(pending);
     }
   }
 
   /** Gives the record's claim back and forgets its decision; a failed release is logged, and the claim lapses. */
   Future<?> releaseClaim(PendingRecord<K, V> pending) {
-    Future<?> f = client.release(RecordEvents.claim(pending)).onFailure(e ->
-        LOG.debug("{}: release failed, the claim will lapse: {}", tp, e.toString()));
+    Future<?> f = owner.client().release(RecordEvents.claim(pending)).onFailure(e ->
+        LOG.debug("{}: release failed, the claim will lapse: {}", owner.tp(), e.toString()));
     pending.decision = null;
     return f;
   }

@@ -37,6 +37,13 @@ class RecordQueueTest {
     return q;
   }
 
+  /** @return a record at the next offset, checked and accepted (record-first: its id recorded) */
+  private static PendingRecord<String, String> accepted(String id) {
+    PendingRecord<String, String> r = record(id);
+    r.decision = verdict(DedupVerdict.ACCEPTED);
+    return r;
+  }
+
   private static DedupResult verdict(DedupVerdict verdict) {
     return DedupResult.of(verdict, 0);
   }
@@ -99,8 +106,7 @@ class RecordQueueTest {
 
   @Test
   void runAhead_takesTheUndecidedRecordsAfterTheDecidedPrefixUpToMaxBatch() {
-    PendingRecord<String, String> head = record("a");
-    head.decision = verdict(DedupVerdict.ACCEPTED);
+    PendingRecord<String, String> head = accepted("a");
     PendingRecord<String, String> duplicate = record("b");
     duplicate.decision = verdict(DedupVerdict.DUPLICATE);
     PendingRecord<String, String> noIdentity = record((RecordIdentity) null);
@@ -113,11 +119,9 @@ class RecordQueueTest {
 
   @Test
   void runAhead_stopsAtADecidedRecordAndAtOneWithoutIdentity() {
-    PendingRecord<String, String> head = record("a");
-    head.decision = verdict(DedupVerdict.ACCEPTED);
+    PendingRecord<String, String> head = accepted("a");
     PendingRecord<String, String> b = record("b");
-    PendingRecord<String, String> checked = record("c");
-    checked.decision = verdict(DedupVerdict.ACCEPTED);
+    PendingRecord<String, String> checked = accepted("c");
     assertThat(queue(RECORD_FIRST, 10, List.of(head, b, checked, record("d"))).runAhead(-1)).containsExactly(b);
 
     PendingRecord<String, String> x = record("x");
@@ -127,8 +131,7 @@ class RecordQueueTest {
 
   @Test
   void runAhead_leavesARecordAtOrBeforeNotBeforeToTheHead() {
-    PendingRecord<String, String> head = record("a");
-    head.decision = verdict(DedupVerdict.ACCEPTED);
+    PendingRecord<String, String> head = accepted("a");
     PendingRecord<String, String> refused = record("b");
     PendingRecord<String, String> after = record("c");
     RecordQueue<String, String> q = queue(RECORD_FIRST, 10, List.of(head, refused, after));
@@ -139,8 +142,7 @@ class RecordQueueTest {
 
   @Test
   void runAhead_isEmptyInEffectFirstModeWhileDecidingSinglyAndWithNothingUndecided() {
-    PendingRecord<String, String> head = record("a");
-    head.decision = verdict(DedupVerdict.ACCEPTED);
+    PendingRecord<String, String> head = accepted("a");
     PendingRecord<String, String> b = record("b");
     assertThat(queue(EFFECT_FIRST, 10, List.of(head, b)).runAhead(-1)).isEmpty();
     assertThat(queue(RECORD_FIRST, 10, List.of(head)).runAhead(-1)).isEmpty();

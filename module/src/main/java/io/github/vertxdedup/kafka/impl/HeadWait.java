@@ -57,6 +57,15 @@ final class HeadWait {
     return state == State.IDLE;
   }
 
+  /**
+   * @return true if the head's handler (or its dead-letter handler, or the release of its claim after a failed call)
+   *     has started: not while it waits to be decided, for a decision, or, decided, for a decision ahead of it
+   */
+  boolean handlerStarted() {
+    return state == State.HANDLING || state == State.BACKING_OFF_TO_HANDLE || state == State.DEAD_LETTERING
+        || state == State.RELEASING;
+  }
+
   /** The head now waits for {@code what} ({@link State#IDLE}: for nothing). */
   void set(State what) {
     state = what;

@@ -152,7 +152,7 @@ final class PartitionOwner<K, V> {
     loop.execute(() -> {
       LeftUnhandled left = LeftUnhandled.of(List.of());
       if (!loop.stopped()) {
-        left = LeftUnhandled.of(queue.checkedUnhandled(head.idle() ? null : queue.head()));
+        left = LeftUnhandled.of(queue.checkedUnhandled(head.handlerStarted() ? queue.head() : null));
         left.addAll(handedOver);
       }
       loop.stop();
@@ -300,7 +300,9 @@ final class PartitionOwner<K, V> {
         return;
       }
       if (pending.decision == null) {
-        if (loop.fenced() && (gate.isShut() || !queue.checkedBehindHead())) {
+        // Fenced, an undecided head is left to the next owner, unless records behind it were checked (their ids are
+        // recorded: they must be handled) or a commit past it was acknowledged (the next owner starts after it).
+        if (loop.fenced() && !gate.covers(pending.offset()) && (gate.isShut() || !queue.checkedBehindHead())) {
           return;
         }
         if (pending.identity == null) {

@@ -92,10 +92,11 @@ final class RecordQueue<K, V> {
 
   /**
    * Record-first: the run decided ahead while the decided prefix waits for its offset commit. It is the undecided
-   * records right after the decided prefix (the records from the head that are decided, or have no identity), up to
-   * {@code maxBatch}, stopping at a record without an identity or a decided one. None while records are decided singly,
-   * or when the first of them is at or before {@code notBefore} (a record refused or failed in an earlier run, decided
-   * again only from the head, after its backoff). O(queued records).
+   * records right after the decided records at the head, up to {@code maxBatch}, stopping at a record without an
+   * identity or a decided one. None while records are decided singly, when the first undecided record has no identity
+   * (it is dead-lettered at the head first, so nothing behind it is checked before it), or when that record is at or
+   * before {@code notBefore} (a record refused or failed in an earlier run, decided again only from the head, after its
+   * backoff). O(queued records).
    *
    * @param notBefore the offset of the last record that must wait for the head, or -1
    * @return the run, in offset order; empty if there is none
@@ -106,8 +107,11 @@ final class RecordQueue<K, V> {
     }
     List<PendingRecord<K, V>> run = new ArrayList<>();
     for (PendingRecord<K, V> pending : records) {
-      if (run.isEmpty() && (pending.decision != null || pending.identity == null)) {
-        continue; // the decided prefix
+      if (run.isEmpty() && pending.decision != null) {
+        continue; // the decided records at the head
+      }
+      if (run.isEmpty() && pending.identity == null) {
+        return List.of();
       }
       if (run.size() == maxBatch || pending.decision != null || pending.identity == null) {
         break;

@@ -140,6 +140,8 @@ final class RunDecisions<K, V> {
       if (ahead && (ar.failed() || refusedAny(ar.result()))) {
         // Decided again from the head, which backs off or searches for the bad identity as it does for its own runs.
         decideAheadNotBefore = run.get(run.size() - 1).offset();
+        LOG.debug("{}: a run checked ahead at offsets {}..{} failed, decided again from the head: {}", owner.tp(),
+            run.get(0).offset(), decideAheadNotBefore, ar.failed() ? ar.cause().toString() : "an element refused");
       }
       if (ar.succeeded()) {
         batchDecided(run, ar.result(), ahead);

@@ -58,6 +58,11 @@ class OffsetGateTest {
   private final AtomicLong acknowledged = new AtomicLong(-1);
   /** Per handled record: its offset, and the acknowledged offset when its handler started. */
   private final List<long[]> handled = new CopyOnWriteArrayList<>();
+  /** The offsets of the records sent to the dead-letter handler. */
+  private final List<Long> deadLettered = new CopyOnWriteArrayList<>();
+  /** The offset whose handler does not complete until {@link #release} is completed; -1: none. */
+  private long held = -1;
+  private final Promise<Void> release = Promise.promise();
   private PartitionOwner<String, String> owner;
   private OffsetCommits<String, String> commits;
 
@@ -80,8 +85,11 @@ class OffsetGateTest {
         .setMaxUnansweredOffsetCommits(maxUnansweredOffsetCommits);
     OwnerConfig<String, String> config = new OwnerConfig<>(vertx, options, IdentityExtractor.recordKey(), r -> {
       handled.add(new long[] {r.offset(), acknowledged.get()});
+      return r.offset() == held ? release.future() : Future.succeededFuture();
+    }, d -> {
+      deadLettered.add(d.record().offset());
       return Future.succeededFuture();
-    }, null, clock, "instance-1", () -> { });
+    }, clock, "instance-1", () -> { });
     owner = new PartitionOwner<>(config, TP, lease.partition().context(), lease.partition(),
         new KafkaMetrics(new SimpleMeterRegistry(), "g", TP.topic(), TP.partition()));
     owners.put(TP, new AssignedPartition<>(owner, lease));
@@ -192,6 +200,43 @@ class OffsetGateTest {
     assertThat(handled).allSatisfy(h -> assertThat(h[1]).as("acknowledged when offset %d started", h[0])
         .isGreaterThan(h[0]));
     assertThat(handled).extracting(h -> h[0]).isSorted();
+  }
+
+  /**
+   * A record without identity stops the runs checked ahead (nothing behind it is checked before it is dead-lettered at
+   * the head). Its offset is covered by the commit of the run before it; when the partition is lost after Kafka
+   * acknowledged that commit, the drain still handles the run and dead-letters the record without identity, since
+   * the next owner starts after them, and checks nothing after it.
+   */
+  @Test
+  void shouldFinishTheRecordsACommitCoveredWhenFencedAndCheckNothingBehindARecordWithoutIdentity() throws Exception {
+    start(DedupKafkaOptions.DEFAULT_MAX_UNANSWERED_OFFSET_COMMITS);
+    held = 0;
+    List<KafkaConsumerRecord<String, String>> offered = new ArrayList<>(records(0, 5));
+    offered.add(new KafkaConsumerRecordImpl<>(new ConsumerRecord<>(TP.topic(), TP.partition(), 5, null, "v")));
+    offered.addAll(records(6, 5));
+    owner.offer(offered);
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> owner.wantedNext() == 6);
+    settle();
+    assertThat(owner.wantedNext()).as("nothing checked behind the record without identity").isEqualTo(6);
+
+    commits.commitWanted();
+    acknowledged.set(6);
+    committer.answer(null);
+    await().atMost(Duration.ofSeconds(10)).until(() -> handled.size() == 1); // offset 0's handler holds
+
+    Future<Void> fenced = owner.fence(); // onPartitionsLost: no commit follows
+    owner.refuseCommits();
+    release.complete();
+    get(fenced);
+    get(owner.stop());
+
+    assertThat(handled).extracting(h -> h[0]).containsExactly(0L, 1L, 2L, 3L, 4L);
+    assertThat(deadLettered).as("covered by the acknowledged commit: the next owner starts after it")
+        .containsExactly(5L);
+    assertThat(get(lease.partition().check(new DedupEvent("u-6"))).verdict()).as("never checked here")
+        .isEqualTo(DedupVerdict.ACCEPTED);
   }
 
   /** Waits until the owner's context has run everything queued before this call. */

@@ -105,16 +105,23 @@ class RecordQueueTest {
   }
 
   @Test
-  void runAhead_takesTheUndecidedRecordsAfterTheDecidedPrefixUpToMaxBatch() {
+  void runAhead_takesTheUndecidedRecordsAfterTheDecidedOnesUpToMaxBatch() {
     PendingRecord<String, String> head = accepted("a");
     PendingRecord<String, String> duplicate = record("b");
     duplicate.decision = verdict(DedupVerdict.DUPLICATE);
-    PendingRecord<String, String> noIdentity = record((RecordIdentity) null);
     PendingRecord<String, String> c = record("c");
     PendingRecord<String, String> d = record("d");
-    RecordQueue<String, String> q = queue(RECORD_FIRST, 2, List.of(head, duplicate, noIdentity, c, d, record("e")));
+    RecordQueue<String, String> q = queue(RECORD_FIRST, 2, List.of(head, duplicate, c, d, record("e")));
 
     assertThat(q.runAhead(-1)).containsExactly(c, d);
+  }
+
+  @Test
+  void runAhead_checksNothingBehindAnUndecidedRecordWithoutIdentity() {
+    PendingRecord<String, String> head = accepted("a");
+    RecordQueue<String, String> q = queue(RECORD_FIRST, 10, List.of(head, record((RecordIdentity) null), record("c")));
+
+    assertThat(q.runAhead(-1)).as("the record without identity is dead-lettered at the head first").isEmpty();
   }
 
   @Test

@@ -179,25 +179,39 @@ final class ChangelogWriter implements AutoCloseable {
     return producer;
   }
 
-  /** Ends a failed transaction: aborts it, or closes the producer; remembers an error no new producer mends. */
+  /**
+   * Ends a failed transaction: aborts it, or closes the producer; remembers an error no new producer mends. The
+   * transaction's own error may not say that the producer was fenced (a call that timed out while the fence arrived):
+   * the abort then fails with the fence as its cause, and that is remembered too. A new producer started after a fence
+   * would take the transactional id back from the producer that fenced this one.
+   */
   private RuntimeException failed(RuntimeException e, KafkaProducer<byte[], byte[]> p) {
     if (isFatal(e)) {
-      fatal = new IllegalStateException("the changelog producer " + config.get(ProducerConfig.TRANSACTIONAL_ID_CONFIG)
-          + " cannot commit any more: " + e, e);
-      LOG.error("{}", fatal.getMessage());
-      closeProducer();
-      return e;
+      return cannotCommit(e);
     }
     if (p != null) {
       try {
         p.abortTransaction();
       } catch (RuntimeException abort) {
+        if (isFatal(abort)) {
+          cannotCommit(abort);
+          return e;
+        }
         LOG.debug("aborting a changelog transaction failed; a new producer is started with the next commit: {}",
             abort.toString());
         closeProducer();
       }
     }
     return e;
+  }
+
+  /** Remembers {@code cause} as the error after which this writer commits nothing more, and closes the producer. */
+  private RuntimeException cannotCommit(RuntimeException cause) {
+    fatal = new IllegalStateException("the changelog producer " + config.get(ProducerConfig.TRANSACTIONAL_ID_CONFIG)
+        + " cannot commit any more: " + cause, cause);
+    LOG.error("{}", fatal.getMessage());
+    closeProducer();
+    return cause;
   }
 
   /** A producer fenced by a newer one of its transactional id, refused by an ACL, or a broker that cannot help. */

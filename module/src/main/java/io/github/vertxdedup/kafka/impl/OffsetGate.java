@@ -55,13 +55,15 @@ final class OffsetGate {
   }
 
   /**
-   * @param decidedNext the offset after the owner's decided prefix
+   * Asked right after {@link #want} of the owner's decided prefix, so the commits asked for cover that whole prefix
+   * unless the gate is shut.
+   *
    * @param maxUnanswered {@code maxUnansweredOffsetCommits}
-   * @return true if the commits asked for cover that whole prefix and fewer than {@code maxUnanswered} of them wait
-   *     for their acknowledgement: one more run may be decided, and its commit asked for, meanwhile
+   * @return true if the gate is open and fewer than {@code maxUnanswered} commits wait for their acknowledgement: one
+   *     more run may be decided, and its commit asked for, meanwhile
    */
-  boolean roomAhead(long decidedNext, int maxUnanswered) {
-    return !shut && wantedNext == decidedNext && awaited.size() < maxUnanswered;
+  boolean roomAhead(int maxUnanswered) {
+    return !shut && awaited.size() < maxUnanswered;
   }
 
   /** @return the offset the owner waits to see committed, or -1; any thread */

@@ -3,6 +3,7 @@ package io.github.vertxdedup.kafka.impl;
 import io.github.vertxdedup.DedupVerdict;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import org.agrona.collections.IntHashSet;
 
@@ -105,19 +106,23 @@ final class RecordQueue<K, V> {
     if (effectFirst || decideSingly > 0) {
       return List.of();
     }
+    Iterator<PendingRecord<K, V>> it = records.iterator();
+    PendingRecord<K, V> first = null;
+    while (first == null && it.hasNext()) {
+      PendingRecord<K, V> pending = it.next();
+      if (pending.decision == null) {
+        first = pending; // past the decided records at the head
+      }
+    }
+    if (first == null || first.identity == null || first.offset() <= notBefore) {
+      return List.of();
+    }
     List<PendingRecord<K, V>> run = new ArrayList<>();
-    for (PendingRecord<K, V> pending : records) {
-      if (run.isEmpty() && pending.decision != null) {
-        continue; // the decided records at the head
-      }
-      if (run.isEmpty() && pending.identity == null) {
-        return List.of();
-      }
-      if (run.size() == maxBatch || pending.decision != null || pending.identity == null) {
+    run.add(first);
+    while (run.size() < maxBatch && it.hasNext()) {
+      PendingRecord<K, V> pending = it.next();
+      if (pending.decision != null || pending.identity == null) {
         break;
-      }
-      if (run.isEmpty() && pending.offset() <= notBefore) {
-        return List.of();
       }
       run.add(pending);
     }

@@ -83,13 +83,12 @@ final class RunDecisions<K, V> {
    * Record-first: checks the next run while the decided prefix waits for its offset commit, if fewer than
    * {@code maxUnansweredOffsetCommits} commits are awaited, so a commit's round trip overlaps the next runs' decisions
    * and commits instead of stopping the partition. The runs checked and not handled, each waiting for its commit, are
-   * what a kill loses: at most {@code maxUnansweredOffsetCommits} of them.
+   * what a kill loses: at most {@code maxUnansweredOffsetCommits} of them. Called right after {@link #askForCommit}.
    *
    * @return true if a decision was started
    */
   boolean decideAhead() {
-    if (owner.loop().fenced()
-        || !owner.gate().roomAhead(owner.queue().decidedNext(), owner.config().maxUnansweredOffsetCommits)) {
+    if (owner.loop().fenced() || !owner.gate().roomAhead(owner.config().maxUnansweredOffsetCommits)) {
       return false;
     }
     List<PendingRecord<K, V>> run = owner.queue().runAhead(decideAheadNotBefore);

@@ -16,7 +16,8 @@ import org.slf4j.LoggerFactory;
  * <pre>
  *   lock     "io.github.vertxdedup.owner.&lt;address&gt;.&lt;p&gt;", tried with getLockWithTimeout(LOCK_ATTEMPT_MS)
  *            behind the JVM-local lock of the same name + ".local"
- *   epoch    counter "io.github.vertxdedup.epoch.&lt;address&gt;.&lt;p&gt;": incremented by each new owner
+ *   epoch    counter "io.github.vertxdedup.epoch.&lt;address&gt;.&lt;p&gt;": incremented by each new owner; the newest
+ *            value read through this object is kept, so that a counter found at or below it is known to be lost
  *   release  AsyncMap RELEASES_MAP, key "&lt;address&gt;.&lt;p&gt;": the epoch an owner released cleanly
  * </pre>
  *
@@ -43,6 +44,8 @@ final class OwnerLock {
   private final String name;
   private Lock lock;
   private Lock localLock;
+  /** The newest epoch read or taken through this object: a counter found at or below it was lost. */
+  private long newestSeen;
 
   /**
    * @param vertx the Vert.x instance (clustered or not)
@@ -98,15 +101,60 @@ final class OwnerLock {
     }
   }
 
-  /** @return the next epoch, taken by a new owner (the counter incremented); fails if the cluster fails */
-  Future<Long> nextEpoch() {
-    return vertx.sharedData().getCounter(counterName()).compose(c -> c.incrementAndGet());
+  /**
+   * Takes the next epoch for a new owner: increments the counter. A counter found at or below the newest epoch this
+   * object has read was lost (Hazelcast lost the partition that held it, {@link OwnerTakeover}); it is then moved
+   * past that epoch, so that no epoch is taken twice and the fence keeps ordering owners.
+   *
+   * @return the epoch taken, with the newest epoch read before if the counter had gone back; fails if the cluster
+   *     fails
+   */
+  Future<TakenEpoch> nextEpoch() {
+    long seen = newestSeen;
+    return vertx.sharedData().getCounter(counterName()).compose(c -> c.incrementAndGet().compose(e -> {
+      if (e > seen) {
+        return Future.succeededFuture(new TakenEpoch(e, 0));
+      }
+      // Went back: adding the newest epoch seen lands above it, whatever others added meanwhile.
+      return c.addAndGet(seen).map(moved -> new TakenEpoch(moved, seen));
+    })).onSuccess(t -> saw(t.epoch()));
   }
 
   /** @return the counter's value: the epoch of the newest owner (0: none yet); fails if the cluster fails */
   Future<Long> epoch() {
-    return vertx.sharedData().getCounter(counterName()).compose(c -> c.get());
+    return vertx.sharedData().getCounter(counterName()).compose(c -> c.get()).onSuccess(this::saw);
   }
+
+  /**
+   * Puts the counter back to the epoch of the owner that holds the lock after it was found lower (lost with its
+   * cluster partition; {@link OwnerTakeover}), unless it changed meanwhile.
+   *
+   * @param found the value the owner's check read, below its epoch
+   * @param ownEpoch the owner's epoch
+   * @return true if the counter held {@code found} and now holds {@code ownEpoch}; false if it had changed; fails if
+   *     the cluster fails
+   */
+  Future<Boolean> restoreEpoch(long found, long ownEpoch) {
+    return vertx.sharedData().getCounter(counterName()).compose(c -> c.compareAndSet(found, ownEpoch));
+  }
+
+  /** @return the newest epoch this object has read or taken (0: none); a counter found at or below it went back */
+  long newestSeen() {
+    return newestSeen;
+  }
+
+  private void saw(long epoch) {
+    newestSeen = Math.max(newestSeen, epoch);
+  }
+
+  /**
+   * The epoch a new owner took.
+   *
+   * @param epoch the epoch taken
+   * @param wentBackFrom the newest epoch read before, if the counter was found at or below it (it was lost and has
+   *     been moved past it); else 0
+   */
+  record TakenEpoch(long epoch, long wentBackFrom) {}
 
   /** @return the epoch the last clean release recorded, or null if none did; fails if the cluster fails */
   Future<Long> releasedEpoch() {

@@ -8,7 +8,6 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.nio.file.Path;
 import java.util.Objects;
-import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -49,7 +48,9 @@ import org.slf4j.LoggerFactory;
  * </pre>
  *
  * <p>The lock, the epoch counter and the release map are spoken to through {@link OwnerLock}, the journal's
- * {@code owner-epoch} file through {@link OwnerEpochFile}; this class is the state machine over them:
+ * {@code owner-epoch} file through {@link OwnerEpochFile}; a takeover's term is decided by {@link OwnerTakeover}
+ * (which also handles a counter that Hazelcast lost and that went back), the owner's checks run in
+ * {@link OwnerChecks}; this class is the state machine over them:
  *
  * <pre>
  *   STANDBY      --lock taken--&gt;                                     TAKING_OVER  (takeOver: epoch, release, file)
@@ -104,6 +105,8 @@ public final class PartitionOwnership {
   private final OwnerLock lock;
   /** The journal directory's {@code owner-epoch} file. */
   private final OwnerEpochFile epochFile;
+  /** The owner's periodic confirmation of its epoch. */
+  private final OwnerChecks checks;
 
   private volatile Role role = Role.STANDBY;
   private volatile OwnerTerm term;
@@ -113,8 +116,6 @@ public final class PartitionOwnership {
   private boolean busy;
   private boolean stopping;
   private boolean loggedStandby;
-  /** The timer of the next check of the owner's epoch, or -1. */
-  private long checkTimerId = -1;
   /** Whether the current term's predecessor released cleanly (or there was none). */
   private boolean predecessorClean;
   /** Why the term must step down once its partition's deployment ends (a check failed meanwhile), or null. */
@@ -151,6 +152,17 @@ public final class PartitionOwnership {
     this.name = options.getAddress() + "." + partition;
     this.lock = new OwnerLock(vertx, name);
     this.epochFile = new OwnerEpochFile(vertx, partitionDir);
+    this.checks = new OwnerChecks(name, options, timer, this.leaseClock, lock, new OwnerChecks.Owner() {
+      @Override
+      public boolean current(OwnerTerm t) {
+        return !stopping && term == t;
+      }
+
+      @Override
+      public void checkFailed(OwnerTerm t, String why) {
+        PartitionOwnership.this.checkFailed(t, why);
+      }
+    });
   }
 
   /**
@@ -205,8 +217,26 @@ public final class PartitionOwnership {
     return started.future();
   }
 
-  /** A try for the lock did not get it: stop if stopping, else stand by and try again later. */
+  /**
+   * A try for the lock did not get it: stop if stopping, else stand by and try again later. Until this deployment
+   * has read an epoch of the partition, it reads the counter too: a later takeover that finds the counter at or below
+   * that epoch knows the counter was lost ({@link OwnerTakeover}). One epoch read is enough, since a lost counter
+   * starts again from 1.
+   */
   private void attemptFailed(Throwable cause) {
+    if (!stopping && lock.newestSeen() == 0) {
+      lock.epoch().onComplete(ar -> {
+        if (ar.failed()) {
+          LOG.debug("partition {}: standby could not read the epoch: {}", name, ar.cause().toString());
+        }
+        standByUnlessStopping(cause);
+      });
+      return;
+    }
+    standByUnlessStopping(cause);
+  }
+
+  private void standByUnlessStopping(Throwable cause) {
     busy = false;
     if (stopping) {
       stop();
@@ -231,7 +261,7 @@ public final class PartitionOwnership {
   public Future<Void> stop() {
     stopping = true;
     cancelTimer();
-    cancelCheck();
+    checks.cancel();
     started.tryComplete();
     if (busy || stopStarted) {
       // A step in flight: its continuation sees stopping and calls this again, which completes the future.
@@ -305,14 +335,16 @@ public final class PartitionOwnership {
 
   /**
    * Holds the lock: takes the next epoch, learns whether the previous owner released cleanly, reads the journal's
-   * {@code owner-epoch} file (written only once the partition is deployed, {@link #deploy}).
+   * {@code owner-epoch} file (written only once the partition is deployed, {@link #deploy}); then decides the term
+   * ({@link OwnerTakeover}).
    */
   private void takeOver() {
     role = Role.TAKING_OVER;
     long askedMs = leaseClock.getAsLong();
-    lock.nextEpoch().compose(epoch ->
+    lock.nextEpoch().compose(taken ->
         lock.releasedEpoch().compose(released -> epochFile.read().map(journal ->
-            new Takeover(epoch, released == null ? OwnerEpochFile.NO_EPOCH : released, journal[0], journal[1]))))
+            new OwnerTakeover(taken.epoch(), released == null ? OwnerEpochFile.NO_EPOCH : released, journal[0],
+                journal[1], taken.wentBackFrom()))))
         .onComplete(ar -> {
           if (ar.failed()) {
             busy = false;
@@ -326,75 +358,29 @@ public final class PartitionOwnership {
             standBy(ar.cause());
             return;
           }
-          Takeover k = ar.result();
-          long epoch = k.epoch();
-          long previous = epoch - 1;
-          boolean clean = previous == 0 || k.releasedEpoch() == previous;
-          boolean handedOver = previous == 0 || (partitionDir != null && k.journalEpoch() == previous);
-          long nowMs = clock.nowMs();
-          // Unvouched until the later of this takeover's own mark (none if the journal is handed over) and the one
-          // the journal carries from an earlier takeover without its predecessor's journal.
-          long ownMark = handedOver ? OwnerEpochFile.NO_MARK : nowMs + options.getWindowMs();
-          long carried = k.carriedMark();
-          long unvouchedUntil = Math.max(ownMark, carried);
-          OwnerTerm t = new OwnerTerm(epoch, previous, handedOver, nowMs, unvouchedUntil, owner, leaseClock);
+          OwnerTakeover k = ar.result();
+          boolean journaled = partitionDir != null;
+          OwnerTerm t = k.term(clock.nowMs(), options, journaled, owner, leaseClock);
           t.confirm(askedMs + options.getOwnerLeaseMs());
           term = t;
-          predecessorClean = clean;
+          predecessorClean = k.clean();
           pendingStepDown = null;
           busy = false;
           if (stopping) {
             stop();
             return;
           }
-          if (previous == 0) {
-            LOG.info("partition {}: owner, epoch 1 (first owner)", name);
-          } else if (clean) {
-            log(t).log("partition {}: taking over, epoch {} after a clean release of epoch {}; journal {}", name,
-                epoch, previous, journalWords(t));
-          } else {
-            log(t).log("partition {}: taking over, epoch {} after epoch {} was lost without a clean release; waiting"
-                + " out its lease ({} ms) before answering; journal {}", name, epoch, previous,
-                options.getOwnerLeaseMs(), journalWords(t));
-          }
-          if (handedOver && carried > nowMs) {
-            LOG.info("partition {}: the journal carries the mark of an earlier takeover without its predecessor's"
-                + " journal: new ids are unvouched until {} (clock ms, {} ms from now)", name, carried,
-                carried - nowMs);
-          }
-          if (clean) {
+          k.log(name, t, options, journaled);
+          if (k.clean()) {
             // The lease runs from the takeover: the checks start now, so a recovery longer than the lease does not
             // leave the owner unconfirmed when it starts to answer.
-            scheduleCheck(t, askedMs);
+            checks.schedule(t, askedMs);
             busy = true;
             deploy(t);
           } else {
             schedule(options.getOwnerLeaseMs(), () -> confirmThenDeploy(t));
           }
         });
-  }
-
-  /**
-   * What a takeover learns before it decides: its epoch, and what the cluster and the journal directory say of the
-   * previous term.
-   *
-   * @param epoch the epoch this term took
-   * @param releasedEpoch the epoch whose release was marked clean, or {@link OwnerEpochFile#NO_EPOCH}
-   * @param journalEpoch the epoch of the last owner that opened the journal, or {@link OwnerEpochFile#NO_EPOCH}
-   * @param carriedMark the unvouched-until instant the journal carries (clock ms), or {@link OwnerEpochFile#NO_MARK}
-   */
-  private record Takeover(long epoch, long releasedEpoch, long journalEpoch, long carriedMark) {}
-
-  private static org.slf4j.spi.LoggingEventBuilder log(OwnerTerm t) {
-    return t.journalHandedOver() ? LOG.atInfo() : LOG.atWarn();
-  }
-
-  private String journalWords(OwnerTerm t) {
-    if (t.journalHandedOver()) {
-      return "handed over (the previous owner's): rebuilding the window from it";
-    }
-    return (partitionDir == null ? "none" : "not the previous owner's") + ": new ids are unvouched for "
-        + options.getWindowMs() + " ms (unvouchedPolicy=" + options.getUnvouchedPolicy() + ")";
   }
 
   /** After waiting out the previous owner's lease: still ours? Then deploy. */
@@ -405,7 +391,7 @@ public final class PartitionOwnership {
     }
     busy = true;
     long askedMs = leaseClock.getAsLong();
-    readEpoch().onComplete(ar -> {
+    checks.read().onComplete(ar -> {
       if (stopping) {
         busy = false;
         stop();
@@ -413,7 +399,7 @@ public final class PartitionOwnership {
         t.confirm(askedMs + options.getOwnerLeaseMs());
         // The lost predecessor may have decided until now: the unvouched window W and the coverage start here.
         t.decidesFrom(clock.nowMs(), options.getWindowMs());
-        scheduleCheck(t, askedMs);
+        checks.schedule(t, askedMs);
         deploy(t);
       } else {
         stepDown(t, ar.failed() ? "its epoch could not be read: " + ar.cause() : "epoch " + ar.result()
@@ -446,7 +432,7 @@ public final class PartitionOwnership {
       if (ar.failed()) {
         busy = false;
         verticle = null;
-        cancelCheck();
+        checks.cancel();
         t.revoke();
         if (stopping) {
           // The service is being undeployed: Vert.x refuses a child of a deployment that is going away.
@@ -501,7 +487,7 @@ public final class PartitionOwnership {
       return Future.succeededFuture();
     }
     long askedMs = leaseClock.getAsLong();
-    return readEpoch().transform(ar -> {
+    return checks.read().transform(ar -> {
       if (ar.succeeded() && ar.result() == t.epoch()) {
         t.confirm(askedMs + options.getOwnerLeaseMs());
       } else if (pendingStepDown == null) {
@@ -513,52 +499,18 @@ public final class PartitionOwnership {
     });
   }
 
-  /** Schedules the next check of term {@code t} {@code ownerCheckMs} after {@code askedMs} (lease clock ms). */
-  private void scheduleCheck(OwnerTerm t, long askedMs) {
-    cancelCheck();
-    if (!stopping) {
-      // At least 1 ms: Vert.x refuses a shorter timer, and a read slower than ownerCheckMs makes this negative.
-      long delayMs = Math.max(1, askedMs + options.getOwnerCheckMs() - leaseClock.getAsLong());
-      checkTimerId = timer.schedule(delayMs, () -> check(t));
-    }
-  }
-
   /**
-   * Confirms the owner's epoch through the cluster: extends its lease, or steps down. The next check is due
-   * {@code ownerCheckMs} after this one was asked (not answered), so the period stays {@code ownerCheckMs} however
-   * long a read takes.
+   * A check of the current term failed ({@link OwnerChecks}): the term steps down now, or, while its partition is
+   * deploying, decides nothing from now and steps down once the deployment ends.
    */
-  private void check(OwnerTerm t) {
-    checkTimerId = -1;
-    if (stopping || term != t) {
+  private void checkFailed(OwnerTerm t, String why) {
+    if (busy) {
+      t.revoke();
+      pendingStepDown = why;
       return;
     }
-    long askedMs = leaseClock.getAsLong();
-    readEpoch().onComplete(ar -> {
-      if (stopping || term != t) {
-        return;
-      }
-      if (ar.succeeded() && ar.result() == t.epoch()) {
-        t.confirm(askedMs + options.getOwnerLeaseMs());
-        scheduleCheck(t, askedMs);
-        return;
-      }
-      String why = ar.failed() ? "its epoch could not be confirmed: " + ar.cause() : "the partition's epoch is "
-          + ar.result() + ", another owner took over";
-      if (busy) {
-        // The partition is deploying: it decides nothing from now, and steps down once the deployment ends.
-        t.revoke();
-        pendingStepDown = why;
-        return;
-      }
-      busy = true;
-      stepDown(t, why);
-    });
-  }
-
-  /** The epoch counter's value, or a failure if the read fails or takes longer than {@code ownerCheckMs}. */
-  private Future<Long> readEpoch() {
-    return lock.epoch().timeout(options.getOwnerCheckMs(), TimeUnit.MILLISECONDS);
+    busy = true;
+    stepDown(t, why);
   }
 
   /**
@@ -567,7 +519,7 @@ public final class PartitionOwnership {
    */
   private void stepDown(OwnerTerm t, String why) {
     t.revoke();
-    cancelCheck();
+    checks.cancel();
     LOG.warn("partition {}: stepping down as owner (epoch {}): {}", name, t.epoch(), why);
     undeployPartition().onComplete(v -> {
       busy = false;
@@ -604,13 +556,6 @@ public final class PartitionOwnership {
     cancelTimer();
     if (!stopping) {
       timerId = timer.schedule(delayMs, task);
-    }
-  }
-
-  private void cancelCheck() {
-    if (checkTimerId != -1) {
-      timer.cancel(checkTimerId);
-      checkTimerId = -1;
     }
   }
 

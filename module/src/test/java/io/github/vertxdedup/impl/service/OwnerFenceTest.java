@@ -94,6 +94,68 @@ class OwnerFenceTest {
   }
 
   @Test
+  void shouldPutBackACounterThatWentBackAndGoOnOwning() {
+    assertThat(check("a").getString("verdict")).isEqualTo("ACCEPTED");
+    // The cluster lost the counter's partition with a member (no backup yet): the counter reads 0 while this owner
+    // still holds the lock. The owner puts its epoch back and keeps its window.
+    assertThat(TestFutures.<Boolean>await(counter(ADDRESS).compose(c -> c.compareAndSet(1, 0)), 10)).isTrue();
+    leaseClock.set(LEASE_MS / 2);
+    timer.fireNext();
+    awaitLeaseEnd(LEASE_MS / 2 + LEASE_MS);
+    assertThat(TestFutures.<Long>await(counter(ADDRESS).compose(c -> c.get()), 10)).isEqualTo(1L);
+    assertThat(ownership.role()).isEqualTo(PartitionOwnership.Role.OWNER);
+    assertThat(check("a").getString("verdict")).isEqualTo("DUPLICATE");
+  }
+
+  @Test
+  void shouldTakeOverAsAfterALossWhenTheCounterWentBackBelowAnEpochItHadRead() {
+    assertThat(check("a").getString("verdict")).isEqualTo("ACCEPTED");
+    ManualPartitionTimer waits = new ManualPartitionTimer();
+    PartitionOwnership[] standby = new PartitionOwnership[1];
+    Promise<Void> standing = Promise.promise();
+    context.runOnContext(v -> {
+      standby[0] = new PartitionOwnership(vertx, context, ownerOptions(), 0, clock, waits, leaseClock::get,
+          "standby", null, () -> new PartitionVerticle(ownerOptions(), 0, clock, NoJournal.INSTANCE, null));
+      standby[0].start().onComplete(standing);
+    });
+    TestFutures.await(standing.future(), 10);
+    assertThat(standby[0].role()).isEqualTo(PartitionOwnership.Role.STANDBY);
+    ManualPartitionTimer.Scheduled poll = waits.next();
+
+    // The owner's member dies, and the cluster loses the partitions of its counter and of its release with it: the
+    // counter is back at 0 and no clean release is recorded.
+    TestFutures.await(ownership.stop(), 10);
+    assertThat(TestFutures.<Boolean>await(counter(ADDRESS).compose(c -> c.compareAndSet(1, 0)), 10)).isTrue();
+    TestFutures.await(vertx.sharedData().<String, Long>getAsyncMap(OwnerLock.RELEASES_MAP)
+        .compose(m -> m.remove(ADDRESS + ".0")), 10);
+
+    // The standby had read epoch 1: it is not a first owner. It takes an epoch past 1 and waits out a lease.
+    waits.fire(poll);
+    ManualPartitionTimer.Scheduled wait = waits.next();
+    assertThat(wait.delayMs()).as("the wait after an unclean loss").isEqualTo(LEASE_MS);
+    assertThat(standby[0].epoch()).isEqualTo(2);
+    leaseClock.addAndGet(LEASE_MS);
+    waits.fire(wait);
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (standby[0].role() != PartitionOwnership.Role.OWNER && System.nanoTime() < deadline) {
+      Thread.onSpinWait();
+    }
+    assertThat(standby[0].role()).isEqualTo(PartitionOwnership.Role.OWNER);
+    JsonObject again = check("a");
+    assertThat(again.getString("verdict")).isEqualTo("ACCEPTED");
+    assertThat(again.getBoolean("unvouched")).as("the window holds nothing of the lost owner's ids").isTrue();
+  }
+
+  private static DedupOptions ownerOptions() {
+    return new DedupOptions().setAddress(ADDRESS).setWindowMs(60_000).setBucketMs(1_000).setOwnerLeaseMs(LEASE_MS)
+        .setOwnerCheckMs(100).setOwnerLockPollMs(100).validate();
+  }
+
+  private io.vertx.core.Future<io.vertx.core.shareddata.Counter> counter(String address) {
+    return vertx.sharedData().getCounter("io.github.vertxdedup.epoch." + address + ".0");
+  }
+
+  @Test
   void shouldCountTheUnvouchedWindowFromTheEndOfTheWaitAfterAnUncleanLoss() {
     // A previous owner of "lost.0" (epoch 1) was lost without marking a clean release: the next owner takes epoch 2,
     // waits out one lease (the predecessor, if cut off rather than dead, may decide until then), then decides.

@@ -1,0 +1,126 @@
+package io.github.vertxdedup.impl.service;
+
+import io.github.vertxdedup.DedupOptions;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.spi.LoggingEventBuilder;
+
+/**
+ * What a takeover learns before it decides, and the term it decides on: the epoch it took, what the cluster says of
+ * the previous term's release, and what the journal directory's {@code owner-epoch} file says of its last owner.
+ *
+ * <pre>
+ *   previous     epoch - 1, or, after a counter that went back, the newest epoch this deployment had seen
+ *   clean        no previous owner, or the previous epoch's release was marked; never after a counter that went back
+ *   handed over  no previous owner, or the journal's file names the previous epoch; never after a counter that went
+ *                back (the newest epoch seen need not be the last owner's, so no file can vouch for it)
+ *   unvouched    until the later of the takeover + W (not handed over; none if handed over) and the journal's mark
+ * </pre>
+ *
+ * <p>A counter goes back when Hazelcast loses the partition that held it: its member died before a backup of the
+ * entry existed (a member that dies during the migration after a join), or with more members lost at once than
+ * backups kept. The next increment then starts again from 1 and, without this check, would make its owner a first
+ * owner, which neither waits out its predecessor's lease nor marks new ids unvouched. {@link OwnerLock#nextEpoch}
+ * detects it against the newest epoch its deployment has read, and moves the counter past that epoch.
+ *
+ * <p>Immutable; any thread.
+ *
+ * @param epoch the epoch this term took
+ * @param releasedEpoch the epoch whose release was marked clean, or {@link OwnerEpochFile#NO_EPOCH}
+ * @param journalEpoch the epoch of the last owner that opened the journal, or {@link OwnerEpochFile#NO_EPOCH}
+ * @param carriedMark the unvouched-until instant the journal carries (clock ms), or {@link OwnerEpochFile#NO_MARK}
+ * @param wentBackFrom the newest epoch this deployment had read when the counter was found at or below it (the
+ *     counter was lost), or 0 if the counter was found above every epoch read
+ */
+record OwnerTakeover(long epoch, long releasedEpoch, long journalEpoch, long carriedMark, long wentBackFrom) {
+
+  private static final Logger LOG = LoggerFactory.getLogger(PartitionOwnership.class);
+
+  /** @return whether the counter had gone back below an epoch this deployment had read */
+  boolean counterWentBack() {
+    return wentBackFrom > 0;
+  }
+
+  /** @return the previous owner's epoch as far as it is known; 0 for the first owner ever */
+  long previous() {
+    return counterWentBack() ? wentBackFrom : epoch - 1;
+  }
+
+  /** @return whether the previous owner released cleanly (or there was none): no lease need be waited out */
+  boolean clean() {
+    return !counterWentBack() && (previous() == 0 || releasedEpoch == previous());
+  }
+
+  /**
+   * @param journaled whether the partition has a journal directory
+   * @return whether the journal is the previous owner's (or there was no previous owner)
+   */
+  boolean handedOver(boolean journaled) {
+    return !counterWentBack() && (previous() == 0 || (journaled && journalEpoch == previous()));
+  }
+
+  /**
+   * The term this takeover starts, not yet confirmed.
+   *
+   * @param nowMs the takeover instant, clock ms
+   * @param options the service's options (its window W)
+   * @param journaled whether the partition has a journal directory
+   * @param owner the owning deployment's name
+   * @param leaseClock the lease clock, monotonic ms
+   * @return the new term
+   */
+  OwnerTerm term(long nowMs, DedupOptions options, boolean journaled, String owner, LongSupplier leaseClock) {
+    boolean handedOver = handedOver(journaled);
+    // Unvouched until the later of this takeover's own mark (none if the journal is handed over) and the one the
+    // journal carries from an earlier takeover without its predecessor's journal.
+    long ownMark = handedOver ? OwnerEpochFile.NO_MARK : nowMs + options.getWindowMs();
+    long unvouchedUntil = Math.max(ownMark, carriedMark);
+    return new OwnerTerm(epoch, previous(), handedOver, nowMs, unvouchedUntil, owner, leaseClock);
+  }
+
+  /**
+   * Logs the takeover: INFO for a first owner or a handed-over journal, WARN when new ids are unvouched or the
+   * counter went back.
+   *
+   * @param name the partition's name, {@code <address>.<p>}
+   * @param t the term {@link #term} made
+   * @param options the service's options
+   * @param journaled whether the partition has a journal directory
+   */
+  void log(String name, OwnerTerm t, DedupOptions options, boolean journaled) {
+    String journal = journalWords(t, options, journaled);
+    if (counterWentBack()) {
+      LOG.warn("partition {}: taking over, epoch {}: the epoch counter had gone back to or below epoch {}, read"
+          + " before (its cluster partition was lost with a member), and was moved past it; treated as a loss"
+          + " without a clean release: waiting out a lease ({} ms) before answering; journal {}", name, epoch,
+          wentBackFrom, options.getOwnerLeaseMs(), journal);
+    } else if (previous() == 0) {
+      LOG.info("partition {}: owner, epoch 1 (first owner)", name);
+    } else if (clean()) {
+      level(t).log("partition {}: taking over, epoch {} after a clean release of epoch {}; journal {}", name, epoch,
+          previous(), journal);
+    } else {
+      level(t).log("partition {}: taking over, epoch {} after epoch {} was lost without a clean release; waiting out"
+          + " its lease ({} ms) before answering; journal {}", name, epoch, previous(), options.getOwnerLeaseMs(),
+          journal);
+    }
+    if (t.journalHandedOver() && carriedMark > t.takeoverMs()) {
+      LOG.info("partition {}: the journal carries the mark of an earlier takeover without its predecessor's journal:"
+          + " new ids are unvouched until {} (clock ms, {} ms from now)", name, carriedMark,
+          carriedMark - t.takeoverMs());
+    }
+  }
+
+  private static LoggingEventBuilder level(OwnerTerm t) {
+    return t.journalHandedOver() ? LOG.atInfo() : LOG.atWarn();
+  }
+
+  private static String journalWords(OwnerTerm t, DedupOptions options, boolean journaled) {
+    if (t.journalHandedOver()) {
+      return "handed over (the previous owner's): rebuilding the window from it";
+    }
+    return (journaled ? "not the previous owner's" : "none") + ": new ids are unvouched for " + options.getWindowMs()
+        + " ms (unvouchedPolicy=" + options.getUnvouchedPolicy() + ")";
+  }
+}

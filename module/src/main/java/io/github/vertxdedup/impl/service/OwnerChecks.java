@@ -15,11 +15,14 @@ import org.slf4j.LoggerFactory;
  * <pre>
  *   read == own epoch          the lease runs to (asked + ownerLeaseMs); next check scheduled
  *   read &lt; own epoch           the counter was lost with its cluster partition (it never goes back otherwise) while
- *                              this owner holds the lock: put back to the own epoch by compare-and-set, then as
- *                              above; if the counter changed meanwhile, the check fails
+ *                              this owner holds the lock: put back to the own epoch by compare-and-set (within
+ *                              ownerCheckMs), then as above; if the counter changed meanwhile, the check fails
  *   read &gt; own epoch, failed,  the check fails: {@link Owner#checkFailed} (the ownership steps down)
  *   or slower than ownerCheckMs
  * </pre>
+ *
+ * <p>{@link #verify} is the one confirmation: the periodic check, the confirmation after a lease waited out and the
+ * one after a deployment that outlasted the lease all use it.
  *
  * <p>Threads: not thread-safe; every method is called on the context of the ownership's deployment, where the timer
  * fires and the cluster's futures complete.
@@ -32,8 +35,8 @@ final class OwnerChecks {
   interface Owner {
     /**
      * @param t a term
-     * @return whether {@code t} is still the ownership's current term and the ownership is not stopping: a check of
-     *     any other term is dropped
+     * @return whether {@code t} is still the ownership's current term, not revoked nor due to step down, and the
+     *     ownership is not stopping: a check of any other term is dropped
      */
     boolean current(OwnerTerm t);
 
@@ -104,45 +107,57 @@ final class OwnerChecks {
     return lock.epoch().timeout(options.getOwnerCheckMs(), TimeUnit.MILLISECONDS);
   }
 
+  /**
+   * Confirms term {@code t} once through the cluster (the table above): its lease then runs to
+   * {@code askedMs + ownerLeaseMs}. A counter below the term's epoch is put back first (compare-and-set, bounded by
+   * {@code ownerCheckMs} as the read is). A revoked term is never confirmed ({@link OwnerTerm#confirm}).
+   *
+   * @param t the term
+   * @param askedMs the lease clock's reading before the read is asked, ms
+   * @return null if confirmed, else why not (the read failed or was slow, a newer epoch, a counter that could not be
+   *     put back); never fails
+   */
+  Future<String> verify(OwnerTerm t, long askedMs) {
+    return read().transform(ar -> {
+      if (ar.failed()) {
+        return Future.succeededFuture("its epoch could not be confirmed: " + ar.cause());
+      }
+      long found = ar.result();
+      if (found == t.epoch()) {
+        t.confirm(askedMs + options.getOwnerLeaseMs());
+        return Future.succeededFuture(null);
+      }
+      if (found > t.epoch()) {
+        return Future.succeededFuture("the partition's epoch is " + found + ", another owner took over");
+      }
+      return lock.restoreEpoch(found, t.epoch()).timeout(options.getOwnerCheckMs(), TimeUnit.MILLISECONDS)
+          .transform(cas -> {
+            if (cas.succeeded() && cas.result()) {
+              LOG.warn("partition {}: the epoch counter had gone back to {}, below this owner's epoch {} (its cluster"
+                  + " partition was lost with a member); put back to {}", name, found, t.epoch(), t.epoch());
+              t.confirm(askedMs + options.getOwnerLeaseMs());
+              return Future.succeededFuture(null);
+            }
+            return Future.succeededFuture("the epoch counter went back to " + found + " and could not be put back to "
+                + t.epoch() + ": " + (cas.failed() ? cas.cause().toString() : "it changed meanwhile"));
+          });
+    });
+  }
+
   private void check(OwnerTerm t) {
     timerId = -1;
     if (!owner.current(t)) {
       return;
     }
     long askedMs = leaseClock.getAsLong();
-    read().onComplete(ar -> {
+    verify(t, askedMs).onComplete(ar -> {
       if (!owner.current(t)) {
         return;
       }
-      if (ar.succeeded() && ar.result() == t.epoch()) {
-        confirm(t, askedMs);
-      } else if (ar.succeeded() && ar.result() < t.epoch()) {
-        restore(t, ar.result(), askedMs);
+      if (ar.result() == null) {
+        schedule(t, askedMs);
       } else {
-        owner.checkFailed(t, ar.failed() ? "its epoch could not be confirmed: " + ar.cause() : "the partition's"
-            + " epoch is " + ar.result() + ", another owner took over");
-      }
-    });
-  }
-
-  private void confirm(OwnerTerm t, long askedMs) {
-    t.confirm(askedMs + options.getOwnerLeaseMs());
-    schedule(t, askedMs);
-  }
-
-  /** The check found the counter at {@code found}, below the term's epoch: puts it back, or fails the check. */
-  private void restore(OwnerTerm t, long found, long askedMs) {
-    lock.restoreEpoch(found, t.epoch()).onComplete(ar -> {
-      if (!owner.current(t)) {
-        return;
-      }
-      if (ar.succeeded() && ar.result()) {
-        LOG.warn("partition {}: the epoch counter had gone back to {}, below this owner's epoch {} (its cluster"
-            + " partition was lost with a member); put back to {}", name, found, t.epoch(), t.epoch());
-        confirm(t, askedMs);
-      } else {
-        owner.checkFailed(t, "the epoch counter went back to " + found + " and could not be put back to "
-            + t.epoch() + ": " + (ar.failed() ? ar.cause().toString() : "it changed meanwhile"));
+        owner.checkFailed(t, ar.result());
       }
     });
   }

@@ -34,6 +34,12 @@ final class OwnerLock {
 
   private static final Logger LOG = LoggerFactory.getLogger(PartitionOwnership.class);
 
+  /**
+   * How far past the newest known epoch a counter that went back is moved: more than the takeovers that could have
+   * taken an epoch between two reads of this deployment (one lock poll apart, each takeover at least a lock try and a
+   * cluster write), so the epoch taken is one nobody holds.
+   */
+  static final long LOST_COUNTER_MARGIN = 1_000;
   /** How long one try for the lock waits, ms: short, since a try may hold a worker thread while it waits. */
   static final long LOCK_ATTEMPT_MS = 10;
   /** The cluster map of clean releases: partition name to the epoch released. */
@@ -102,27 +108,34 @@ final class OwnerLock {
   }
 
   /**
-   * Takes the next epoch for a new owner: increments the counter. A counter found at or below the newest epoch this
-   * object has read was lost (Hazelcast lost the partition that held it, {@link OwnerTakeover}); it is then moved
-   * past that epoch, so that no epoch is taken twice and the fence keeps ordering owners.
+   * Takes the next epoch for a new owner: increments the counter. A counter found at or below {@code floor} or the
+   * newest epoch this object has read was lost (Hazelcast lost the partition that held it, {@link OwnerTakeover}); it
+   * is then moved {@link #LOST_COUNTER_MARGIN} past the larger of them, so that it stays above any epoch taken since
+   * this deployment last read it (the reads are one lock poll apart), and the fence keeps ordering owners.
    *
-   * @return the epoch taken, with the newest epoch read before if the counter had gone back; fails if the cluster
-   *     fails
+   * @param floor another epoch known to have been taken (the last clean release's), or a smaller value
+   * @return the epoch taken, with the epoch it was found at or below if the counter had gone back; fails if the
+   *     cluster fails
    */
-  Future<TakenEpoch> nextEpoch() {
-    long seen = newestSeen;
+  Future<TakenEpoch> nextEpoch(long floor) {
+    long known = Math.max(newestSeen, floor);
     return vertx.sharedData().getCounter(counterName()).compose(c -> c.incrementAndGet().compose(e -> {
-      if (e > seen) {
+      if (e > known) {
         return Future.succeededFuture(new TakenEpoch(e, 0));
       }
-      // Went back: adding the newest epoch seen lands above it, whatever others added meanwhile.
-      return c.addAndGet(seen).map(moved -> new TakenEpoch(moved, seen));
+      // Went back: adding the known epoch and the margin lands above both, whatever others added meanwhile.
+      return c.addAndGet(known + LOST_COUNTER_MARGIN).map(moved -> new TakenEpoch(moved, known));
     })).onSuccess(t -> saw(t.epoch()));
   }
 
-  /** @return the counter's value: the epoch of the newest owner (0: none yet); fails if the cluster fails */
+  /**
+   * @return the counter's value: the epoch of the newest owner (0: none yet, or an entry the cluster lost); fails if
+   *     the cluster fails
+   */
   Future<Long> epoch() {
-    return vertx.sharedData().getCounter(counterName()).compose(c -> c.get()).onSuccess(this::saw);
+    return vertx.sharedData().getCounter(counterName()).compose(c -> c.get())
+        .map(v -> v == null ? 0L : v) // Hazelcast answers null for an entry lost after the counter was looked up
+        .onSuccess(this::saw);
   }
 
   /**
@@ -136,11 +149,6 @@ final class OwnerLock {
    */
   Future<Boolean> restoreEpoch(long found, long ownEpoch) {
     return vertx.sharedData().getCounter(counterName()).compose(c -> c.compareAndSet(found, ownEpoch));
-  }
-
-  /** @return the newest epoch this object has read or taken (0: none); a counter found at or below it went back */
-  long newestSeen() {
-    return newestSeen;
   }
 
   private void saw(long epoch) {

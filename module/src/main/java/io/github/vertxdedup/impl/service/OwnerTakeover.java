@@ -11,7 +11,7 @@ import org.slf4j.spi.LoggingEventBuilder;
  * the previous term's release, and what the journal directory's {@code owner-epoch} file says of its last owner.
  *
  * <pre>
- *   previous     epoch - 1, or, after a counter that went back, the newest epoch this deployment had seen
+ *   previous     epoch - 1, or, after a counter that went back, the newest epoch known
  *   clean        no previous owner, or the previous epoch's release was marked; never after a counter that went back
  *   handed over  no previous owner, or the journal's file names the previous epoch; never after a counter that went
  *                back (the newest epoch seen need not be the last owner's, so no file can vouch for it)
@@ -22,7 +22,8 @@ import org.slf4j.spi.LoggingEventBuilder;
  * entry existed (a member that dies during the migration after a join), or with more members lost at once than
  * backups kept. The next increment then starts again from 1 and, without this check, would make its owner a first
  * owner, which neither waits out its predecessor's lease nor marks new ids unvouched. {@link OwnerLock#nextEpoch}
- * detects it against the newest epoch its deployment has read, and moves the counter past that epoch.
+ * detects it against the newest epoch its deployment has read (a standby reads the counter at every lock poll) and
+ * the last clean release's, and moves the counter past them.
  *
  * <p>Immutable; any thread.
  *
@@ -30,8 +31,8 @@ import org.slf4j.spi.LoggingEventBuilder;
  * @param releasedEpoch the epoch whose release was marked clean, or {@link OwnerEpochFile#NO_EPOCH}
  * @param journalEpoch the epoch of the last owner that opened the journal, or {@link OwnerEpochFile#NO_EPOCH}
  * @param carriedMark the unvouched-until instant the journal carries (clock ms), or {@link OwnerEpochFile#NO_MARK}
- * @param wentBackFrom the newest epoch this deployment had read when the counter was found at or below it (the
- *     counter was lost), or 0 if the counter was found above every epoch read
+ * @param wentBackFrom the newest epoch known (read by this deployment, or released cleanly) when the counter was found
+ *     at or below it (the counter was lost), or 0 if the counter was found above it
  */
 record OwnerTakeover(long epoch, long releasedEpoch, long journalEpoch, long carriedMark, long wentBackFrom) {
 
@@ -91,7 +92,7 @@ record OwnerTakeover(long epoch, long releasedEpoch, long journalEpoch, long car
   void log(String name, OwnerTerm t, DedupOptions options, boolean journaled) {
     String journal = journalWords(t, options, journaled);
     if (counterWentBack()) {
-      LOG.warn("partition {}: taking over, epoch {}: the epoch counter had gone back to or below epoch {}, read"
+      LOG.warn("partition {}: taking over, epoch {}: the epoch counter had gone back to or below epoch {}, known"
           + " before (its cluster partition was lost with a member), and was moved past it; treated as a loss"
           + " without a clean release: waiting out a lease ({} ms) before answering; journal {}", name, epoch,
           wentBackFrom, options.getOwnerLeaseMs(), journal);

@@ -28,6 +28,8 @@ final class OwnerTerm {
   private final boolean takeover;
   private final boolean journalHandedOver;
   private volatile long takeoverMs;
+  /** Set once by {@link #revoke}: no confirmation extends the lease afterwards. */
+  private volatile boolean revoked;
   private volatile long unvouchedUntilMs;
   private final String owner;
   private final LongSupplier leaseClock;
@@ -136,14 +138,23 @@ final class OwnerTerm {
    * @param untilMs the lease clock's reading when the confirmation was asked, plus {@code ownerLeaseMs}
    */
   void confirm(long untilMs) {
-    if (untilMs > leaseEndMs) {
+    if (untilMs > leaseEndMs && !revoked) {
       leaseEndMs = untilMs;
     }
   }
 
-  /** Ends the lease at once: the owner steps down and decides nothing more. */
+  /**
+   * Ends the lease at once and for good: the owner steps down and decides nothing more; a confirmation that answers
+   * afterwards (a check in flight) extends nothing.
+   */
   void revoke() {
+    revoked = true;
     leaseEndMs = Long.MIN_VALUE;
+  }
+
+  /** @return whether the term was revoked ({@link #revoke}); any thread */
+  boolean revoked() {
+    return revoked;
   }
 
   /**

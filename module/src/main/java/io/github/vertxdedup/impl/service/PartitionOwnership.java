@@ -155,7 +155,7 @@ public final class PartitionOwnership {
     this.checks = new OwnerChecks(name, options, timer, this.leaseClock, lock, new OwnerChecks.Owner() {
       @Override
       public boolean current(OwnerTerm t) {
-        return !stopping && term == t;
+        return !stopping && term == t && !t.revoked() && pendingStepDown == null;
       }
 
       @Override
@@ -218,14 +218,13 @@ public final class PartitionOwnership {
   }
 
   /**
-   * A try for the lock did not get it: stop if stopping, else stand by and try again later. Until this deployment
-   * has read an epoch of the partition, it reads the counter too: a later takeover that finds the counter at or below
-   * that epoch knows the counter was lost ({@link OwnerTakeover}). One epoch read is enough, since a lost counter
-   * starts again from 1.
+   * A try for the lock did not get it: stop if stopping, else read the counter (within {@code ownerCheckMs}), then
+   * stand by and try again later. A later takeover that finds the counter at or below the newest epoch read knows
+   * the counter was lost ({@link OwnerTakeover}); reading at every poll keeps that epoch at most one poll old.
    */
   private void attemptFailed(Throwable cause) {
-    if (!stopping && lock.newestSeen() == 0) {
-      lock.epoch().onComplete(ar -> {
+    if (!stopping) {
+      checks.read().onComplete(ar -> {
         if (ar.failed()) {
           LOG.debug("partition {}: standby could not read the epoch: {}", name, ar.cause().toString());
         }
@@ -341,10 +340,13 @@ public final class PartitionOwnership {
   private void takeOver() {
     role = Role.TAKING_OVER;
     long askedMs = leaseClock.getAsLong();
-    lock.nextEpoch().compose(taken ->
-        lock.releasedEpoch().compose(released -> epochFile.read().map(journal ->
-            new OwnerTakeover(taken.epoch(), released == null ? OwnerEpochFile.NO_EPOCH : released, journal[0],
-                journal[1], taken.wentBackFrom()))))
+    lock.releasedEpoch().compose(released -> epochFile.read().compose(journal -> {
+      long releasedEpoch = released == null ? OwnerEpochFile.NO_EPOCH : released;
+      // A clean release of an epoch at or above the counter's next value also shows a lost counter. The journal's
+      // file does not: after a restart of the whole cluster the counter starts again from 0 by right.
+      return lock.nextEpoch(releasedEpoch).map(taken -> new OwnerTakeover(taken.epoch(), releasedEpoch, journal[0],
+          journal[1], taken.wentBackFrom()));
+    }))
         .onComplete(ar -> {
           if (ar.failed()) {
             busy = false;
@@ -391,19 +393,17 @@ public final class PartitionOwnership {
     }
     busy = true;
     long askedMs = leaseClock.getAsLong();
-    checks.read().onComplete(ar -> {
+    checks.verify(t, askedMs).onComplete(ar -> {
       if (stopping) {
         busy = false;
         stop();
-      } else if (ar.succeeded() && ar.result() == t.epoch()) {
-        t.confirm(askedMs + options.getOwnerLeaseMs());
+      } else if (ar.result() == null) {
         // The lost predecessor may have decided until now: the unvouched window W and the coverage start here.
         t.decidesFrom(clock.nowMs(), options.getWindowMs());
         checks.schedule(t, askedMs);
         deploy(t);
       } else {
-        stepDown(t, ar.failed() ? "its epoch could not be read: " + ar.cause() : "epoch " + ar.result()
-            + " is newer");
+        stepDown(t, ar.result());
       }
     });
   }
@@ -486,16 +486,12 @@ public final class PartitionOwnership {
     if (t.confirmed() || pendingStepDown != null) {
       return Future.succeededFuture();
     }
-    long askedMs = leaseClock.getAsLong();
-    return checks.read().transform(ar -> {
-      if (ar.succeeded() && ar.result() == t.epoch()) {
-        t.confirm(askedMs + options.getOwnerLeaseMs());
-      } else if (pendingStepDown == null) {
+    return checks.verify(t, leaseClock.getAsLong()).map(why -> {
+      if (why != null && pendingStepDown == null) {
         t.revoke();
-        pendingStepDown = ar.failed() ? "its epoch could not be confirmed: " + ar.cause() : "the partition's epoch"
-            + " is " + ar.result() + ", another owner took over";
+        pendingStepDown = why;
       }
-      return Future.succeededFuture();
+      return null;
     });
   }
 

@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.hazelcast.config.Config;
 import com.hazelcast.core.Hazelcast;
-import io.github.vertxdedup.DedupAction;
-import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupVerticle;
 import io.github.vertxdedup.TestFutures;
@@ -15,9 +13,6 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
-import io.vertx.core.eventbus.DeliveryOptions;
-import io.vertx.core.eventbus.ReplyException;
-import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -45,13 +40,7 @@ class ClusterOwnershipTest {
 
   @AfterEach
   void close() {
-    for (Vertx m : members) {
-      try {
-        TestFutures.await(m.close(), 30);
-      } catch (RuntimeException e) {
-        // A member whose cluster manager was terminated may fail to leave; it is gone either way.
-      }
-    }
+    ClusterPartitions.closeMembers(members);
   }
 
   private static DedupOptions options() {
@@ -187,40 +176,14 @@ class ClusterOwnershipTest {
   }
 
   private static JsonObject check(Vertx from, String id) {
-    int p = new PartitionRouting(options()).partitionOf(id, null);
-    return (JsonObject) TestFutures.await(from.eventBus().request(ADDRESS + "." + p, new JsonObject().put("id", id),
-        action(DedupAction.CHECK)), 10).body();
-  }
-
-  private static JsonObject stats(Vertx from, int p) {
-    return (JsonObject) TestFutures.await(from.eventBus().request(ADDRESS + "." + p, null,
-        action(DedupAction.STATS).setSendTimeout(2_000)), 10).body();
+    return ClusterPartitions.check(from, ADDRESS, new PartitionRouting(options()).partitionOf(id, null), id);
   }
 
   private static JsonObject statsOrNull(Vertx from, int p) {
-    try {
-      return stats(from, p);
-    } catch (ReplyException e) {
-      if (e.failureType() == ReplyFailure.NO_HANDLERS || e.failureType() == ReplyFailure.TIMEOUT
-          || e.failureCode() == DedupFailure.UNAVAILABLE) {
-        return null;
-      }
-      throw e;
-    } catch (RuntimeException e) {
-      return null;
-    }
-  }
-
-  private static DeliveryOptions action(DedupAction action) {
-    return new DeliveryOptions().addHeader(DedupAction.HEADER, action.wireName());
+    return ClusterPartitions.statsOrNull(from, ADDRESS, p);
   }
 
   private static void sleep(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new AssertionError(e);
-    }
+    ClusterPartitions.sleep(ms);
   }
 }

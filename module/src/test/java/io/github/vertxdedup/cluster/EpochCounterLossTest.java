@@ -6,8 +6,6 @@ import com.hazelcast.config.Config;
 import com.hazelcast.core.Hazelcast;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.cluster.Member;
-import io.github.vertxdedup.DedupAction;
-import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.DedupVerticle;
 import io.github.vertxdedup.TestFutures;
@@ -16,9 +14,6 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
-import io.vertx.core.eventbus.DeliveryOptions;
-import io.vertx.core.eventbus.ReplyException;
-import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,13 +41,7 @@ class EpochCounterLossTest {
 
   @AfterEach
   void close() {
-    for (Vertx m : members) {
-      try {
-        TestFutures.await(m.close(), 30);
-      } catch (RuntimeException e) {
-        // A member whose cluster manager was terminated may fail to leave; it is gone either way.
-      }
-    }
+    ClusterPartitions.closeMembers(members);
   }
 
   @Test
@@ -133,39 +122,18 @@ class EpochCounterLossTest {
   }
 
   private static JsonObject check(Vertx from, String id) {
-    return (JsonObject) TestFutures.await(from.eventBus().request(ADDRESS + ".0", new JsonObject().put("id", id),
-        action(DedupAction.CHECK)), 10).body();
+    return ClusterPartitions.check(from, ADDRESS, 0, id);
   }
 
   private static JsonObject stats(Vertx from) {
-    return (JsonObject) TestFutures.await(from.eventBus().request(ADDRESS + ".0", null,
-        action(DedupAction.STATS).setSendTimeout(2_000)), 10).body();
+    return ClusterPartitions.stats(from, ADDRESS, 0);
   }
 
   private static JsonObject statsOrNull(Vertx from) {
-    try {
-      return stats(from);
-    } catch (ReplyException e) {
-      if (e.failureType() == ReplyFailure.NO_HANDLERS || e.failureType() == ReplyFailure.TIMEOUT
-          || e.failureCode() == DedupFailure.UNAVAILABLE) {
-        return null;
-      }
-      throw e;
-    } catch (RuntimeException e) {
-      return null;
-    }
-  }
-
-  private static DeliveryOptions action(DedupAction action) {
-    return new DeliveryOptions().addHeader(DedupAction.HEADER, action.wireName());
+    return ClusterPartitions.statsOrNull(from, ADDRESS, 0);
   }
 
   private static void sleep(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new AssertionError(e);
-    }
+    ClusterPartitions.sleep(ms);
   }
 }

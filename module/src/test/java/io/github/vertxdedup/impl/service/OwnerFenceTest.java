@@ -83,10 +83,7 @@ class OwnerFenceTest {
     TestFutures.await(vertx.sharedData().getCounter("io.github.vertxdedup.epoch." + ADDRESS + ".0")
         .compose(c -> c.incrementAndGet()), 10);
     timer.fireNext();
-    long deadline = System.nanoTime() + 10_000_000_000L;
-    while (ownership.role() != PartitionOwnership.Role.STANDBY && System.nanoTime() < deadline) {
-      Thread.onSpinWait();
-    }
+    awaitRole(ownership, PartitionOwnership.Role.STANDBY);
     assertThat(ownership.role()).isEqualTo(PartitionOwnership.Role.STANDBY);
     assertThat(ownership.partition()).isNull();
     ReplyException gone = TestFutures.replyFailure(request("c"), 10);
@@ -137,10 +134,7 @@ class OwnerFenceTest {
         .isEqualTo(1 + 1 + OwnerLock.LOST_COUNTER_MARGIN);
     leaseClock.addAndGet(LEASE_MS);
     waits.fire(wait);
-    long deadline = System.nanoTime() + 10_000_000_000L;
-    while (standby[0].role() != PartitionOwnership.Role.OWNER && System.nanoTime() < deadline) {
-      Thread.onSpinWait();
-    }
+    awaitRole(standby[0], PartitionOwnership.Role.OWNER);
     assertThat(standby[0].role()).isEqualTo(PartitionOwnership.Role.OWNER);
     JsonObject again = check("a");
     assertThat(again.getString("verdict")).isEqualTo("ACCEPTED");
@@ -154,16 +148,11 @@ class OwnerFenceTest {
     TestFutures.await(ownership.stop(), 10);
     assertThat(TestFutures.<Boolean>await(counter(ADDRESS).compose(c -> c.compareAndSet(1, 0)), 10)).isTrue();
     ManualPartitionTimer waits = new ManualPartitionTimer();
-    PartitionOwnership[] next = new PartitionOwnership[1];
-    context.runOnContext(v -> {
-      next[0] = new PartitionOwnership(vertx, context, ownerOptions(), 0, clock, waits, leaseClock::get, "next",
-          null, () -> new PartitionVerticle(ownerOptions(), 0, clock, NoJournal.INSTANCE, null));
-      next[0].start();
-    });
+    PartitionOwnership next = startOn(ownerOptions(), waits, "next");
     ManualPartitionTimer.Scheduled wait = waits.next();
     assertThat(wait.delayMs()).as("a lease waited out, although the release was clean").isEqualTo(LEASE_MS);
-    assertThat(next[0].epoch()).isEqualTo(1 + 1 + OwnerLock.LOST_COUNTER_MARGIN);
-    assertThat(next[0].role()).isEqualTo(PartitionOwnership.Role.TAKING_OVER);
+    assertThat(next.epoch()).isEqualTo(1 + 1 + OwnerLock.LOST_COUNTER_MARGIN);
+    assertThat(next.role()).isEqualTo(PartitionOwnership.Role.TAKING_OVER);
   }
 
   @Test
@@ -175,24 +164,40 @@ class OwnerFenceTest {
         .setOwnerLeaseMs(LEASE_MS).setOwnerCheckMs(100).setOwnerLockPollMs(100).validate();
     TestFutures.await(counter(address).compose(c -> c.incrementAndGet()), 10);
     ManualPartitionTimer waits = new ManualPartitionTimer();
-    PartitionOwnership[] next = new PartitionOwnership[1];
-    context.runOnContext(v -> {
-      next[0] = new PartitionOwnership(vertx, context, options, 0, clock, waits, leaseClock::get, "next-owner",
-          null, () -> new PartitionVerticle(options, 0, clock, NoJournal.INSTANCE, null));
-      next[0].start();
-    });
+    PartitionOwnership next = startOn(options, waits, "next-owner");
     ManualPartitionTimer.Scheduled wait = waits.next();
-    assertThat(next[0].epoch()).isEqualTo(2);
+    assertThat(next.epoch()).isEqualTo(2);
     assertThat(TestFutures.<Boolean>await(counter(address).compose(c -> c.compareAndSet(2, 0)), 10)).isTrue();
     leaseClock.addAndGet(LEASE_MS);
     waits.fire(wait);
+    awaitRole(next, PartitionOwnership.Role.OWNER);
+    assertThat(next.role()).isEqualTo(PartitionOwnership.Role.OWNER);
+    assertThat(next.epoch()).isEqualTo(2);
+    assertThat(TestFutures.<Long>await(counter(address).compose(c -> c.get()), 10)).isEqualTo(2L);
+  }
+
+  /**
+   * Makes an ownership of partition 0 on the test's context, with the lease clock the test moves, and starts it.
+   *
+   * @return the ownership, once made (its start may still wait for a timer the test fires)
+   */
+  private PartitionOwnership startOn(DedupOptions options, ManualPartitionTimer timers, String name) {
+    Promise<PartitionOwnership> made = Promise.promise();
+    context.runOnContext(v -> {
+      PartitionOwnership o = new PartitionOwnership(vertx, context, options, 0, clock, timers, leaseClock::get, name,
+          null, () -> new PartitionVerticle(options, 0, clock, NoJournal.INSTANCE, null));
+      o.start();
+      made.complete(o);
+    });
+    return TestFutures.await(made.future(), 10);
+  }
+
+  private static void awaitRole(PartitionOwnership o, PartitionOwnership.Role role) {
     long deadline = System.nanoTime() + 10_000_000_000L;
-    while (next[0].role() != PartitionOwnership.Role.OWNER && System.nanoTime() < deadline) {
+    while (o.role() != role && System.nanoTime() < deadline) {
       Thread.onSpinWait();
     }
-    assertThat(next[0].role()).isEqualTo(PartitionOwnership.Role.OWNER);
-    assertThat(next[0].epoch()).isEqualTo(2);
-    assertThat(TestFutures.<Long>await(counter(address).compose(c -> c.get()), 10)).isEqualTo(2L);
+    assertThat(o.role()).isEqualTo(role);
   }
 
   private static DedupOptions ownerOptions() {
@@ -214,24 +219,16 @@ class OwnerFenceTest {
     TestFutures.await(vertx.sharedData().getCounter("io.github.vertxdedup.epoch." + address + ".0")
         .compose(c -> c.incrementAndGet()), 10);
     ManualPartitionTimer waits = new ManualPartitionTimer();
-    PartitionOwnership[] next = new PartitionOwnership[1];
-    context.runOnContext(v -> {
-      next[0] = new PartitionOwnership(vertx, context, options, 0, clock, waits, leaseClock::get, "next-owner",
-          null, () -> new PartitionVerticle(options, 0, clock, NoJournal.INSTANCE, null));
-      next[0].start();
-    });
+    PartitionOwnership next = startOn(options, waits, "next-owner");
     long takenAtMs = clock.nowMs();
     ManualPartitionTimer.Scheduled wait = waits.next();
     assertThat(wait.delayMs()).as("the wait after an unclean loss").isEqualTo(LEASE_MS);
-    assertThat(next[0].role()).isEqualTo(PartitionOwnership.Role.TAKING_OVER);
+    assertThat(next.role()).isEqualTo(PartitionOwnership.Role.TAKING_OVER);
     clock.advanceMs(LEASE_MS);
     leaseClock.addAndGet(LEASE_MS);
     waits.fire(wait);
-    long deadline = System.nanoTime() + 10_000_000_000L;
-    while (next[0].role() != PartitionOwnership.Role.OWNER && System.nanoTime() < deadline) {
-      Thread.onSpinWait();
-    }
-    assertThat(next[0].role()).isEqualTo(PartitionOwnership.Role.OWNER);
+    awaitRole(next, PartitionOwnership.Role.OWNER);
+    assertThat(next.role()).isEqualTo(PartitionOwnership.Role.OWNER);
     JsonObject stats = (JsonObject) TestFutures.await(vertx.eventBus().request(address + ".0", null,
         new DeliveryOptions().addHeader(DedupAction.HEADER, DedupAction.STATS.wireName())), 10).body();
     assertThat(stats.getLong("epoch")).isEqualTo(2);

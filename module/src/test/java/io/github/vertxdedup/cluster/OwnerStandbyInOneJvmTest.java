@@ -117,6 +117,35 @@ class OwnerStandbyInOneJvmTest extends OwnersInOneJvmSupport {
     assertThat(fresh.containsKey("unvouched")).isFalse();
   }
 
+  @Test
+  void shouldNotHandOverAStaleJournalWhoseEpochMatchesByChanceAfterTheWholeClusterRestarted() {
+    // Before the restart: a deployment on directory "a" owns every partition at epoch 1 and writes it in owner-epoch.
+    DedupOptions onA = options().setJournalDir(tmp.resolve("a").toString());
+    deploy(onA);
+    TestFutures.await(vertx.close(), 20);
+
+    // The whole cluster (here, the JVM's shared data) restarted: epochs start again at 1. A deployment on directory
+    // "c" owns the partitions now, at epoch 1 as well, and accepts ids that "a" never saw.
+    vertx = io.vertx.core.Vertx.vertx();
+    DedupOptions onC = options().setJournalDir(tmp.resolve("c").toString());
+    String c = deploy(onC);
+    String a = deploy(onA);
+    assertOneOwnerPerPartition(c, 1);
+    List<String> accepted = acceptIds(onC, "on-c-", 40);
+
+    // "c" releases cleanly; "a" takes over at epoch 2. Its file says epoch 1, the previous epoch, but of another term.
+    TestFutures.await(vertx.undeploy(c), 20);
+    awaitOwner(a, 2);
+    for (int p = 0; p < PARTITIONS; p++) {
+      assertThat(stats(p).getBoolean("journalHandedOver")).as("partition %s", p).isFalse();
+    }
+    for (String id : accepted) {
+      JsonObject r = check(onA, id, null);
+      assertThat(r.getString("verdict")).isEqualTo("ACCEPTED");
+      assertThat(r.getBoolean("unvouched")).as("id %s, accepted by c", id).isTrue();
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------------------------
 
   /** Probes every partition address many times: every answer comes from {@code owner} with {@code epoch}. */

@@ -18,11 +18,14 @@ import org.slf4j.LoggerFactory;
  * <pre>
  * &lt;journalDir&gt;/&lt;address&gt;/&lt;p&gt;/owner-epoch, UTF-8 text:
  *   line 1   the epoch of the last owner that opened the directory (written once its partition is deployed)
- *   line 2   optional: the instant, window clock ms, before which new ids are unvouched, present if that owner
- *            (or an earlier one on this directory) took over without its predecessor's journal
+ *   line 2   the instant, window clock ms, before which new ids are unvouched, if that owner (or an earlier one on
+ *            this directory) took over without its predecessor's journal; "-" (or, in files of earlier builds, no
+ *            line) if none
+ *   line 3   that owner's term id, a random number that tells its term from another of the same epoch (epochs
+ *            start again at 1 when the whole cluster restarts); absent in files of earlier builds
  * </pre>
  *
- * <p>{@link #read(Path)} and {@link #write(Path, long, long)} do the file work and block; {@link #read()} and
+ * <p>{@link #read(Path)} and {@link #write(Path, long, long, long)} do the file work and block; {@link #read()} and
  * {@link #write(OwnerTerm)} run them on a worker through {@link Vertx#executeBlocking} (unordered), completing on the
  * caller's context, so {@link PartitionOwnership} can call them from its event loop.
  *
@@ -41,6 +44,20 @@ final class OwnerEpochFile {
   static final long NO_EPOCH = -1;
   /** The unvouched mark read when there is no second line, or no number on it: none is carried over. */
   static final long NO_MARK = Long.MIN_VALUE;
+  /** The term id read when there is no third line, or no number on it: the file names no term. */
+  static final long NO_TERM = 0;
+
+  /**
+   * What the file says.
+   *
+   * @param epoch the epoch of the last owner that opened the directory, or {@link #NO_EPOCH}
+   * @param mark the unvouched-until instant it carries, clock ms, or {@link #NO_MARK}
+   * @param termId that owner's term id, or {@link #NO_TERM}
+   */
+  record Contents(long epoch, long mark, long termId) {
+    /** Nothing: no journal, no file, or no epoch in it. */
+    static final Contents NONE = new Contents(NO_EPOCH, NO_MARK, NO_TERM);
+  }
 
   private final Vertx vertx;
   private final Path dir;
@@ -57,13 +74,12 @@ final class OwnerEpochFile {
   /**
    * Reads the file off the event loop.
    *
-   * @return {epoch of the last owner that opened the directory or {@link #NO_EPOCH}, unvouched-until clock ms or
-   *     {@link #NO_MARK}}; both "none" without a journal or file; fails with an {@link UncheckedIOException} if the
-   *     file exists but cannot be read
+   * @return what the file says; {@link Contents#NONE} without a journal or file; fails with an
+   *     {@link UncheckedIOException} if the file exists but cannot be read
    */
-  Future<long[]> read() {
+  Future<Contents> read() {
     if (dir == null) {
-      return Future.succeededFuture(new long[] {NO_EPOCH, NO_MARK});
+      return Future.succeededFuture(Contents.NONE);
     }
     return vertx.executeBlocking(() -> read(dir), false);
   }
@@ -80,64 +96,73 @@ final class OwnerEpochFile {
       return Future.succeededFuture();
     }
     return vertx.executeBlocking(() -> {
-      write(dir, t.epoch(), t.unvouchedUntilMs());
+      write(dir, t.epoch(), t.unvouchedUntilMs(), t.termId());
       return null;
     }, false);
   }
 
   /**
-   * Reads {@code <dir>/owner-epoch}: its first line is the epoch of the last owner that opened the directory, its
-   * optional second line the instant (clock ms) before which new ids are unvouched, carried over from a takeover
-   * without the previous owner's journal. Blocks on the file system.
+   * Reads {@code <dir>/owner-epoch} (the format above). Blocks on the file system.
    *
    * @param dir the partition's journal directory
-   * @return {epoch, unvouched-until}: {@link #NO_EPOCH} if there is no file or its first line holds no number;
-   *     {@link #NO_MARK} if there is no second line or it holds no number
+   * @return what it says: {@link Contents#NONE} if there is no file or its first line holds no number; no mark or no
+   *     term where the line is absent or holds no number
    * @throws UncheckedIOException if the file exists but cannot be read
    */
-  static long[] read(Path dir) {
+  static Contents read(Path dir) {
     Path file = dir.resolve(NAME);
-    long[] read = {NO_EPOCH, NO_MARK};
     try {
       if (!Files.exists(file)) {
-        return read;
+        return Contents.NONE;
       }
       String[] lines = Files.readString(file, StandardCharsets.UTF_8).trim().split("\\s+");
+      long epoch;
       try {
-        read[0] = Long.parseLong(lines[0]);
+        epoch = Long.parseLong(lines[0]);
       } catch (NumberFormatException e) {
         LOG.warn("{} holds '{}', not an epoch: the journal is treated as not handed over", file, lines[0]);
-        return read;
+        return Contents.NONE;
       }
-      if (lines.length > 1) {
+      long mark = NO_MARK;
+      if (lines.length > 1 && !lines[1].equals("-")) {
         try {
-          read[1] = Long.parseLong(lines[1]);
+          mark = Long.parseLong(lines[1]);
         } catch (NumberFormatException e) {
           LOG.warn("{} holds '{}', not an instant: no unvouched mark is carried over", file, lines[1]);
         }
       }
-      return read;
+      long termId = NO_TERM;
+      if (lines.length > 2) {
+        try {
+          termId = Long.parseLong(lines[2]);
+        } catch (NumberFormatException e) {
+          LOG.warn("{} holds '{}', not a term id: the journal is treated as not handed over", file, lines[2]);
+        }
+      }
+      return new Contents(epoch, mark, termId);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read " + file, e);
     }
   }
 
   /**
-   * Replaces {@code <dir>/owner-epoch} with {@code epoch} and, if any, {@code unvouchedUntilMs} on a second line
-   * (written to a temporary file and moved into place, so a reader sees the old or the new file, never part of one).
-   * Blocks on the file system.
+   * Replaces {@code <dir>/owner-epoch} with {@code epoch}, {@code unvouchedUntilMs} (or "-") and {@code termId} on
+   * three lines (written to a temporary file and moved into place, so a reader sees the old or the new file, never
+   * part of one). Blocks on the file system.
    *
    * @param dir the partition's journal directory; created if absent
    * @param epoch the epoch of the owner that opened the directory
    * @param unvouchedUntilMs new ids are unvouched before this instant, clock ms; {@link #NO_MARK}: no mark
+   * @param termId the owner's term id
    * @throws UncheckedIOException if the directory or the file cannot be written
    */
-  static void write(Path dir, long epoch, long unvouchedUntilMs) {
+  static void write(Path dir, long epoch, long unvouchedUntilMs, long termId) {
     Path file = dir.resolve(NAME);
     try {
       Files.createDirectories(dir);
       Path tmp = dir.resolve(NAME + ".tmp");
-      String text = epoch + "\n" + (unvouchedUntilMs == NO_MARK ? "" : unvouchedUntilMs + "\n");
+      String text = epoch + "\n" + (unvouchedUntilMs == NO_MARK ? "-" : Long.toString(unvouchedUntilMs)) + "\n"
+          + termId + "\n";
       Files.writeString(tmp, text, StandardCharsets.UTF_8);
       Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     } catch (IOException e) {

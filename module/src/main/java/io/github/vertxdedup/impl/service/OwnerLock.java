@@ -19,6 +19,7 @@ import org.slf4j.LoggerFactory;
  *   epoch    counter "io.github.vertxdedup.epoch.&lt;address&gt;.&lt;p&gt;": incremented by each new owner; the newest
  *            value read through this object is kept, so that a counter found at or below it is known to be lost
  *   release  AsyncMap RELEASES_MAP, key "&lt;address&gt;.&lt;p&gt;": the epoch an owner released cleanly
+ *   term     AsyncMap TERMS_MAP, same key: "&lt;epoch&gt;:&lt;term id&gt;" of the newest owner whose partition deployed
  * </pre>
  *
  * <p>Threads: not thread-safe. Every method is called on the context of the ownership's deployment, and the futures
@@ -44,6 +45,11 @@ final class OwnerLock {
   static final long LOCK_ATTEMPT_MS = 10;
   /** The cluster map of clean releases: partition name to the epoch released. */
   static final String RELEASES_MAP = "io.github.vertxdedup.owner.releases";
+  /**
+   * The cluster map of deployed terms: partition name to {@code "<epoch>:<term id>"} of the newest owner whose
+   * partition deployed (its journal opened and its {@code owner-epoch} file written).
+   */
+  static final String TERMS_MAP = "io.github.vertxdedup.owner.terms";
 
   private final Vertx vertx;
   /** {@code <address>.<p>}: the key of the partition's lock, epoch and release. */
@@ -178,6 +184,35 @@ final class OwnerLock {
    */
   Future<Void> markReleased(long epoch) {
     return releases().compose(m -> m.put(name, epoch));
+  }
+
+  /**
+   * @return {epoch, term id} of the newest owner whose partition deployed, or null if none is recorded (none yet, a
+   *     cluster restarted whole, or an entry the cluster lost); fails if the cluster fails
+   */
+  Future<long[]> deployedTerm() {
+    return vertx.sharedData().<String, String>getAsyncMap(TERMS_MAP).compose(m -> m.get(name)).map(v -> {
+      if (v == null) {
+        return null;
+      }
+      int colon = v.indexOf(':');
+      try {
+        return new long[] {Long.parseLong(v.substring(0, colon)), Long.parseLong(v.substring(colon + 1))};
+      } catch (RuntimeException e) {
+        LOG.warn("partition {}: the cluster's record of its deployed term holds '{}'; ignored", name, v);
+        return null;
+      }
+    });
+  }
+
+  /**
+   * Records that the owner of {@code epoch}, term {@code termId}, deployed its partition (it opened its journal and
+   * wrote its {@code owner-epoch} file): the next owner hands over that journal only if its file names this term.
+   *
+   * @return completes once recorded; fails if the cluster fails
+   */
+  Future<Void> markDeployed(long epoch, long termId) {
+    return vertx.sharedData().<String, String>getAsyncMap(TERMS_MAP).compose(m -> m.put(name, epoch + ":" + termId));
   }
 
   private Future<AsyncMap<String, Long>> releases() {

@@ -8,13 +8,17 @@ import org.slf4j.spi.LoggingEventBuilder;
 
 /**
  * What a takeover learns before it decides, and the term it decides on: the epoch it took, what the cluster says of
- * the previous term's release, and what the journal directory's {@code owner-epoch} file says of its last owner.
+ * the previous term (its clean release, its deployment), and what the journal directory's {@code owner-epoch} file
+ * says of its last owner.
  *
  * <pre>
  *   previous     epoch - 1, or, after a counter that went back, the newest epoch known
  *   clean        no previous owner, or the previous epoch's release was marked; never after a counter that went back
- *   handed over  no previous owner, or the journal's file names the previous epoch; never after a counter that went
- *                back (the newest epoch seen need not be the last owner's, so no file can vouch for it)
+ *   handed over  no previous owner, or the journal's file names the previous epoch and the same term id as the
+ *                cluster's record of the previous owner's deployment; never after a counter that went back (the
+ *                newest epoch seen need not be the last owner's, so no file can vouch for it). The term id matters
+ *                after a restart of the whole cluster: epochs start again at 1 there, so an old file's epoch can
+ *                match the previous one by chance
  *   unvouched    until the later of the takeover + W (not handed over; none if handed over) and the journal's mark
  * </pre>
  *
@@ -29,12 +33,16 @@ import org.slf4j.spi.LoggingEventBuilder;
  *
  * @param epoch the epoch this term took
  * @param releasedEpoch the epoch whose release was marked clean, or {@link OwnerEpochFile#NO_EPOCH}
- * @param journalEpoch the epoch of the last owner that opened the journal, or {@link OwnerEpochFile#NO_EPOCH}
- * @param carriedMark the unvouched-until instant the journal carries (clock ms), or {@link OwnerEpochFile#NO_MARK}
+ * @param deployedEpoch the epoch of the newest owner whose partition deployed, as the cluster recorded it, or
+ *     {@link OwnerEpochFile#NO_EPOCH}
+ * @param deployedTermId that owner's term id, or {@link OwnerEpochFile#NO_TERM}
+ * @param journal what the journal's {@code owner-epoch} file says of the last owner that opened it (its epoch, term
+ *     id and the unvouched mark it carries)
  * @param wentBackFrom the newest epoch known (read by this deployment, or released cleanly) when the counter was found
  *     at or below it (the counter was lost), or 0 if the counter was found above it
  */
-record OwnerTakeover(long epoch, long releasedEpoch, long journalEpoch, long carriedMark, long wentBackFrom) {
+record OwnerTakeover(long epoch, long releasedEpoch, long deployedEpoch, long deployedTermId,
+    OwnerEpochFile.Contents journal, long wentBackFrom) {
 
   private static final Logger LOG = LoggerFactory.getLogger(PartitionOwnership.class);
 
@@ -58,7 +66,12 @@ record OwnerTakeover(long epoch, long releasedEpoch, long journalEpoch, long car
    * @return whether the journal is the previous owner's (or there was no previous owner)
    */
   boolean handedOver(boolean journaled) {
-    return !counterWentBack() && (previous() == 0 || (journaled && journalEpoch == previous()));
+    if (counterWentBack()) {
+      return false;
+    }
+    long previous = previous();
+    return previous == 0 || (journaled && journal.epoch() == previous && deployedEpoch == previous
+        && journal.termId() != OwnerEpochFile.NO_TERM && journal.termId() == deployedTermId);
   }
 
   /**
@@ -76,7 +89,7 @@ record OwnerTakeover(long epoch, long releasedEpoch, long journalEpoch, long car
     // Unvouched until the later of this takeover's own mark (none if the journal is handed over) and the one the
     // journal carries from an earlier takeover without its predecessor's journal.
     long ownMark = handedOver ? OwnerEpochFile.NO_MARK : nowMs + options.getWindowMs();
-    long unvouchedUntil = Math.max(ownMark, carriedMark);
+    long unvouchedUntil = Math.max(ownMark, journal.mark());
     return new OwnerTerm(epoch, previous(), handedOver, nowMs, unvouchedUntil, owner, leaseClock);
   }
 
@@ -90,26 +103,26 @@ record OwnerTakeover(long epoch, long releasedEpoch, long journalEpoch, long car
    * @param journaled whether the partition has a journal directory
    */
   void log(String name, OwnerTerm t, DedupOptions options, boolean journaled) {
-    String journal = journalWords(t, options, journaled);
+    String words = journalWords(t, options, journaled);
     if (counterWentBack()) {
       LOG.warn("partition {}: taking over, epoch {}: the epoch counter had gone back to or below epoch {}, known"
           + " before (its cluster partition was lost with a member), and was moved past it; treated as a loss"
           + " without a clean release: waiting out a lease ({} ms) before answering; journal {}", name, epoch,
-          wentBackFrom, options.getOwnerLeaseMs(), journal);
+          wentBackFrom, options.getOwnerLeaseMs(), words);
     } else if (previous() == 0) {
       LOG.info("partition {}: owner, epoch 1 (first owner)", name);
     } else if (clean()) {
       level(t).log("partition {}: taking over, epoch {} after a clean release of epoch {}; journal {}", name, epoch,
-          previous(), journal);
+          previous(), words);
     } else {
       level(t).log("partition {}: taking over, epoch {} after epoch {} was lost without a clean release; waiting out"
           + " its lease ({} ms) before answering; journal {}", name, epoch, previous(), options.getOwnerLeaseMs(),
-          journal);
+          words);
     }
-    if (t.journalHandedOver() && carriedMark > t.takeoverMs()) {
+    if (t.journalHandedOver() && journal.mark() > t.takeoverMs()) {
       LOG.info("partition {}: the journal carries the mark of an earlier takeover without its predecessor's journal:"
-          + " new ids are unvouched until {} (clock ms, {} ms from now)", name, carriedMark,
-          carriedMark - t.takeoverMs());
+          + " new ids are unvouched until {} (clock ms, {} ms from now)", name, journal.mark(),
+          journal.mark() - t.takeoverMs());
     }
   }
 

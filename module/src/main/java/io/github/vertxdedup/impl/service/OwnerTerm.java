@@ -1,5 +1,6 @@
 package io.github.vertxdedup.impl.service;
 
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.LongSupplier;
 
 /**
@@ -32,6 +33,11 @@ final class OwnerTerm {
   private volatile boolean revoked;
   private volatile long unvouchedUntilMs;
   private final String owner;
+  /**
+   * A random number, never 0, that tells this term from any other of the same epoch: epochs start again at 1 when the
+   * whole cluster restarts, so an epoch alone does not name one owner's term across restarts.
+   */
+  private final long termId;
   private final LongSupplier leaseClock;
   private volatile long leaseEndMs = Long.MIN_VALUE;
 
@@ -60,6 +66,11 @@ final class OwnerTerm {
     this.takeoverMs = takeoverMs;
     this.unvouchedUntilMs = unvouchedUntilMs;
     this.owner = owner;
+    long id;
+    do {
+      id = ThreadLocalRandom.current().nextLong();
+    } while (id == OwnerEpochFile.NO_TERM);
+    this.termId = id;
   }
 
   /** @return this owner's epoch */
@@ -120,6 +131,11 @@ final class OwnerTerm {
     if (takeover && !journalHandedOver) {
       unvouchedUntilMs = Math.max(unvouchedUntilMs, decidesFromMs + windowMs);
     }
+  }
+
+  /** @return this term's id: random, never {@link OwnerEpochFile#NO_TERM} */
+  long termId() {
+    return termId;
   }
 
   /** @return the owning deployment's name */

@@ -340,13 +340,17 @@ public final class PartitionOwnership {
   private void takeOver() {
     role = Role.TAKING_OVER;
     long askedMs = leaseClock.getAsLong();
-    lock.releasedEpoch().compose(released -> epochFile.read().compose(journal -> {
-      long releasedEpoch = released == null ? OwnerEpochFile.NO_EPOCH : released;
-      // A clean release of an epoch at or above the counter's next value also shows a lost counter. The journal's
-      // file does not: after a restart of the whole cluster the counter starts again from 0 by right.
-      return lock.nextEpoch(releasedEpoch).map(taken -> new OwnerTakeover(taken.epoch(), releasedEpoch, journal[0],
-          journal[1], taken.wentBackFrom()));
-    }))
+    lock.releasedEpoch().compose(released -> lock.deployedTerm().compose(deployed ->
+        epochFile.read().compose(journal -> {
+          long releasedEpoch = released == null ? OwnerEpochFile.NO_EPOCH : released;
+          long deployedEpoch = deployed == null ? OwnerEpochFile.NO_EPOCH : deployed[0];
+          long deployedTermId = deployed == null ? OwnerEpochFile.NO_TERM : deployed[1];
+          // A clean release or a deployment of an epoch at or above the counter's next value also shows a lost
+          // counter. The journal's file does not: after a restart of the whole cluster the counter starts again from
+          // 0 by right.
+          return lock.nextEpoch(Math.max(releasedEpoch, deployedEpoch)).map(taken -> new OwnerTakeover(
+              taken.epoch(), releasedEpoch, deployedEpoch, deployedTermId, journal, taken.wentBackFrom()));
+        })))
         .onComplete(ar -> {
           if (ar.failed()) {
             busy = false;
@@ -422,12 +426,17 @@ public final class PartitionOwnership {
     verticle = v;
     vertx.deployVerticle(v).compose(id -> {
       deploymentId = id;
-      // The journal is this term's now: the next owner on this directory finds it handed over, with the mark.
+      // The journal is this term's now: the next owner on this directory finds it handed over, with the mark, if
+      // the cluster's record of the deployed term names this term too.
       return epochFile.write(t).otherwise(e -> {
         LOG.warn("partition {}: could not write {} in its journal directory: {}; the next owner on it treats the"
             + " journal as not handed over", name, OwnerEpochFile.NAME, e.toString());
         return null;
-      });
+      }).compose(written -> lock.markDeployed(t.epoch(), t.termId()).otherwise(e -> {
+        LOG.warn("partition {}: could not record its deployment of epoch {} in the cluster: {}; the next owner"
+            + " treats the journal as not handed over", name, t.epoch(), e.toString());
+        return null;
+      }));
     }).compose(written -> confirmIfLapsed(t)).onComplete(ar -> {
       if (ar.failed()) {
         busy = false;

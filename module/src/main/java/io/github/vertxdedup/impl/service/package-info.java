@@ -10,8 +10,9 @@
  * The decisions' parts: {@code WindowRoom} says whether a new event fits, {@code PartitionRecorder} writes a decision
  * into the window and the journal, {@code PartitionResults} makes the answers.
  * In a cluster, {@code PartitionOwnership} decides whether a deployment owns a partition or stands by, speaking to the
- * cluster's lock, epoch counter and release map through {@code OwnerLock} and to the journal directory's
- * {@code owner-epoch} file through {@code OwnerEpochFile}; {@code OwnerTerm} is an owner's epoch and lease.
+ * cluster's lock, epoch counter, release and deployed-term maps through {@code OwnerLock} and to the journal
+ * directory's {@code owner-epoch} file through {@code OwnerEpochFile}; {@code OwnerTakeover} decides a takeover's term
+ * from what it learned, {@code OwnerChecks} confirms it, and {@code OwnerTerm} is an owner's epoch, term id and lease.
  * Internal: not an API.
  *
  * <p>May use: {@code window}, {@code impl.protocol}, {@code impl.journal} (only through the {@code PartitionJournal}

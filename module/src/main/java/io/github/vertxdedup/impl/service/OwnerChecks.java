@@ -47,6 +47,13 @@ final class OwnerChecks {
      * @param why what the check found, for the log
      */
     void checkFailed(OwnerTerm t, String why);
+
+    /**
+     * A periodic check confirmed the current term: the next check is scheduled.
+     *
+     * @param t the term confirmed
+     */
+    void confirmed(OwnerTerm t);
   }
 
   private final String name;
@@ -156,6 +163,7 @@ final class OwnerChecks {
       }
       if (ar.result() == null) {
         schedule(t, askedMs);
+        owner.confirmed(t);
       } else {
         owner.checkFailed(t, ar.result());
       }

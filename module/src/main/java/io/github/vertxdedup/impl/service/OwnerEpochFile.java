@@ -19,8 +19,8 @@ import org.slf4j.LoggerFactory;
  * &lt;journalDir&gt;/&lt;address&gt;/&lt;p&gt;/owner-epoch, UTF-8 text:
  *   line 1   the epoch of the last owner that opened the directory (written once its partition is deployed)
  *   line 2   the instant, window clock ms, before which new ids are unvouched, if that owner (or an earlier one on
- *            this directory) took over without its predecessor's journal; "-" (or, in files of earlier builds, no
- *            line) if none
+ *            this directory) took over without its predecessor's journal; NO_MARK (Long.MIN_VALUE) if none (files of
+ *            earlier builds may have no line 2 then)
  *   line 3   that owner's term id, a random number that tells its term from another of the same epoch (epochs
  *            start again at 1 when the whole cluster restarts); absent in files of earlier builds
  * </pre>
@@ -124,7 +124,7 @@ final class OwnerEpochFile {
         return Contents.NONE;
       }
       long mark = NO_MARK;
-      if (lines.length > 1 && !lines[1].equals("-")) {
+      if (lines.length > 1) {
         try {
           mark = Long.parseLong(lines[1]);
         } catch (NumberFormatException e) {
@@ -146,8 +146,8 @@ final class OwnerEpochFile {
   }
 
   /**
-   * Replaces {@code <dir>/owner-epoch} with {@code epoch}, {@code unvouchedUntilMs} (or "-") and {@code termId} on
-   * three lines (written to a temporary file and moved into place, so a reader sees the old or the new file, never
+   * Replaces {@code <dir>/owner-epoch} with {@code epoch}, {@code unvouchedUntilMs} and {@code termId} on three
+   * lines (written to a temporary file and moved into place, so a reader sees the old or the new file, never
    * part of one). Blocks on the file system.
    *
    * @param dir the partition's journal directory; created if absent
@@ -161,8 +161,8 @@ final class OwnerEpochFile {
     try {
       Files.createDirectories(dir);
       Path tmp = dir.resolve(NAME + ".tmp");
-      String text = epoch + "\n" + (unvouchedUntilMs == NO_MARK ? "-" : Long.toString(unvouchedUntilMs)) + "\n"
-          + termId + "\n";
+      // No mark is written as NO_MARK itself: earlier builds, which read two lines, read it as no mark too.
+      String text = epoch + "\n" + unvouchedUntilMs + "\n" + termId + "\n";
       Files.writeString(tmp, text, StandardCharsets.UTF_8);
       Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     } catch (IOException e) {

@@ -9,9 +9,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The cluster's side of one partition's ownership, through Vert.x shared data (Hazelcast with vertx-hazelcast, the
- * JVM without a cluster): the owner's lock, the epoch counter whose values are the owners' fencing tokens, and the
- * map of clean releases. {@link PartitionOwnership} decides when to try, wait, confirm or let go; this class only
- * speaks to the cluster.
+ * JVM without a cluster): the owner's lock, the epoch counter whose values are the owners' fencing tokens, the map
+ * of clean releases and the map of deployed terms. {@link PartitionOwnership} decides when to try, wait, confirm or
+ * let go; this class only speaks to the cluster.
  *
  * <pre>
  *   lock     "io.github.vertxdedup.owner.&lt;address&gt;.&lt;p&gt;", tried with getLockWithTimeout(LOCK_ATTEMPT_MS)
@@ -52,7 +52,7 @@ final class OwnerLock {
   static final String TERMS_MAP = "io.github.vertxdedup.owner.terms";
 
   private final Vertx vertx;
-  /** {@code <address>.<p>}: the key of the partition's lock, epoch and release. */
+  /** {@code <address>.<p>}: the key of the partition's lock, epoch, release and deployed term. */
   private final String name;
   private Lock lock;
   private Lock localLock;
@@ -119,7 +119,8 @@ final class OwnerLock {
    * is then moved {@link #LOST_COUNTER_MARGIN} past the larger of them, so that it stays above any epoch taken since
    * this deployment last read it (the reads are one lock poll apart), and the fence keeps ordering owners.
    *
-   * @param floor another epoch known to have been taken (the last clean release's), or a smaller value
+   * @param floor another epoch known to have been taken (the last clean release's or deployed term's), or a smaller
+   *     value
    * @return the epoch taken, with the epoch it was found at or below if the counter had gone back; fails if the
    *     cluster fails
    */

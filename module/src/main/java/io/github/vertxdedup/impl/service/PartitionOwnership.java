@@ -29,12 +29,15 @@ import org.slf4j.LoggerFactory;
  *            fencing token (Hazelcast: map __vertx.map.counter). epoch - 1 is the previous owner's; 0 none.
  *   release  AsyncMap "io.github.vertxdedup.owner.releases": the epoch an owner released cleanly (undeploy), so the
  *            next owner need not wait out its lease.
+ *   term     AsyncMap "io.github.vertxdedup.owner.terms": "&lt;epoch&gt;:&lt;term id&gt;" of the newest owner whose
+ *            partition deployed (a term id is random, drawn at the takeover), recorded after its owner-epoch file.
  *   journal  &lt;journalDir&gt;/&lt;address&gt;/&lt;p&gt;/owner-epoch: the epoch of the last owner that opened this
  *            directory, written once its partition is deployed (its journal recovered), never at the takeover, so
- *            a term that never ran leaves no trace; and, on a second line, the instant before which new ids are
- *            unvouched if that owner took over without its predecessor's journal. Read at takeover: previous epoch
- *            means the journal is the previous owner's (handed over); the mark carries over, and the new owner's
- *            unvouched window ends at the later of it and its own (none if neither).
+ *            a term that never ran leaves no trace; on a second line, the instant before which new ids are
+ *            unvouched if that owner took over without its predecessor's journal; on a third, its term id. Read at
+ *            takeover: the previous epoch and the term the cluster recorded for it mean the journal is the previous
+ *            owner's (handed over); the mark carries over, and the new owner's unvouched window ends at the later of
+ *            it and its own (none if neither).
  *
  * Fence (Kleppmann, "How to do distributed locking", 2016: a lock alone is not a fence):
  *   an owner reads its epoch counter every ownerCheckMs from its takeover (each check due ownerCheckMs after the
@@ -47,7 +50,7 @@ import org.slf4j.LoggerFactory;
  *   off (Hazelcast: split-brain protection with a majority quorum on those maps; docs/partitioning.md).
  * </pre>
  *
- * <p>The lock, the epoch counter and the release map are spoken to through {@link OwnerLock}, the journal's
+ * <p>The lock, the epoch counter, the release and deployed-term maps are spoken to through {@link OwnerLock}, the journal's
  * {@code owner-epoch} file through {@link OwnerEpochFile}; a takeover's term is decided by {@link OwnerTakeover}
  * (which also handles a counter that Hazelcast lost and that went back), the owner's checks run in
  * {@link OwnerChecks}; this class is the state machine over them:
@@ -99,9 +102,9 @@ public final class PartitionOwnership {
   private final String owner;
   private final Path partitionDir;
   private final Supplier<PartitionVerticle> factory;
-  /** {@code <address>.<p>}: the partition's address and the key of its lock, epoch and release. */
+  /** {@code <address>.<p>}: the partition's address and the key of its lock, epoch, release and deployed term. */
   private final String name;
-  /** The partition's lock, epoch counter and clean releases in the cluster. */
+  /** The partition's lock, epoch counter, clean releases and deployed terms in the cluster. */
   private final OwnerLock lock;
   /** The journal directory's {@code owner-epoch} file. */
   private final OwnerEpochFile epochFile;
@@ -116,6 +119,8 @@ public final class PartitionOwnership {
   private boolean busy;
   private boolean stopping;
   private boolean loggedStandby;
+  /** Whether the current term's deployment is recorded in the cluster ({@link #recordTerm}). */
+  private boolean termRecorded;
   /** Whether the current term's predecessor released cleanly (or there was none). */
   private boolean predecessorClean;
   /** Why the term must step down once its partition's deployment ends (a check failed meanwhile), or null. */
@@ -161,6 +166,13 @@ public final class PartitionOwnership {
       @Override
       public void checkFailed(OwnerTerm t, String why) {
         PartitionOwnership.this.checkFailed(t, why);
+      }
+
+      @Override
+      public void confirmed(OwnerTerm t) {
+        if (role == Role.OWNER && !termRecorded && !busy) {
+          recordTerm(t);
+        }
       }
     });
   }
@@ -278,6 +290,10 @@ public final class PartitionOwnership {
     t.revoke();
     boolean clean = role == Role.OWNER || predecessorClean;
     Future<Void> marked = undeployPartition();
+    if (role == Role.OWNER && !termRecorded) {
+      // Its record failed at deployment: the next owner on this journal hands it over only with the record.
+      marked = marked.compose(v -> recordTerm(t));
+    }
     if (clean) {
       marked = marked.compose(v -> lock.markReleased(t.epoch())).otherwise(e -> {
         LOG.warn("partition {}: could not mark the release of epoch {} as clean: {}; the next owner waits out a"
@@ -369,6 +385,7 @@ public final class PartitionOwnership {
           OwnerTerm t = k.term(clock.nowMs(), options, journaled, owner, leaseClock);
           t.confirm(askedMs + options.getOwnerLeaseMs());
           term = t;
+          termRecorded = false;
           predecessorClean = k.clean();
           pendingStepDown = null;
           busy = false;
@@ -432,11 +449,7 @@ public final class PartitionOwnership {
         LOG.warn("partition {}: could not write {} in its journal directory: {}; the next owner on it treats the"
             + " journal as not handed over", name, OwnerEpochFile.NAME, e.toString());
         return null;
-      }).compose(written -> lock.markDeployed(t.epoch(), t.termId()).otherwise(e -> {
-        LOG.warn("partition {}: could not record its deployment of epoch {} in the cluster: {}; the next owner"
-            + " treats the journal as not handed over", name, t.epoch(), e.toString());
-        return null;
-      }));
+      }).compose(written -> recordTerm(t));
     }).compose(written -> confirmIfLapsed(t)).onComplete(ar -> {
       if (ar.failed()) {
         busy = false;
@@ -500,6 +513,24 @@ public final class PartitionOwnership {
         t.revoke();
         pendingStepDown = why;
       }
+      return null;
+    });
+  }
+
+  /**
+   * Records term {@code t}'s deployment in the cluster ({@link OwnerLock#markDeployed}): the next owner hands over the
+   * journal only with this record. A failure is logged and tried again at the next confirmation and at the stop.
+   *
+   * @return completes when recorded or failed; never fails
+   */
+  private Future<Void> recordTerm(OwnerTerm t) {
+    return lock.markDeployed(t.epoch(), t.termId()).map(v -> {
+      termRecorded = term == t;
+      return (Void) null;
+    }).otherwise(e -> {
+      LOG.warn("partition {}: could not record its deployment of epoch {} in the cluster: {}; tried again at the next"
+          + " check (until then the next owner treats the journal as not handed over)", name, t.epoch(),
+          e.toString());
       return null;
     });
   }

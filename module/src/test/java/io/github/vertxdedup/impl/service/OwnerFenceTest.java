@@ -156,6 +156,23 @@ class OwnerFenceTest {
   }
 
   @Test
+  void shouldTakeOverAsAfterALossWhenTheCounterIsAtOrBelowTheLastDeployedTerm() {
+    // The owner's deployment of epoch 1 is recorded; its release record and the counter are lost. A deployment that
+    // never read the counter takes over: the deployed term names an epoch the counter no longer passes.
+    TestFutures.await(ownership.stop(), 10);
+    assertThat(TestFutures.<Boolean>await(counter(ADDRESS).compose(c -> c.compareAndSet(1, 0)), 10)).isTrue();
+    TestFutures.await(vertx.sharedData().<String, Long>getAsyncMap(OwnerLock.RELEASES_MAP)
+        .compose(m -> m.remove(ADDRESS + ".0")), 10);
+    assertThat(TestFutures.<String>await(vertx.sharedData().<String, String>getAsyncMap(OwnerLock.TERMS_MAP)
+        .compose(m -> m.get(ADDRESS + ".0")), 10)).startsWith("1:");
+    ManualPartitionTimer waits = new ManualPartitionTimer();
+    PartitionOwnership next = startOn(ownerOptions(), waits, "next");
+    ManualPartitionTimer.Scheduled wait = waits.next();
+    assertThat(wait.delayMs()).as("a lease waited out").isEqualTo(LEASE_MS);
+    assertThat(next.epoch()).isEqualTo(1 + 1 + OwnerLock.LOST_COUNTER_MARGIN);
+  }
+
+  @Test
   void shouldPutBackACounterLostWhileItWaitsOutALease() {
     // A takeover after an unclean loss waits a lease; meanwhile the cluster loses the counter. The confirmation after
     // the wait finds it below its epoch, puts it back and deploys, instead of stepping down and waiting again.

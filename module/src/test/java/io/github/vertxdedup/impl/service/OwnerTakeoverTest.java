@@ -39,8 +39,10 @@ class OwnerTakeoverTest {
     // After a restart of the whole cluster epochs start again at 1: a stale file of an earlier epoch 3 matches the
     // previous epoch by chance, but not the term the cluster recorded for it.
     assertThat(new OwnerTakeover(4, 3, 3, 77, journal(3, 12), 0).handedOver(true)).isFalse();
-    // A file of an earlier build names no term.
+    // A file of an earlier build names no term, nor does a record missing its term: "no term" never matches.
     assertThat(new OwnerTakeover(4, 3, 3, 77, journal(3, OwnerEpochFile.NO_TERM), 0).handedOver(true)).isFalse();
+    assertThat(new OwnerTakeover(4, 3, 3, OwnerEpochFile.NO_TERM, journal(3, OwnerEpochFile.NO_TERM), 0)
+        .handedOver(true)).isFalse();
     // No record of the previous owner's deployment (it never deployed, or the cluster lost the record).
     assertThat(new OwnerTakeover(4, 3, OwnerEpochFile.NO_EPOCH, OwnerEpochFile.NO_TERM, journal(3, 77), 0)
         .handedOver(true)).isFalse();
@@ -55,7 +57,7 @@ class OwnerTakeoverTest {
 
   @Test
   void shouldTreatACounterThatWentBackAsALossWhateverTheReleaseAndTheJournalSay() {
-    // The counter read 1 again after this deployment had read 3; it was moved to 1 + 3. The release map and the
+    // The counter read 1 again after this deployment had read 3; it was moved past 3. The release map and the
     // journal's file both name epoch 3, yet the newest owner may have been a later one this deployment never saw.
     OwnerTakeover k = new OwnerTakeover(4, 3, 3, 77, journal(3, 77), 3);
     assertThat(k.counterWentBack()).isTrue();

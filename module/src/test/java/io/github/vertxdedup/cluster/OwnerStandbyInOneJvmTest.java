@@ -102,11 +102,10 @@ class OwnerStandbyInOneJvmTest extends OwnersInOneJvmSupport {
     assertOneOwnerPerPartition(first, 1);
     List<String> accepted = acceptIds(options, "journaled-", 40);
 
-    TestFutures.await(vertx.undeploy(first), 20);
-    awaitOwner(second, 2);
+    handOver(first, second);
     assertOneOwnerPerPartition(second, 2);
+    assertJournalHandedOver(true);
     for (int p = 0; p < PARTITIONS; p++) {
-      assertThat(stats(p).getBoolean("journalHandedOver")).as("partition %s", p).isTrue();
       assertThat(stats(p).containsKey("unvouchedUntilMs")).isFalse();
     }
     for (String id : accepted) {
@@ -134,11 +133,8 @@ class OwnerStandbyInOneJvmTest extends OwnersInOneJvmSupport {
     List<String> accepted = acceptIds(onC, "on-c-", 40);
 
     // "c" releases cleanly; "a" takes over at epoch 2. Its file says epoch 1, the previous epoch, but of another term.
-    TestFutures.await(vertx.undeploy(c), 20);
-    awaitOwner(a, 2);
-    for (int p = 0; p < PARTITIONS; p++) {
-      assertThat(stats(p).getBoolean("journalHandedOver")).as("partition %s", p).isFalse();
-    }
+    handOver(c, a);
+    assertJournalHandedOver(false);
     for (String id : accepted) {
       JsonObject r = check(onA, id, null);
       assertThat(r.getString("verdict")).isEqualTo("ACCEPTED");
@@ -147,6 +143,18 @@ class OwnerStandbyInOneJvmTest extends OwnersInOneJvmSupport {
   }
 
   // ---------------------------------------------------------------------------------------------------------------
+
+  /** Undeploys {@code from}, the owner at epoch 1, and waits until {@code to} owns every partition at epoch 2. */
+  private void handOver(String from, String to) {
+    TestFutures.await(vertx.undeploy(from), 20);
+    awaitOwner(to, 2);
+  }
+
+  private void assertJournalHandedOver(boolean handedOver) {
+    for (int p = 0; p < PARTITIONS; p++) {
+      assertThat(stats(p).getBoolean("journalHandedOver")).as("partition %s", p).isEqualTo(handedOver);
+    }
+  }
 
   /** Probes every partition address many times: every answer comes from {@code owner} with {@code epoch}. */
   private void assertOneOwnerPerPartition(String owner, long epoch) {

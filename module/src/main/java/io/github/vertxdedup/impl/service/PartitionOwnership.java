@@ -121,6 +121,8 @@ public final class PartitionOwnership {
   private boolean loggedStandby;
   /** Whether the current term's deployment is recorded in the cluster ({@link #recordTerm}). */
   private boolean termRecorded;
+  /** Whether a record of the current term's deployment failed (logged at WARN once). */
+  private boolean termRecordFailed;
   /** Whether the current term's predecessor released cleanly (or there was none). */
   private boolean predecessorClean;
   /** Why the term must step down once its partition's deployment ends (a check failed meanwhile), or null. */
@@ -386,6 +388,7 @@ public final class PartitionOwnership {
           t.confirm(askedMs + options.getOwnerLeaseMs());
           term = t;
           termRecorded = false;
+          termRecordFailed = false;
           predecessorClean = k.clean();
           pendingStepDown = null;
           busy = false;
@@ -528,9 +531,11 @@ public final class PartitionOwnership {
       termRecorded = term == t;
       return (Void) null;
     }).otherwise(e -> {
-      LOG.warn("partition {}: could not record its deployment of epoch {} in the cluster: {}; tried again at the next"
-          + " check (until then the next owner treats the journal as not handed over)", name, t.epoch(),
-          e.toString());
+      // WARN once per term; the tries at each confirmation after it at DEBUG.
+      (termRecordFailed ? LOG.atDebug() : LOG.atWarn()).log("partition {}: could not record its deployment of epoch {}"
+          + " in the cluster: {}; tried again at each check (until then the next owner treats the journal as not"
+          + " handed over)", name, t.epoch(), e.toString());
+      termRecordFailed = true;
       return null;
     });
   }

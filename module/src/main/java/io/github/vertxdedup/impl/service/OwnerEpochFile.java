@@ -123,25 +123,24 @@ final class OwnerEpochFile {
         LOG.warn("{} holds '{}', not an epoch: the journal is treated as not handed over", file, lines[0]);
         return Contents.NONE;
       }
-      long mark = NO_MARK;
-      if (lines.length > 1) {
-        try {
-          mark = Long.parseLong(lines[1]);
-        } catch (NumberFormatException e) {
-          LOG.warn("{} holds '{}', not an instant: no unvouched mark is carried over", file, lines[1]);
-        }
-      }
-      long termId = NO_TERM;
-      if (lines.length > 2) {
-        try {
-          termId = Long.parseLong(lines[2]);
-        } catch (NumberFormatException e) {
-          LOG.warn("{} holds '{}', not a term id: the journal is treated as not handed over", file, lines[2]);
-        }
-      }
+      long mark = optional(file, lines, 1, NO_MARK, "not an instant: no unvouched mark is carried over");
+      long termId = optional(file, lines, 2, NO_TERM, "not a term id: the journal is treated as not handed over");
       return new Contents(epoch, mark, termId);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read " + file, e);
+    }
+  }
+
+  /** @return the number on line {@code i}, or {@code none} if the line is absent or holds no number (logged) */
+  private static long optional(Path file, String[] lines, int i, long none, String otherwise) {
+    if (lines.length <= i) {
+      return none;
+    }
+    try {
+      return Long.parseLong(lines[i]);
+    } catch (NumberFormatException e) {
+      LOG.warn("{} holds '{}', {}", file, lines[i], otherwise);
+      return none;
     }
   }
 

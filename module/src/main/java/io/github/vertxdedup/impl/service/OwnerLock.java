@@ -188,32 +188,53 @@ final class OwnerLock {
   }
 
   /**
-   * @return {epoch, term id} of the newest owner whose partition deployed, or null if none is recorded (none yet, a
-   *     cluster restarted whole, or an entry the cluster lost); fails if the cluster fails
+   * The cluster's record of the newest owner whose partition deployed.
+   *
+   * @param epoch its epoch, or {@link OwnerEpochFile#NO_EPOCH}
+   * @param termId its term id, or {@link OwnerEpochFile#NO_TERM}
    */
-  Future<long[]> deployedTerm() {
+  record DeployedTerm(long epoch, long termId) {
+    /** No record: none yet, a cluster restarted whole, an entry the cluster lost, or one that does not parse. */
+    static final DeployedTerm NONE = new DeployedTerm(OwnerEpochFile.NO_EPOCH, OwnerEpochFile.NO_TERM);
+  }
+
+  /** @return the newest owner whose partition deployed, or {@link DeployedTerm#NONE}; fails if the cluster fails */
+  Future<DeployedTerm> deployedTerm() {
     return vertx.sharedData().<String, String>getAsyncMap(TERMS_MAP).compose(m -> m.get(name)).map(v -> {
       if (v == null) {
-        return null;
+        return DeployedTerm.NONE;
       }
       int colon = v.indexOf(':');
       try {
-        return new long[] {Long.parseLong(v.substring(0, colon)), Long.parseLong(v.substring(colon + 1))};
+        return new DeployedTerm(Long.parseLong(v.substring(0, colon)), Long.parseLong(v.substring(colon + 1)));
       } catch (RuntimeException e) {
         LOG.warn("partition {}: the cluster's record of its deployed term holds '{}'; ignored", name, v);
-        return null;
+        return DeployedTerm.NONE;
       }
     });
   }
 
   /**
-   * Records that the owner of {@code epoch}, term {@code termId}, deployed its partition (it opened its journal and
-   * wrote its {@code owner-epoch} file): the next owner hands over that journal only if its file names this term.
+   * Records that term {@code t} deployed its partition (it opened its journal and wrote its {@code owner-epoch}
+   * file): the next owner hands over that journal only if its file names this term. Marks {@code t} recorded
+   * ({@link OwnerTerm#deploymentRecorded}) once written; a failure is logged, at WARN the first time for the term,
+   * and is the caller's to try again.
    *
-   * @return completes once recorded; fails if the cluster fails
+   * @return completes when recorded or failed; never fails
    */
-  Future<Void> markDeployed(long epoch, long termId) {
-    return vertx.sharedData().<String, String>getAsyncMap(TERMS_MAP).compose(m -> m.put(name, epoch + ":" + termId));
+  Future<Void> recordDeployed(OwnerTerm t) {
+    return vertx.sharedData().<String, String>getAsyncMap(TERMS_MAP)
+        .compose(m -> m.put(name, t.epoch() + ":" + t.termId()))
+        .map(v -> {
+          t.deploymentRecorded(true);
+          return (Void) null;
+        }).otherwise(e -> {
+          (t.deploymentRecordFailed() ? LOG.atDebug() : LOG.atWarn()).log("partition {}: could not record its"
+              + " deployment of epoch {} in the cluster: {}; tried again at each check (until then the next owner"
+              + " treats the journal as not handed over)", name, t.epoch(), e.toString());
+          t.deploymentRecorded(false);
+          return null;
+        });
   }
 
   private Future<AsyncMap<String, Long>> releases() {

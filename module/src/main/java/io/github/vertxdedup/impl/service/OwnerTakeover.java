@@ -1,6 +1,7 @@
 package io.github.vertxdedup.impl.service;
 
 import io.github.vertxdedup.DedupOptions;
+import io.vertx.core.Future;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,6 +46,26 @@ record OwnerTakeover(long epoch, long releasedEpoch, long deployedEpoch, long de
     OwnerEpochFile.Contents journal, long wentBackFrom) {
 
   private static final Logger LOG = LoggerFactory.getLogger(PartitionOwnership.class);
+
+  /**
+   * Learns what a takeover needs, once the lock is held: whether the previous owner released cleanly, the cluster's
+   * record of the newest deployed term, and the journal's {@code owner-epoch} file; then takes the next epoch, with
+   * the release and the deployed term as floors (an epoch at or above the counter's next value also shows a lost
+   * counter; the journal's file does not, since after a restart of the whole cluster the counter starts again from 0
+   * by right).
+   *
+   * @param lock the partition's lock, counter and maps
+   * @param epochFile the journal directory's {@code owner-epoch} file
+   * @return what was learned; fails if the cluster or the file fails
+   */
+  static Future<OwnerTakeover> learn(OwnerLock lock, OwnerEpochFile epochFile) {
+    return lock.releasedEpoch().compose(released -> lock.deployedTerm().compose(deployed ->
+        epochFile.read().compose(journal -> {
+          long releasedEpoch = released == null ? OwnerEpochFile.NO_EPOCH : released;
+          return lock.nextEpoch(Math.max(releasedEpoch, deployed.epoch())).map(taken -> new OwnerTakeover(
+              taken.epoch(), releasedEpoch, deployed.epoch(), deployed.termId(), journal, taken.wentBackFrom()));
+        })));
+  }
 
   /** @return whether the counter had gone back below an epoch this deployment had read */
   boolean counterWentBack() {

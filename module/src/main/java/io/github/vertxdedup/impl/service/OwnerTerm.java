@@ -40,6 +40,10 @@ final class OwnerTerm {
   private final long termId;
   private final LongSupplier leaseClock;
   private volatile long leaseEndMs = Long.MIN_VALUE;
+  /** Whether the cluster holds this term's deployment record ({@link OwnerLock#recordDeployed}); ownership's context. */
+  private boolean deploymentRecorded;
+  /** Whether a write of that record failed (logged at WARN once); ownership's context. */
+  private boolean deploymentRecordFailed;
 
   /** The production lease clock: {@link System#nanoTime()} in milliseconds. */
   static final LongSupplier MONOTONIC_MS = () -> System.nanoTime() / 1_000_000;
@@ -136,6 +140,26 @@ final class OwnerTerm {
   /** @return this term's id: random, never {@link OwnerEpochFile#NO_TERM} */
   long termId() {
     return termId;
+  }
+
+  /** @return whether the cluster holds this term's deployment record; the ownership's context */
+  boolean deploymentRecorded() {
+    return deploymentRecorded;
+  }
+
+  /** @return whether a write of this term's deployment record has failed; the ownership's context */
+  boolean deploymentRecordFailed() {
+    return deploymentRecordFailed;
+  }
+
+  /**
+   * Sets the outcome of a write of this term's deployment record. The ownership's context.
+   *
+   * @param written true if written, false if the write failed
+   */
+  void deploymentRecorded(boolean written) {
+    deploymentRecorded = written;
+    deploymentRecordFailed |= !written;
   }
 
   /** @return the owning deployment's name */

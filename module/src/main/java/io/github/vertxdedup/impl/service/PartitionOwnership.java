@@ -119,10 +119,6 @@ public final class PartitionOwnership {
   private boolean busy;
   private boolean stopping;
   private boolean loggedStandby;
-  /** Whether the current term's deployment is recorded in the cluster ({@link #recordTerm}). */
-  private boolean termRecorded;
-  /** Whether a record of the current term's deployment failed (logged at WARN once). */
-  private boolean termRecordFailed;
   /** Whether the current term's predecessor released cleanly (or there was none). */
   private boolean predecessorClean;
   /** Why the term must step down once its partition's deployment ends (a check failed meanwhile), or null. */
@@ -172,8 +168,8 @@ public final class PartitionOwnership {
 
       @Override
       public void confirmed(OwnerTerm t) {
-        if (role == Role.OWNER && !termRecorded && !busy) {
-          recordTerm(t);
+        if (role == Role.OWNER && !t.deploymentRecorded() && !busy) {
+          lock.recordDeployed(t); // its write failed at deployment: tried again at each confirmation
         }
       }
     });
@@ -292,9 +288,9 @@ public final class PartitionOwnership {
     t.revoke();
     boolean clean = role == Role.OWNER || predecessorClean;
     Future<Void> marked = undeployPartition();
-    if (role == Role.OWNER && !termRecorded) {
+    if (role == Role.OWNER && !t.deploymentRecorded()) {
       // Its record failed at deployment: the next owner on this journal hands it over only with the record.
-      marked = marked.compose(v -> recordTerm(t));
+      marked = marked.compose(v -> lock.recordDeployed(t));
     }
     if (clean) {
       marked = marked.compose(v -> lock.markReleased(t.epoch())).otherwise(e -> {
@@ -358,55 +354,42 @@ public final class PartitionOwnership {
   private void takeOver() {
     role = Role.TAKING_OVER;
     long askedMs = leaseClock.getAsLong();
-    lock.releasedEpoch().compose(released -> lock.deployedTerm().compose(deployed ->
-        epochFile.read().compose(journal -> {
-          long releasedEpoch = released == null ? OwnerEpochFile.NO_EPOCH : released;
-          long deployedEpoch = deployed == null ? OwnerEpochFile.NO_EPOCH : deployed[0];
-          long deployedTermId = deployed == null ? OwnerEpochFile.NO_TERM : deployed[1];
-          // A clean release or a deployment of an epoch at or above the counter's next value also shows a lost
-          // counter. The journal's file does not: after a restart of the whole cluster the counter starts again from
-          // 0 by right.
-          return lock.nextEpoch(Math.max(releasedEpoch, deployedEpoch)).map(taken -> new OwnerTakeover(
-              taken.epoch(), releasedEpoch, deployedEpoch, deployedTermId, journal, taken.wentBackFrom()));
-        })))
-        .onComplete(ar -> {
-          if (ar.failed()) {
-            busy = false;
-            LOG.warn("partition {}: took the lock but could not take an epoch: {}; standing by", name,
-                ar.cause().toString());
-            lock.release();
-            if (stopping) {
-              stop();
-              return;
-            }
-            standBy(ar.cause());
-            return;
-          }
-          OwnerTakeover k = ar.result();
-          boolean journaled = partitionDir != null;
-          OwnerTerm t = k.term(clock.nowMs(), options, journaled, owner, leaseClock);
-          t.confirm(askedMs + options.getOwnerLeaseMs());
-          term = t;
-          termRecorded = false;
-          termRecordFailed = false;
-          predecessorClean = k.clean();
-          pendingStepDown = null;
-          busy = false;
-          if (stopping) {
-            stop();
-            return;
-          }
-          k.log(name, t, options, journaled);
-          if (k.clean()) {
-            // The lease runs from the takeover: the checks start now, so a recovery longer than the lease does not
-            // leave the owner unconfirmed when it starts to answer.
-            checks.schedule(t, askedMs);
-            busy = true;
-            deploy(t);
-          } else {
-            schedule(options.getOwnerLeaseMs(), () -> confirmThenDeploy(t));
-          }
-        });
+    OwnerTakeover.learn(lock, epochFile).onComplete(ar -> {
+      if (ar.failed()) {
+        busy = false;
+        LOG.warn("partition {}: took the lock but could not take an epoch: {}; standing by", name,
+            ar.cause().toString());
+        lock.release();
+        if (stopping) {
+          stop();
+          return;
+        }
+        standBy(ar.cause());
+        return;
+      }
+      OwnerTakeover k = ar.result();
+      boolean journaled = partitionDir != null;
+      OwnerTerm t = k.term(clock.nowMs(), options, journaled, owner, leaseClock);
+      t.confirm(askedMs + options.getOwnerLeaseMs());
+      term = t;
+      predecessorClean = k.clean();
+      pendingStepDown = null;
+      busy = false;
+      if (stopping) {
+        stop();
+        return;
+      }
+      k.log(name, t, options, journaled);
+      if (k.clean()) {
+        // The lease runs from the takeover: the checks start now, so a recovery longer than the lease does not
+        // leave the owner unconfirmed when it starts to answer.
+        checks.schedule(t, askedMs);
+        busy = true;
+        deploy(t);
+      } else {
+        schedule(options.getOwnerLeaseMs(), () -> confirmThenDeploy(t));
+      }
+    });
   }
 
   /** After waiting out the previous owner's lease: still ours? Then deploy. */
@@ -452,7 +435,7 @@ public final class PartitionOwnership {
         LOG.warn("partition {}: could not write {} in its journal directory: {}; the next owner on it treats the"
             + " journal as not handed over", name, OwnerEpochFile.NAME, e.toString());
         return null;
-      }).compose(written -> recordTerm(t));
+      }).compose(written -> lock.recordDeployed(t));
     }).compose(written -> confirmIfLapsed(t)).onComplete(ar -> {
       if (ar.failed()) {
         busy = false;
@@ -516,26 +499,6 @@ public final class PartitionOwnership {
         t.revoke();
         pendingStepDown = why;
       }
-      return null;
-    });
-  }
-
-  /**
-   * Records term {@code t}'s deployment in the cluster ({@link OwnerLock#markDeployed}): the next owner hands over the
-   * journal only with this record. A failure is logged and tried again at the next confirmation and at the stop.
-   *
-   * @return completes when recorded or failed; never fails
-   */
-  private Future<Void> recordTerm(OwnerTerm t) {
-    return lock.markDeployed(t.epoch(), t.termId()).map(v -> {
-      termRecorded = term == t;
-      return (Void) null;
-    }).otherwise(e -> {
-      // WARN once per term; the tries at each confirmation after it at DEBUG.
-      (termRecordFailed ? LOG.atDebug() : LOG.atWarn()).log("partition {}: could not record its deployment of epoch {}"
-          + " in the cluster: {}; tried again at each check (until then the next owner treats the journal as not"
-          + " handed over)", name, t.epoch(), e.toString());
-      termRecordFailed = true;
       return null;
     });
   }

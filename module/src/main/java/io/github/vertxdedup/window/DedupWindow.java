@@ -128,6 +128,14 @@ public final class DedupWindow {
   private final long[] newestFirstSeenAt;
   private int threshold;
   private long sweepDebt;
+  /**
+   * The part of {@link #sweepDebt} added by the latest bucket step, which checks leave to {@link #upkeep} for one
+   * bucket: a caller that runs upkeep between checks takes the sweep off their path, and without one the checks pay
+   * it one bucket later.
+   */
+  private long freshSweepDebt;
+  /** {@link #accepted} at the latest {@link #upkeep}: the accepts since then tell how close the next growth is. */
+  private long acceptedAtUpkeep;
   private int checksUntilSweep = SWEEP_EVERY_CHECKS;
 
   private long held;
@@ -260,6 +268,47 @@ public final class DedupWindow {
       }
     }
     return acceptedHere;
+  }
+
+  /**
+   * Does ahead of the checks the upkeep they would otherwise pay for, so that a caller with time between batches (a
+   * partition runs it on a timer) takes it off their path: moves the window to the clock's time, deletes expired
+   * entries (the sweep: up to {@code maxSlots} slots visited, from where it stopped), and makes room in the table when
+   * twice the accepts since the previous upkeep (at most 1/64 of the table) would reach its load limit, by the rule a
+   * check that finds the table full follows (a sweep of the whole table when dead entries fill an eighth of it, else
+   * a doubling). The window stays correct without it: checks pay the sweep work that upkeep has not paid within a
+   * bucket of its falling due, and make room when they need it.
+   *
+   * <p>Cost: O(slots visited), plus O(table slots) in a call that makes room; a caller bounds its pause with
+   * {@code maxSlots} (a slot takes a few nanoseconds when live, more when its entry is deleted). Allocates nothing but
+   * a doubled table. Not thread-safe, like every method of the window.
+   *
+   * @param maxSlots the most slots the sweep visits in this call, {@code >= 0}
+   * @return the sweep work still owed after this call, in slots: 0 once upkeep has caught up until the next bucket
+   * @throws IllegalArgumentException if {@code maxSlots} is negative
+   */
+  public long upkeep(long maxSlots) {
+    if (maxSlots < 0) {
+      throw new IllegalArgumentException("maxSlots must be >= 0 but was " + maxSlots);
+    }
+    advance(clock.nowMs());
+    final long n = Math.min(sweepDebt, maxSlots);
+    if (n > 0) {
+      table.sweep(n, threshold);
+      sweepDebt -= n;
+      freshSweepDebt = Math.min(freshSweepDebt, sweepDebt);
+    }
+    final long headroom = Math.min(2 * (accepted - acceptedAtUpkeep), table.capacity() >>> 6);
+    acceptedAtUpkeep = accepted;
+    if (headroom > 0 && table.canGrow() && table.occupied() + headroom >= table.resizeAt()) {
+      final int before = table.capacity();
+      table.makeRoom(held, (int) headroom, threshold);
+      if (table.capacity() != before) {
+        sweepDebt = 0;
+        freshSweepDebt = 0;
+      }
+    }
+    return sweepDebt;
   }
 
   private WindowVerdict decide(long fingerprint, long payloadHash, long bucket, long expiryBucket) {
@@ -459,6 +508,7 @@ public final class DedupWindow {
       advance(clock.nowMs());
       table.growTo(slots, threshold);
       sweepDebt = 0;
+      freshSweepDebt = 0;
     }
   }
 
@@ -595,6 +645,7 @@ public final class DedupWindow {
       Arrays.fill(newestFirstSeenAt, Long.MIN_VALUE);
       table.clear(initialCapacity);
       sweepDebt = 0;
+      freshSweepDebt = 0;
       evictedThrough = bucket;
     } else {
       for (long e = currentBucket + 1; e <= bucket; e++) {
@@ -606,7 +657,8 @@ public final class DedupWindow {
       }
       // Rounded up: rounded down, a small table in a window of many buckets (capacity < N / 8) owed nothing for a
       // one-bucket step, dead entries were never swept, and after 2^17 buckets their wrapped epochs read as live.
-      sweepDebt += (elapsed * table.capacity() + sweepPassBuckets - 1) / sweepPassBuckets;
+      freshSweepDebt = (elapsed * table.capacity() + sweepPassBuckets - 1) / sweepPassBuckets;
+      sweepDebt += freshSweepDebt;
     }
     currentBucket = bucket;
     currentRingIndex = (int) Math.floorMod(bucket, (long) expiringAt.length);
@@ -615,6 +667,7 @@ public final class DedupWindow {
       // Fell more than a pass behind (few checks per bucket): catch up now so no dead entry outlives a window.
       table.sweep(sweepDebt - table.capacity(), threshold);
       sweepDebt = table.capacity();
+      freshSweepDebt = Math.min(freshSweepDebt, sweepDebt);
     }
     return bucket;
   }
@@ -622,8 +675,9 @@ public final class DedupWindow {
   private void paySweepDebt() {
     if (--checksUntilSweep <= 0) {
       checksUntilSweep = SWEEP_EVERY_CHECKS;
-      if (sweepDebt > 0) {
-        int n = (int) Math.min(sweepDebt, (long) SWEEP_SLOTS_PER_CHECK * SWEEP_EVERY_CHECKS);
+      final long due = sweepDebt - freshSweepDebt;
+      if (due > 0) {
+        int n = (int) Math.min(due, (long) SWEEP_SLOTS_PER_CHECK * SWEEP_EVERY_CHECKS);
         table.sweep(n, threshold);
         sweepDebt -= n;
       }
@@ -644,8 +698,9 @@ public final class DedupWindow {
     final int after = checks - checksUntilSweep;
     final long runs = 1 + after / SWEEP_EVERY_CHECKS;
     checksUntilSweep = SWEEP_EVERY_CHECKS - after % SWEEP_EVERY_CHECKS;
-    if (sweepDebt > 0) {
-      long n = Math.min(sweepDebt, runs * SWEEP_SLOTS_PER_CHECK * SWEEP_EVERY_CHECKS);
+    final long due = sweepDebt - freshSweepDebt;
+    if (due > 0) {
+      long n = Math.min(due, runs * SWEEP_SLOTS_PER_CHECK * SWEEP_EVERY_CHECKS);
       table.sweep(n, threshold);
       sweepDebt -= n;
     }
@@ -660,6 +715,7 @@ public final class DedupWindow {
     }
     if (table.capacity() != before) {
       sweepDebt = 0;
+      freshSweepDebt = 0;
     }
   }
 
@@ -683,6 +739,7 @@ public final class DedupWindow {
       // it. At most once per eviction: costly only if short-lived ids keep arriving at a full window.
       table.sweep(table.capacity(), threshold);
       sweepDebt = 0;
+      freshSweepDebt = 0;
       evictedThrough = currentBucket;
       threshold = FingerprintTable.threshold(currentBucket);
       r = table.probe(fingerprint, threshold);

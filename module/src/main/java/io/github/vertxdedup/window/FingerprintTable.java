@@ -205,6 +205,11 @@ final class FingerprintTable {
     return occupied >= resizeAt;
   }
 
+  /** @return the number of occupied slots (live or dead) at which the next insert makes room first */
+  int resizeAt() {
+    return resizeAt;
+  }
+
   boolean canGrow() {
     return capacity < maxCapacity;
   }
@@ -217,10 +222,21 @@ final class FingerprintTable {
    * @return false if no room could be made (largest table, full of live entries)
    */
   boolean makeRoom(long live, int threshold) {
+    return makeRoom(live, 0, threshold);
+  }
+
+  /**
+   * Makes room, by the rule of {@link #makeRoom(long, int)}, for {@code headroom} more entries than the next one.
+   *
+   * @param live the number of live entries, as the window counts them
+   * @param headroom entries beyond the next one that should fit under the load limit, {@code >= 0}
+   * @return false if no room could be made (largest table, full of live entries)
+   */
+  boolean makeRoom(long live, int headroom, int threshold) {
     if (occupied - live >= (capacity >>> 3) || !canGrow()) {
       sweep(capacity, threshold);
     }
-    if (occupied < resizeAt) {
+    if ((long) occupied + headroom < resizeAt) {
       return true;
     }
     if (!canGrow()) {

@@ -22,7 +22,7 @@ import net.jqwik.api.lifecycle.AfterContainer;
  * Differential test of {@link DedupWindow} against {@link WindowModel}: random windows (bucket counts from 1 to
  * {@link DedupWindow#MAX_BUCKETS}, with and without payload hashes and capacity caps) driven by random operations
  * (accept, duplicate, reordered duplicates, payload change, explicit remember-until, restore, lookup, contains,
- * held, stats, short and long idles, clock jumps forwards and backwards). Every answer must agree; 0 mismatches.
+ * held, stats, upkeep with every budget, short and long idles, clock jumps forwards and backwards). Every answer must agree; 0 mismatches.
  *
  * <p>Size: two properties of {@value #TRIES} tries each share {@code dedup.property.operations} generated operations
  * (default 10^6; the parent pom's {@code long} profile sets 10^7). Small id spaces make duplicates, re-accepts
@@ -45,12 +45,13 @@ class DedupWindowPropertyTest {
   private static final AtomicLongArray SEEN = new AtomicLongArray(Seen.values().length);
 
   enum Seen {
-    ACCEPTED, DUPLICATE, CONFLICT, REFUSED_FULL, BAD_ARGUMENT, RESTORED, EXPIRED, EVICTED, GREW, SWEPT, SHIFTED
+    ACCEPTED, DUPLICATE, CONFLICT, REFUSED_FULL, BAD_ARGUMENT, RESTORED, EXPIRED, EVICTED, GREW, SWEPT, SHIFTED,
+    UPKEEP
   }
 
   enum Kind {
     ACCEPT, DUPLICATE, REORDER, PAYLOAD_CHANGE, REMEMBER_UNTIL, RESTORE, LOOKUP, CONTAINS, HELD, STATS,
-    MEMORY_START, TICK, ADVANCE, IDLE, JUMP, ZERO_FINGERPRINT
+    MEMORY_START, TICK, ADVANCE, IDLE, JUMP, ZERO_FINGERPRINT, UPKEEP
   }
 
   /** One operation; its numbers are read relative to the window and the clock when it runs. */
@@ -165,6 +166,16 @@ class DedupWindowPropertyTest {
           }
         }
         case ZERO_FINGERPRINT -> count(d.check(0, 0, DedupWindow.DEFAULT_REMEMBER_UNTIL));
+        case UPKEEP -> { // all the work owed, a few slots, none, or a refused negative budget
+          long slots = switch ((int) (op.a() % 8)) {
+            case 0 -> Long.MAX_VALUE;
+            case 1 -> 0;
+            case 2 -> -1 - op.b() % 3;
+            default -> op.b() % (4L * d.window.stats().tableSlots());
+          };
+          d.upkeep(slots);
+          SEEN.incrementAndGet(Seen.UPKEEP.ordinal());
+        }
       }
       if (kind == Kind.ACCEPT || kind == Kind.REMEMBER_UNTIL) {
         recent[recentCount++ & 63] = id;
@@ -264,7 +275,8 @@ class DedupWindowPropertyTest {
         weighted(22, Kind.ACCEPT), weighted(10, Kind.DUPLICATE), weighted(3, Kind.REORDER), weighted(5, Kind.PAYLOAD_CHANGE),
         weighted(8, Kind.REMEMBER_UNTIL), weighted(3, Kind.RESTORE), weighted(6, Kind.LOOKUP), weighted(6, Kind.CONTAINS),
         weighted(2, Kind.HELD), weighted(1, Kind.STATS), weighted(1, Kind.MEMORY_START), weighted(20, Kind.TICK),
-        weighted(5, Kind.ADVANCE), weighted(1, Kind.IDLE), weighted(1, Kind.JUMP), weighted(1, Kind.ZERO_FINGERPRINT));
+        weighted(5, Kind.ADVANCE), weighted(1, Kind.IDLE), weighted(1, Kind.JUMP), weighted(1, Kind.ZERO_FINGERPRINT),
+        weighted(4, Kind.UPKEEP));
     Arbitrary<Long> numbers =
         Arbitraries.longs().between(0, Long.MAX_VALUE).withDistribution(RandomDistribution.uniform());
     return Combinators.combine(kinds, Arbitraries.integers().between(0, 1 << 20), numbers, numbers).as(Op::new);

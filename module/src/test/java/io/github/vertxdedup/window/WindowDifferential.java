@@ -108,6 +108,28 @@ final class WindowDifferential {
     agree("lookup", window.lookup(fingerprint), model.lookup(readingMs, fingerprint));
   }
 
+  /**
+   * Runs the window's upkeep, which the model does not know of: it must change no answer, only what the table holds
+   * (the checks that follow compare the answers). A negative {@code maxSlots} must be refused.
+   */
+  void upkeep(long maxSlots) {
+    note("upkeep(" + maxSlots + ")");
+    if (maxSlots < 0) {
+      String failure;
+      try {
+        window.upkeep(maxSlots);
+        failure = "accepted";
+      } catch (IllegalArgumentException e) {
+        failure = e.getMessage().startsWith("maxSlots must be >= 0") ? null : e.getMessage();
+      }
+      agree("upkeep(" + maxSlots + ") refused", failure, null);
+      return;
+    }
+    model.advance(readingMs); // upkeep moves the window to the clock's time, as a check does
+    long owed = window.upkeep(maxSlots);
+    agree("sweep work owed is not negative", owed >= 0, true);
+  }
+
   void held() {
     note("held()");
     agree("held", window.held(), model.held(readingMs));

@@ -30,6 +30,16 @@ public enum Contender {
       return new DedupWindowContender(workload, clock, 0, true);
     }
   },
+  /**
+   * As {@link #DEDUP_WINDOW_BATCH}, with {@code DedupWindow.upkeep} after every batch (a partition runs it on a timer
+   * between polls), timed apart from {@code checkBatch}: the sweep and growth off the batch's path.
+   */
+  DEDUP_WINDOW_BATCH_UPKEEP("dedupWindowBatchUpkeep", "DedupWindow, checkBatch (500 per poll), upkeep between polls") {
+    @Override
+    public DedupContender create(Workload workload, SimulatedClock clock) {
+      return new DedupWindowContender(workload, clock, 0, true, true);
+    }
+  },
   /** The textbook bucket ring: Agrona {@code LongHashSet} + one {@code LongArrayList} per bucket. */
   DIRECT_DESIGN("directDesign", "Direct design (Agrona)") {
     @Override
@@ -95,8 +105,8 @@ public enum Contender {
         return c;
       }
     }
-    throw new IllegalArgumentException("contender must be one of dedupWindow, dedupWindowPresized, directDesign,"
-        + " jdkPort, caffeine but was " + key);
+    throw new IllegalArgumentException("contender must be one of dedupWindow, dedupWindowPresized, dedupWindowBatch,"
+        + " dedupWindowBatchUpkeep, directDesign, jdkPort, caffeine but was " + key);
   }
 
   /**

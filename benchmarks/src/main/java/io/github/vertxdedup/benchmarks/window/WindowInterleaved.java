@@ -21,10 +21,15 @@ import java.util.Map;
  *
  * <p>Run: {@code java <dedup.jvm.flags> -Xmx8g -XX:+UseParallelGC -cp benchmarks/target/benchmarks.jar
  * io.github.vertxdedup.benchmarks.window.WindowInterleaved [rounds] [contender keys...]} (default 6 rounds of
- * dedupWindow, dedupWindowBatch, caffeine). Prints each round, the median ns/event of each contender and its ratio to
+ * dedupWindow, dedupWindowBatch, dedupWindowBatchUpkeep, caffeine). {@code dedupWindowBatchUpkeep} also prints the
+ * split of its CPU time between {@code checkBatch} and the {@code upkeep} between batches (by the wall time around
+ * each call), and its batches' share is the measure of the batch path's floor target. Prints each round, the median ns/event of each contender and its ratio to
  * the first, and the floor ratios with their targets ({@link WindowReport#floorTargets}).
  */
 public final class WindowInterleaved {
+
+  /** This round's ns per event of {@code dedupWindowBatchUpkeep}'s batches alone, their upkeep left out. */
+  private static final String BATCH_PATH = "dedupWindowBatchUpkeep (checkBatch alone)";
 
   private WindowInterleaved() {}
 
@@ -38,7 +43,7 @@ public final class WindowInterleaved {
       throw new IllegalArgumentException("rounds must be >= 2 (the first is a warm-up) but was " + rounds);
     }
     List<String> keys = args.length > 1 ? Arrays.asList(args).subList(1, args.length)
-        : List.of("dedupWindow", "dedupWindowBatch", "caffeine");
+        : List.of("dedupWindow", "dedupWindowBatch", "dedupWindowBatchUpkeep", "caffeine");
     keys.forEach(Contender::ofKey);
     EventStream stream = EventStream.generate(Workload.SEED);
     Map<String, List<Double>> cpuNs = new LinkedHashMap<>();
@@ -72,6 +77,12 @@ public final class WindowInterleaved {
           wallNs.get(key).add(wall);
         }
         System.out.printf(Locale.ROOT, "round %d %-20s %7.1f ns/event CPU %7.1f wall%n", round, key, cpu, wall);
+        if (structure instanceof DedupWindowContender ours && !Double.isNaN(ours.batchShare())) {
+          // CPU time split by the wall time measured around each call: the share of checkBatch in both calls' time.
+          System.out.printf(Locale.ROOT, "round %d %-20s %7.1f ns/event CPU in checkBatch, %.1f in upkeep%n", round,
+              key, cpu * ours.batchShare(), cpu * (1 - ours.batchShare()));
+          thisRound.put(BATCH_PATH, cpu * ours.batchShare());
+        }
       }
       // Collect this round's structures before the floor allocates its own table.
       System.gc();
@@ -82,7 +93,7 @@ public final class WindowInterleaved {
         if (round > 0) {
           floorRounds.add(new WindowReport.FloorRound(thisRound.getOrDefault("dedupWindow", Double.NaN),
               thisRound.getOrDefault("dedupWindowBatch", Double.NaN), thisRound.getOrDefault("caffeine", Double.NaN),
-              floor.independentNs(), floor.dependentNs()));
+              floor.independentNs(), floor.dependentNs(), thisRound.getOrDefault(BATCH_PATH, Double.NaN)));
         }
       }
     }

@@ -424,6 +424,16 @@ final class PartitionCore {
     return claims.sweepExpiredLeases(clock.nowMs());
   }
 
+  /**
+   * Runs the window's upkeep ({@link DedupWindow#upkeep}): its sweep and growth, off the checks' path.
+   *
+   * @param maxSlots the most slots the sweep visits now
+   * @return the sweep work still owed, in slots
+   */
+  long upkeep(long maxSlots) {
+    return window.upkeep(maxSlots);
+  }
+
   /** @return true if an event older than the partition covers is accepted (and marked) like a covered one */
   boolean acceptsUncovered() {
     return uncoveredPolicy == UncoveredPolicy.ACCEPT;

@@ -57,7 +57,8 @@ import org.slf4j.LoggerFactory;
  * A periodic timer ({@value #TICK_MS} ms) forgets lapsed claims (counting them), asks the journal to run its
  * retention if due ({@link PartitionJournal#retain()}, off the event loop; so an idle partition's expired journal
  * files are deleted too) and publishes the metrics snapshot; a request that touches a lapsed claim forgets it at
- * once, so correctness never waits for the timer.
+ * once, so correctness never waits for the timer. A second timer runs the window's upkeep ({@link WindowUpkeep}: the
+ * sweep of expired entries and the table's growth) between requests, a few times per bucket.
  *
  * <h2>Threads</h2>
  * Everything runs on the partition's event loop, except {@link #state()}, {@link #failure()}, {@link #address()} and
@@ -97,6 +98,7 @@ public final class PartitionVerticle extends VerticleBase {
   private PartitionMetrics metrics;
   private MessageConsumer<Object> consumer;
   private long timerId = -1;
+  private long upkeepTimerId = -1;
   /** Its owner logs the partition's readiness at INFO (the Kafka consumer does), so its own line goes to DEBUG. */
   private boolean ownerLogsReadiness;
   /** The tags its meters carry: its identity, stable across restarts. */
@@ -277,6 +279,9 @@ public final class PartitionVerticle extends VerticleBase {
     if (timerId != -1) {
       timer.cancel(timerId);
     }
+    if (upkeepTimerId != -1) {
+      timer.cancel(upkeepTimerId);
+    }
     recovery.cancel();
     Promise<Void> drained = Promise.promise();
     journal.close().onComplete(ar -> context.runOnContext(v -> {
@@ -414,6 +419,8 @@ public final class PartitionVerticle extends VerticleBase {
       state = PartitionState.READY;
       if (timerId == -1) {
         timerId = timer.periodic(TICK_MS, PartitionVerticle.this::tick);
+        WindowUpkeep upkeep = new WindowUpkeep(context, () -> state == PartitionState.READY ? core : null);
+        upkeepTimerId = timer.periodic(WindowUpkeep.periodMs(options.getEffectiveBucketMs()), upkeep::run);
       }
       (ownerLogsReadiness ? LOG.atDebug() : LOG.atInfo()).log(journal instanceof NoJournal
               ? "partition {}: ready in {} ms, memory only (no journal), {} entries held"

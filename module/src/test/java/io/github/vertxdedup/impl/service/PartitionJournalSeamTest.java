@@ -215,7 +215,8 @@ class PartitionJournalSeamTest {
   @Test
   void shouldWaitForEachRetryOfTheReopenAndCapItsBackoff() {
     deployReady(10);
-    assertThat(timer.periods).as("the tick, set once ready").containsExactly(PartitionVerticle.TICK_MS);
+    assertThat(timer.periods).as("the tick and the upkeep, set once ready")
+        .containsExactly(PartitionVerticle.TICK_MS, WindowUpkeep.periodMs(1_000));
     journal.failWrites = true;
     journal.failOpens.set(7);
     assertThat(failure(request("check", id("a"))).failureCode()).isEqualTo(503);
@@ -232,7 +233,7 @@ class PartitionJournalSeamTest {
     assertThat(delays).containsExactly(50L, 100L, 200L, 400L, 800L, 1600L, PartitionRecovery.RETRY_MAX_MS);
     assertThat(retryWhileUnavailable(() -> request("check", id("a")))).isEqualTo("ACCEPTED");
     assertThat(journal.opens.get()).isEqualTo(9);
-    assertThat(timer.periods).as("the tick is set once for the deployment").hasSize(1);
+    assertThat(timer.periods).as("the tick and the upkeep are set once for the deployment").hasSize(2);
   }
 
   @Test

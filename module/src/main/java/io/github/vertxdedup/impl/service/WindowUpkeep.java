@@ -1,0 +1,64 @@
+package io.github.vertxdedup.impl.service;
+
+import io.vertx.core.Context;
+import java.util.function.Supplier;
+
+/**
+ * Runs a partition's window upkeep ({@link io.github.vertxdedup.window.DedupWindow#upkeep}) between its requests, so
+ * that the sweep of expired entries and the table's growth stay off the path of the checks: every
+ * {@link #periodMs(long)} a timer calls {@link #run()}, which pays the sweep work owed in runs of at most
+ * {@link #SLOTS_PER_RUN} slots, each run queued on the partition's context behind the work already there. A
+ * partition whose event loop has no time left between requests still answers right: its checks pay what upkeep has
+ * not paid a bucket after it fell due, as they did before upkeep existed.
+ *
+ * <p>Called on the partition's event loop only.
+ */
+final class WindowUpkeep {
+
+  /**
+   * Slots one run visits at most: a pause of about 0.1-0.5 ms on the event loop (a few ns per live or empty slot,
+   * more per expired entry deleted), so that a request queued behind a run waits little.
+   */
+  static final long SLOTS_PER_RUN = 1 << 16;
+
+  private final Context context;
+  private final Supplier<PartitionCore> ready;
+  /** True while a chain of runs is queued: a timer firing meanwhile starts no second one. */
+  private boolean running;
+
+  /**
+   * @param context the partition's context, where the runs after the first are queued
+   * @param ready the partition's core while it is ready to answer, else null (recovering, stopping)
+   */
+  WindowUpkeep(Context context, Supplier<PartitionCore> ready) {
+    this.context = context;
+    this.ready = ready;
+  }
+
+  /**
+   * The upkeep timer's period for a bucket length: a quarter of a bucket, between 10 ms and
+   * {@link PartitionVerticle#TICK_MS}. Sweep work falls due once per bucket step, and checks leave the latest step's
+   * work to upkeep for one bucket, so upkeep runs a few times per bucket.
+   *
+   * @param bucketMs the window's bucket length, ms
+   * @return the period, ms
+   */
+  static long periodMs(long bucketMs) {
+    return Math.max(10, Math.min(PartitionVerticle.TICK_MS, bucketMs / 4));
+  }
+
+  /** Pays the sweep work owed now, one run now and the others queued one at a time; nothing if a chain is queued. */
+  void run() {
+    if (!running) {
+      step();
+    }
+  }
+
+  private void step() {
+    PartitionCore core = ready.get();
+    running = core != null && core.upkeep(SLOTS_PER_RUN) > 0;
+    if (running) {
+      context.runOnContext(v -> step());
+    }
+  }
+}

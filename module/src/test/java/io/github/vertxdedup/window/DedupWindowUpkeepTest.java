@@ -1,0 +1,154 @@
+package io.github.vertxdedup.window;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link DedupWindow#upkeep}: the sweep work of the latest bucket step is left to it, checks pay that work one bucket
+ * later when no upkeep ran, and upkeep makes room in the table ahead of the checks. The differential test
+ * ({@link DedupWindowPropertyTest}) checks that upkeep changes no answer.
+ */
+class DedupWindowUpkeepTest {
+
+  private static final long BUCKET_MS = 10;
+
+  private long readingMs;
+  private long nextId = 1;
+
+  /**
+   * With 8 buckets a bucket step owes one sweep pass over the whole table, with 16 half a pass. Presized for
+   * {@code expectedIds}, so that no check in a test needs room (making room sweeps the whole table).
+   */
+  private DedupWindow window(int buckets, int expectedIds) {
+    return DedupWindow.builder()
+        .window(Duration.ofMillis(buckets * BUCKET_MS))
+        .bucket(Duration.ofMillis(BUCKET_MS))
+        .clock(() -> readingMs)
+        .expectedIds(expectedIds)
+        .build();
+  }
+
+  /** Checks {@code n} new ids in one batch: a batch pays, before its probes, the sweep work due. */
+  private int acceptBatch(DedupWindow window, int n) {
+    long[] ids = new long[n];
+    for (int i = 0; i < n; i++) {
+      ids[i] = nextId++;
+    }
+    return window.checkBatch(ids, 0, n, new WindowVerdict[n]);
+  }
+
+  /**
+   * Accepts 40 ids in bucket 0, then steps bucket by bucket with all the sweep work paid by upkeep at each step, up to
+   * the bucket where the 40 expire; no upkeep there.
+   */
+  private DedupWindow fortyExpiring(int buckets) {
+    DedupWindow window = window(buckets, 1_000);
+    assertThat(acceptBatch(window, 40)).isEqualTo(40);
+    for (int bucket = 1; bucket < buckets; bucket++) {
+      readingMs = bucket * BUCKET_MS;
+      assertThat(window.upkeep(Long.MAX_VALUE)).as("owed after upkeep at bucket %d", bucket).isZero();
+    }
+    readingMs = buckets * BUCKET_MS;
+    assertThat(window.held()).isZero();
+    assertThat(window.liveEntriesInTable()).isZero();
+    assertThat(window.table().occupied()).as("occupied slots, dead entries").isEqualTo(40);
+    return window;
+  }
+
+  @Test
+  void shouldLeaveTheLatestBucketsSweepToUpkeep() {
+    DedupWindow window = fortyExpiring(8);
+    long deletedBefore = window.table().deletedEntries;
+
+    acceptBatch(window, 100);
+
+    assertThat(window.table().deletedEntries).as("entries the batch deleted").isEqualTo(deletedBefore);
+    assertThat(window.upkeep(Long.MAX_VALUE)).as("sweep work owed after upkeep").isZero();
+    assertThat(window.table().deletedEntries - deletedBefore).as("expired entries upkeep deleted").isEqualTo(40);
+    assertThat(window.liveEntriesInTable()).isEqualTo(100);
+  }
+
+  @Test
+  void shouldHaveChecksPayTheSweepABucketLaterWithoutUpkeep() {
+    DedupWindow window = fortyExpiring(8);
+    long deletedBefore = window.table().deletedEntries;
+
+    acceptBatch(window, 100);
+    assertThat(window.table().deletedEntries).as("deleted in the bucket they expired").isEqualTo(deletedBefore);
+
+    readingMs += BUCKET_MS;
+    acceptBatch(window, 100);
+    assertThat(window.table().deletedEntries - deletedBefore).as("deleted a bucket later").isEqualTo(40);
+  }
+
+  @Test
+  void shouldHaveABatchPayTheWorkDueAndLeaveTheFreshToUpkeep() {
+    DedupWindow window = fortyExpiring(16);
+    long deletedBefore = window.table().deletedEntries;
+    acceptBatch(window, 1);
+    assertThat(window.table().deletedEntries).as("deleted in the bucket they expired").isEqualTo(deletedBefore);
+
+    // A step owes half a pass: the batch pays the half owed since bucket 16 (due), not the half of bucket 17 (fresh).
+    readingMs += BUCKET_MS;
+    acceptBatch(window, 64);
+    long byTheBatch = window.table().deletedEntries - deletedBefore;
+    assertThat(byTheBatch).as("deleted by the batch, half the table swept").isBetween(1L, 39L);
+    window.upkeep(Long.MAX_VALUE);
+    assertThat(window.table().deletedEntries - deletedBefore).as("deleted after upkeep").isEqualTo(40);
+    assertThat(window.liveEntriesInTable()).isEqualTo(65);
+  }
+
+  @Test
+  void shouldPayNoMoreThanItsBudget() {
+    DedupWindow window = fortyExpiring(8);
+    int slots = (int) window.stats().tableSlots();
+
+    assertThat(window.upkeep(10)).as("owed after 10 slots").isEqualTo(slots - 10);
+    assertThat(window.upkeep(0)).as("owed after none").isEqualTo(slots - 10);
+    assertThat(window.upkeep(Long.MAX_VALUE)).isZero();
+    assertThat(window.liveEntriesInTable()).isZero();
+    assertThat(window.table().occupied()).as("slots still occupied").isZero();
+  }
+
+  @Test
+  void shouldMakeRoomAheadOfTheChecks() {
+    DedupWindow window = window(8, 0);
+    int slots = (int) window.stats().tableSlots();
+    int limit = window.table().resizeAt();
+    window.upkeep(Long.MAX_VALUE);
+
+    acceptBatch(window, limit / 2);
+    window.upkeep(Long.MAX_VALUE);
+    assertThat(window.stats().tableSlots()).as("far from the load limit").isEqualTo(slots);
+
+    acceptBatch(window, limit - 1 - limit / 2);
+    window.upkeep(Long.MAX_VALUE);
+    assertThat(window.stats().tableSlots()).as("one accept short of the load limit").isEqualTo(2L * slots);
+    assertThat(window.liveEntriesInTable()).isEqualTo(limit - 1);
+  }
+
+  @Test
+  void shouldLeaveRoomToTheChecksWithoutUpkeep() {
+    DedupWindow window = window(8, 0);
+    int slots = (int) window.stats().tableSlots();
+    int limit = window.table().resizeAt();
+
+    acceptBatch(window, limit - 1);
+    assertThat(window.stats().tableSlots()).isEqualTo(slots);
+    acceptBatch(window, 2);
+    assertThat(window.stats().tableSlots()).as("doubled by the check past the limit").isEqualTo(2L * slots);
+  }
+
+  @Test
+  void shouldRefuseANegativeBudget() {
+    DedupWindow window = window(8, 0);
+    acceptBatch(window, 3);
+
+    assertThatThrownBy(() -> window.upkeep(-1)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("maxSlots must be >= 0 but was -1");
+    assertThat(window.held()).isEqualTo(3);
+  }
+}

@@ -35,8 +35,8 @@ import java.util.Objects;
  * <h2>Cost</h2>
  * {@link #check} is one hash probe, O(1) expected, in a flat open-addressing table (see {@code FingerprintTable}):
  * one random memory access per event. Expiry costs no random access: each slot carries its expiry bucket, expired
- * entries count as absent at once, and a sequential sweep (amortised over {@code check} calls, a fixed share of the
- * table per elapsed bucket) deletes them. Memory is 12 bytes per slot (20 with payload hashes) at a load of at most
+ * entries count as absent at once, and a sequential sweep (a fixed share of the table per elapsed bucket, paid by
+ * {@link #upkeep} between checks, or by the checks themselves a bucket after it falls due) deletes them. Memory is 12 bytes per slot (20 with payload hashes) at a load of at most
  * 3/4, so 16 to 32 bytes per held id as the table doubles; pass {@code expectedIds} to size it once and avoid the
  * doubling rehash (an O(table) pause) in the hot path.
  *
@@ -274,9 +274,9 @@ public final class DedupWindow {
    * Does ahead of the checks the upkeep they would otherwise pay for, so that a caller with time between batches (a
    * partition runs it on a timer) takes it off their path: moves the window to the clock's time, deletes expired
    * entries (the sweep: up to {@code maxSlots} slots visited, from where it stopped), and makes room in the table when
-   * twice the accepts since the previous upkeep (at most 1/64 of the table) would reach its load limit, by the rule a
-   * check that finds the table full follows (a sweep of the whole table when dead entries fill an eighth of it, else
-   * a doubling). The window stays correct without it: checks pay the sweep work that upkeep has not paid within a
+   * its live entries and twice the accepts since the previous upkeep (at most 1/64 of the table) would reach its load
+   * limit, by the rule a check that finds the table full follows (a sweep of the whole table when dead entries fill
+   * an eighth of it, else a doubling). The window stays correct without it: checks pay the sweep work that upkeep has not paid within a
    * bucket of its falling due, and make room when they need it.
    *
    * <p>Cost: O(slots visited), plus O(table slots) in a call that makes room; a caller bounds its pause with
@@ -300,7 +300,9 @@ public final class DedupWindow {
     }
     final long headroom = Math.min(2 * (accepted - acceptedAtUpkeep), table.capacity() >>> 6);
     acceptedAtUpkeep = accepted;
-    if (headroom > 0 && table.canGrow() && table.occupied() + headroom >= table.resizeAt()) {
+    // Live entries alone, not the occupied slots: dead ones are the sweep's to free, and a table that stays below its
+    // limit because the sweep keeps up must not double.
+    if (headroom > 0 && table.canGrow() && held + headroom >= table.resizeAt()) {
       final int before = table.capacity();
       table.makeRoom(held, (int) headroom, threshold);
       if (table.capacity() != before) {
@@ -657,17 +659,21 @@ public final class DedupWindow {
       }
       // Rounded up: rounded down, a small table in a window of many buckets (capacity < N / 8) owed nothing for a
       // one-bucket step, dead entries were never swept, and after 2^17 buckets their wrapped epochs read as live.
-      freshSweepDebt = (elapsed * table.capacity() + sweepPassBuckets - 1) / sweepPassBuckets;
+      // The previous step's work is due from now on, this step's is left to upkeep for a bucket. At most one pass is
+      // owed for a step: a pass deletes every entry dead by then, and more would only walk the table again.
+      final long added = (elapsed * table.capacity() + sweepPassBuckets - 1) / sweepPassBuckets;
+      freshSweepDebt = Math.min(added, table.capacity());
       sweepDebt += freshSweepDebt;
     }
     currentBucket = bucket;
     currentRingIndex = (int) Math.floorMod(bucket, (long) expiringAt.length);
     threshold = FingerprintTable.threshold(Math.max(bucket, evictedThrough));
-    if (sweepDebt > table.capacity()) {
-      // Fell more than a pass behind (few checks per bucket): catch up now so no dead entry outlives a window.
-      table.sweep(sweepDebt - table.capacity(), threshold);
-      sweepDebt = table.capacity();
-      freshSweepDebt = Math.min(freshSweepDebt, sweepDebt);
+    final long due = sweepDebt - freshSweepDebt;
+    if (due > table.capacity()) {
+      // The checks fell more than a pass behind (few checks per bucket, no upkeep): catch up now, so that no more than
+      // a pass is due and a pass left to upkeep, and every dead entry is deleted within three passes' buckets.
+      table.sweep(due - table.capacity(), threshold);
+      sweepDebt = table.capacity() + freshSweepDebt;
     }
     return bucket;
   }

@@ -80,7 +80,9 @@ class DedupWindowUpkeepTest {
     assertThat(window.table().deletedEntries).as("deleted in the bucket they expired").isEqualTo(deletedBefore);
 
     readingMs += BUCKET_MS;
-    acceptBatch(window, 100);
+    for (int batch = 0; batch < 3; batch++) { // 300 checks pay 4,096 slots of sweep or more, the table has 2,048
+      acceptBatch(window, 100);
+    }
     assertThat(window.table().deletedEntries - deletedBefore).as("deleted a bucket later").isEqualTo(40);
   }
 
@@ -140,6 +142,51 @@ class DedupWindowUpkeepTest {
     assertThat(window.stats().tableSlots()).isEqualTo(slots);
     acceptBatch(window, 2);
     assertThat(window.stats().tableSlots()).as("doubled by the check past the limit").isEqualTo(2L * slots);
+  }
+
+  @Test
+  void shouldNotDoubleATableThatTheSweepKeepsBelowItsLimit() {
+    // 60 buckets of 100 ms; accepts balanced by expiries at 95 % of the load limit in live entries, upkeep of all the
+    // sweep work owed every quarter bucket, as a partition runs it: the table never needs to double.
+    DedupWindow window = DedupWindow.builder().window(Duration.ofMillis(6_000)).bucket(Duration.ofMillis(100))
+        .clock(() -> readingMs).expectedIds(100_000).build();
+    long slots = window.stats().tableSlots();
+    int perQuarter = (int) (window.table().resizeAt() * 0.95 / 60 / 4);
+    for (int bucket = 0; bucket < 6 * 60; bucket++) {
+      for (int quarter = 0; quarter < 4; quarter++) {
+        readingMs = bucket * 100L + quarter * 25L;
+        while (window.upkeep(1 << 16) > 0) {
+          // runs of 65,536 slots, as a partition's
+        }
+        acceptBatch(window, perQuarter);
+      }
+    }
+    assertThat(window.held()).isBetween(perQuarter * 4L * 59, perQuarter * 4L * 60);
+    assertThat(window.stats().tableSlots()).as("table slots").isEqualTo(slots);
+  }
+
+  @Test
+  void shouldNotPayAWholePassInOneCheckWithoutUpkeep() {
+    // 8 buckets: a bucket step owes a whole pass. Two checks per new id (16 slots of sweep each, on average) keep up
+    // with it: the work of a step is paid across the next bucket's checks, none of them sweeps the table at once.
+    DedupWindow window = DedupWindow.builder().window(Duration.ofMillis(800)).bucket(Duration.ofMillis(100))
+        .clock(() -> readingMs).expectedIds(300_000).build();
+    int newPerBucket = 300_000 / 8;
+    long worst = 0;
+    for (int bucket = 0; bucket < 40; bucket++) {
+      readingMs = bucket * 100L;
+      for (int i = 0; i < newPerBucket; i++) {
+        long deletedBefore = window.table().deletedEntries;
+        assertThat(window.check(nextId)).isEqualTo(WindowVerdict.ACCEPTED);
+        window.check(nextId++);
+        if (bucket > 16) {
+          worst = Math.max(worst, window.table().deletedEntries - deletedBefore);
+        }
+      }
+    }
+    assertThat(worst).as("entries deleted inside one check, of %d slots", window.stats().tableSlots())
+        .isLessThan(1_000);
+    assertThat(window.liveEntriesInTable()).isEqualTo(window.held());
   }
 
   @Test

@@ -1,9 +1,9 @@
 package io.github.vertxdedup.impl.service;
 
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.shareddata.AsyncMap;
 import io.vertx.core.shareddata.Lock;
+import io.vertx.core.shareddata.SharedData;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,7 +51,7 @@ final class OwnerLock {
    */
   static final String TERMS_MAP = "io.github.vertxdedup.owner.terms";
 
-  private final Vertx vertx;
+  private final SharedData data;
   /** {@code <address>.<p>}: the key of the partition's lock, epoch, release and deployed term. */
   private final String name;
   private Lock lock;
@@ -60,11 +60,11 @@ final class OwnerLock {
   private long newestSeen;
 
   /**
-   * @param vertx the Vert.x instance (clustered or not)
+   * @param data the shared data of the Vert.x instance (clustered or not)
    * @param name the partition's name, {@code <address>.<p>}
    */
-  OwnerLock(Vertx vertx, String name) {
-    this.vertx = vertx;
+  OwnerLock(SharedData data, String name) {
+    this.data = data;
     this.name = name;
   }
 
@@ -77,9 +77,9 @@ final class OwnerLock {
    *     fails), with the local part released again
    */
   Future<Void> tryAcquire() {
-    return vertx.sharedData().getLocalLockWithTimeout(lockName() + ".local", LOCK_ATTEMPT_MS).compose(local -> {
+    return data.getLocalLockWithTimeout(lockName() + ".local", LOCK_ATTEMPT_MS).compose(local -> {
       localLock = local;
-      return vertx.sharedData().getLockWithTimeout(lockName(), LOCK_ATTEMPT_MS).transform(ar -> {
+      return data.getLockWithTimeout(lockName(), LOCK_ATTEMPT_MS).transform(ar -> {
         if (ar.failed()) {
           release();
           return Future.failedFuture(ar.cause());
@@ -126,7 +126,7 @@ final class OwnerLock {
    */
   Future<TakenEpoch> nextEpoch(long floor) {
     long known = Math.max(newestSeen, floor);
-    return vertx.sharedData().getCounter(counterName()).compose(c -> c.incrementAndGet().compose(e -> {
+    return data.getCounter(counterName()).compose(c -> c.incrementAndGet().compose(e -> {
       if (e > known) {
         return Future.succeededFuture(new TakenEpoch(e, 0));
       }
@@ -140,7 +140,7 @@ final class OwnerLock {
    *     the cluster fails
    */
   Future<Long> epoch() {
-    return vertx.sharedData().getCounter(counterName()).compose(c -> c.get())
+    return data.getCounter(counterName()).compose(c -> c.get())
         .map(v -> v == null ? 0L : v) // Hazelcast answers null for an entry lost after the counter was looked up
         .onSuccess(this::saw);
   }
@@ -155,7 +155,7 @@ final class OwnerLock {
    *     the cluster fails
    */
   Future<Boolean> restoreEpoch(long found, long ownEpoch) {
-    return vertx.sharedData().getCounter(counterName()).compose(c -> c.compareAndSet(found, ownEpoch));
+    return data.getCounter(counterName()).compose(c -> c.compareAndSet(found, ownEpoch));
   }
 
   private void saw(long epoch) {
@@ -200,7 +200,7 @@ final class OwnerLock {
 
   /** @return the newest owner whose partition deployed, or {@link DeployedTerm#NONE}; fails if the cluster fails */
   Future<DeployedTerm> deployedTerm() {
-    return vertx.sharedData().<String, String>getAsyncMap(TERMS_MAP).compose(m -> m.get(name)).map(v -> {
+    return data.<String, String>getAsyncMap(TERMS_MAP).compose(m -> m.get(name)).map(v -> {
       if (v == null) {
         return DeployedTerm.NONE;
       }
@@ -223,7 +223,7 @@ final class OwnerLock {
    * @return completes when recorded or failed; never fails
    */
   Future<Void> recordDeployed(OwnerTerm t) {
-    return vertx.sharedData().<String, String>getAsyncMap(TERMS_MAP)
+    return data.<String, String>getAsyncMap(TERMS_MAP)
         .compose(m -> m.put(name, t.epoch() + ":" + t.termId()))
         .map(v -> {
           t.deploymentRecorded(true);
@@ -238,7 +238,7 @@ final class OwnerLock {
   }
 
   private Future<AsyncMap<String, Long>> releases() {
-    return vertx.sharedData().getAsyncMap(RELEASES_MAP);
+    return data.getAsyncMap(RELEASES_MAP);
   }
 
   private String lockName() {

@@ -153,7 +153,7 @@ public final class PartitionOwnership {
     this.partitionDir = partitionDir;
     this.factory = Objects.requireNonNull(factory, "factory");
     this.name = options.getAddress() + "." + partition;
-    this.lock = new OwnerLock(vertx, name);
+    this.lock = new OwnerLock(vertx.sharedData(), name);
     this.epochFile = new OwnerEpochFile(vertx, partitionDir);
     this.checks = new OwnerChecks(name, options, timer, this.leaseClock, lock, new OwnerChecks.Owner() {
       @Override

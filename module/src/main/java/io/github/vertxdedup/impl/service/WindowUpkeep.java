@@ -16,8 +16,10 @@ import java.util.function.Supplier;
 final class WindowUpkeep {
 
   /**
-   * Slots one run visits at most: a pause of about 0.1-0.5 ms on the event loop (a few ns per live or empty slot,
-   * more per expired entry deleted), so that a request queued behind a run waits little.
+   * Slots one run's sweep visits at most: a pause of well under a millisecond on the event loop (a few ns per live or
+   * empty slot, more per expired entry deleted), so that a request queued behind a run waits little. A run that makes
+   * room in the table (a whole-table sweep or a doubling, once per doubling at most) pauses for O(table) instead, as
+   * the check that would have made it did before.
    */
   static final long SLOTS_PER_RUN = 1 << 16;
 
@@ -55,9 +57,10 @@ final class WindowUpkeep {
   }
 
   private void step() {
+    running = false; // first: a run that throws ends its chain, and the next timer starts a new one
     PartitionCore core = ready.get();
-    running = core != null && core.upkeep(SLOTS_PER_RUN) > 0;
-    if (running) {
+    if (core != null && core.upkeep(SLOTS_PER_RUN) > 0) {
+      running = true;
       context.runOnContext(v -> step());
     }
   }

@@ -1,0 +1,53 @@
+package io.github.vertxdedup.impl.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.vertxdedup.DedupAction;
+import io.github.vertxdedup.DedupOptions;
+import io.github.vertxdedup.TestFutures;
+import io.github.vertxdedup.impl.journal.NoJournal;
+import io.github.vertxdedup.time.ManualClock;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * A ready partition runs its window's upkeep on a timer of its own: shown by the table's growth, which the upkeep
+ * makes ahead of the checks once its live entries near the load limit (the timers are the test's, fired by it).
+ */
+@ExtendWith(VertxExtension.class)
+class PartitionUpkeepTest {
+
+  private final ManualClock clock = new ManualClock(1_700_000_000_000L);
+  private final ManualPartitionTimer timer = new ManualPartitionTimer();
+
+  private JsonObject request(Vertx vertx, String action, JsonObject body) {
+    return (JsonObject) TestFutures.await(vertx.eventBus().request("dedup.0", body,
+        new DeliveryOptions().addHeader(DedupAction.HEADER, action)), 10).body();
+  }
+
+  @Test
+  void shouldGrowTheTableAheadOfTheChecksOnItsUpkeepTimer(Vertx vertx) {
+    DedupOptions options = new DedupOptions().setWindowMs(60_000).setBucketMs(1_000).validate();
+    TestFutures.await(timer.deploy(vertx, options, clock, NoJournal.INSTANCE), 10);
+    assertThat(timer.periods).as("the tick and the upkeep")
+        .containsExactly(PartitionVerticle.TICK_MS, WindowUpkeep.periodMs(1_000));
+    long emptyTable = request(vertx, "stats", null).getLong("tableBytes");
+    // The smallest table holds 64 slots, 48 under its load limit: one id short of it.
+    for (int i = 0; i < 47; i++) {
+      assertThat(request(vertx, "check", new JsonObject().put("id", "id-" + i)).getString("verdict"))
+          .isEqualTo("ACCEPTED");
+    }
+    assertThat(request(vertx, "stats", null).getLong("tableBytes")).isEqualTo(emptyTable);
+
+    timer.tick(); // fires both periodic timers on the partition's context
+    request(vertx, "stats", null); // queued behind the timers' tasks: once answered, they have run
+
+    assertThat(request(vertx, "stats", null).getLong("tableBytes")).as("doubled by the upkeep")
+        .isEqualTo(2 * emptyTable);
+    assertThat(request(vertx, "stats", null).getLong("held")).isEqualTo(47);
+  }
+}

@@ -55,51 +55,48 @@ class DedupWindowUpkeepTest {
     assertThat(window.held()).isZero();
     assertThat(window.liveEntriesInTable()).isZero();
     assertThat(window.table().occupied()).as("occupied slots, dead entries").isEqualTo(40);
+    assertThat(window.table().deletedEntries).as("deleted so far").isZero();
+    return window;
+  }
+
+  /** {@link #fortyExpiring}, then a batch of new ids in the bucket where the 40 expire: it must delete none of them. */
+  private DedupWindow fortyExpiringAndABatch(int buckets, int batch) {
+    DedupWindow window = fortyExpiring(buckets);
+    acceptBatch(window, batch);
+    assertThat(window.table().deletedEntries).as("deleted in the bucket they expired").isZero();
     return window;
   }
 
   @Test
   void shouldLeaveTheLatestBucketsSweepToUpkeep() {
-    DedupWindow window = fortyExpiring(8);
-    long deletedBefore = window.table().deletedEntries;
+    DedupWindow window = fortyExpiringAndABatch(8, 100);
 
-    acceptBatch(window, 100);
-
-    assertThat(window.table().deletedEntries).as("entries the batch deleted").isEqualTo(deletedBefore);
     assertThat(window.upkeep(Long.MAX_VALUE)).as("sweep work owed after upkeep").isZero();
-    assertThat(window.table().deletedEntries - deletedBefore).as("expired entries upkeep deleted").isEqualTo(40);
+    assertThat(window.table().deletedEntries).as("expired entries upkeep deleted").isEqualTo(40);
     assertThat(window.liveEntriesInTable()).isEqualTo(100);
   }
 
   @Test
   void shouldHaveChecksPayTheSweepABucketLaterWithoutUpkeep() {
-    DedupWindow window = fortyExpiring(8);
-    long deletedBefore = window.table().deletedEntries;
-
-    acceptBatch(window, 100);
-    assertThat(window.table().deletedEntries).as("deleted in the bucket they expired").isEqualTo(deletedBefore);
+    DedupWindow window = fortyExpiringAndABatch(8, 100);
 
     readingMs += BUCKET_MS;
     for (int batch = 0; batch < 3; batch++) { // 300 checks pay 4,096 slots of sweep or more, the table has 2,048
       acceptBatch(window, 100);
     }
-    assertThat(window.table().deletedEntries - deletedBefore).as("deleted a bucket later").isEqualTo(40);
+    assertThat(window.table().deletedEntries).as("deleted a bucket later").isEqualTo(40);
   }
 
   @Test
   void shouldHaveABatchPayTheWorkDueAndLeaveTheFreshToUpkeep() {
-    DedupWindow window = fortyExpiring(16);
-    long deletedBefore = window.table().deletedEntries;
-    acceptBatch(window, 1);
-    assertThat(window.table().deletedEntries).as("deleted in the bucket they expired").isEqualTo(deletedBefore);
+    DedupWindow window = fortyExpiringAndABatch(16, 1);
 
     // A step owes half a pass: the batch pays the half owed since bucket 16 (due), not the half of bucket 17 (fresh).
     readingMs += BUCKET_MS;
     acceptBatch(window, 64);
-    long byTheBatch = window.table().deletedEntries - deletedBefore;
-    assertThat(byTheBatch).as("deleted by the batch, half the table swept").isBetween(1L, 39L);
+    assertThat(window.table().deletedEntries).as("deleted by the batch, half the table swept").isBetween(1L, 39L);
     window.upkeep(Long.MAX_VALUE);
-    assertThat(window.table().deletedEntries - deletedBefore).as("deleted after upkeep").isEqualTo(40);
+    assertThat(window.table().deletedEntries).as("deleted after upkeep").isEqualTo(40);
     assertThat(window.liveEntriesInTable()).isEqualTo(65);
   }
 

@@ -6,6 +6,7 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import io.vertx.core.shareddata.SharedData;
 import java.nio.file.Path;
 import java.util.Objects;
 import java.util.function.LongSupplier;
@@ -142,6 +143,18 @@ public final class PartitionOwnership {
    */
   PartitionOwnership(Vertx vertx, Context context, DedupOptions options, int partition, DedupClock clock,
       PartitionTimer timer, LongSupplier leaseClock, String owner, Path partitionDir, Supplier<PartitionVerticle> factory) {
+    this(vertx, context, options, partition, clock, timer, leaseClock, owner, partitionDir, factory,
+        vertx.sharedData());
+  }
+
+  /**
+   * As the constructor above, with the cluster's shared data given: a test's, which can hold a cluster call back.
+   *
+   * @param data where the partition's lock, epoch counter, release and deployed term live
+   */
+  PartitionOwnership(Vertx vertx, Context context, DedupOptions options, int partition, DedupClock clock,
+      PartitionTimer timer, LongSupplier leaseClock, String owner, Path partitionDir, Supplier<PartitionVerticle> factory,
+      SharedData data) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
     this.context = Objects.requireNonNull(context, "context");
     this.options = Objects.requireNonNull(options, "options");
@@ -153,7 +166,7 @@ public final class PartitionOwnership {
     this.partitionDir = partitionDir;
     this.factory = Objects.requireNonNull(factory, "factory");
     this.name = options.getAddress() + "." + partition;
-    this.lock = new OwnerLock(vertx.sharedData(), name);
+    this.lock = new OwnerLock(Objects.requireNonNull(data, "data"), name);
     this.epochFile = new OwnerEpochFile(vertx, partitionDir);
     this.checks = new OwnerChecks(name, options, timer, this.leaseClock, lock, new OwnerChecks.Owner() {
       @Override

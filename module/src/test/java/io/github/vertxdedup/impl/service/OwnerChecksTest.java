@@ -10,9 +10,6 @@ import io.vertx.core.Vertx;
 import io.vertx.core.shareddata.Counter;
 import io.vertx.core.shareddata.SharedData;
 import io.vertx.junit5.VertxExtension;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
-import java.lang.reflect.Proxy;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
@@ -24,7 +21,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * The owner's periodic check ({@link OwnerChecks}) when the cluster moves between its steps: the epoch counter is read
  * below the owner's epoch (the cluster lost it), and before the check puts it back by compare-and-set another owner
  * takes the partition over. The put-back must fail and the owner step down, its lease not extended. The cluster's
- * shared data is the instance's own, with a step run between a counter read and its answer.
+ * shared data is the instance's own, with a step run between a counter read and its answer ({@link SteppedSharedData}).
  */
 @ExtendWith(VertxExtension.class)
 class OwnerChecksTest {
@@ -46,33 +43,13 @@ class OwnerChecksTest {
     this.context = vertx.getOrCreateContext();
   }
 
-  /**
-   * The instance's shared data, except that each read of a counter ({@link Counter#get}) runs {@code between} on the
-   * value read, and answers only once that has completed.
-   */
-  @SuppressWarnings("unchecked")
-  private SharedData sharedData(Function<Long, Future<?>> between) {
-    SharedData real = vertx.sharedData();
-    return proxy(SharedData.class, real, (method, args) -> {
-      Object result = invoke(method, real, args);
-      if (!method.getName().equals("getCounter")) {
-        return result;
-      }
-      return ((Future<Counter>) result).map(counter -> proxy(Counter.class, counter, (m, a) -> {
-        Object answer = invoke(m, counter, a);
-        return m.getName().equals("get")
-            ? ((Future<Long>) answer).compose(read -> between.apply(read).map(read)) : answer;
-      }));
-    });
-  }
-
   @Test
   void shouldStepDownWhenTheCounterChangesBetweenItsReadAndItsPutBack() {
     counterSetTo(1); // the cluster lost the counter of this owner's epoch 3: it reads 1
     OwnerTerm term = new OwnerTerm(3, 2, true, 0, Long.MIN_VALUE, "test", leaseClock::get);
     // Between the check's read and its compare-and-set, another owner takes the partition over: epoch 4.
-    OwnerChecks checks = checks(sharedData(read -> vertx.sharedData().getCounter(COUNTER)
-        .compose(c -> c.compareAndSet(read, 4))), term);
+    OwnerChecks checks = checks(read -> vertx.sharedData().getCounter(COUNTER).compose(c -> c.compareAndSet(read, 4)),
+        term);
 
     scheduleAndFire(checks, term);
 
@@ -87,7 +64,7 @@ class OwnerChecksTest {
   void shouldPutTheCounterBackWhenNothingChangesMeanwhile() {
     counterSetTo(1);
     OwnerTerm term = new OwnerTerm(3, 2, true, 0, Long.MIN_VALUE, "test", leaseClock::get);
-    OwnerChecks checks = checks(sharedData(read -> Future.succeededFuture()), term);
+    OwnerChecks checks = checks(read -> Future.succeededFuture(), term);
 
     scheduleAndFire(checks, term);
 
@@ -97,7 +74,9 @@ class OwnerChecksTest {
     assertThat(counter()).isEqualTo(3);
   }
 
-  private OwnerChecks checks(SharedData data, OwnerTerm term) {
+  /** The checks of {@code term}, on shared data that runs {@code between} after each counter read. */
+  private OwnerChecks checks(Function<Long, Future<?>> between, OwnerTerm term) {
+    SharedData data = SteppedSharedData.counterReads(vertx.sharedData(), between);
     return new OwnerChecks(NAME, options, timer, leaseClock::get, new OwnerLock(data, NAME),
         new OwnerChecks.Owner() {
           @Override
@@ -136,23 +115,5 @@ class OwnerChecksTest {
 
   private long counter() {
     return TestFutures.<Long>await(vertx.sharedData().getCounter(COUNTER).compose(Counter::get), 10);
-  }
-
-  private interface Call {
-    Object apply(Method method, Object[] args) throws Throwable;
-  }
-
-  @SuppressWarnings("unchecked")
-  private static <T> T proxy(Class<T> type, T real, Call call) {
-    return (T) Proxy.newProxyInstance(OwnerChecksTest.class.getClassLoader(), new Class<?>[] {type},
-        (p, method, args) -> call.apply(method, args));
-  }
-
-  private static Object invoke(Method method, Object target, Object[] args) throws Throwable {
-    try {
-      return method.invoke(target, args);
-    } catch (InvocationTargetException e) {
-      throw e.getCause();
-    }
   }
 }

@@ -9,12 +9,14 @@ import io.github.vertxdedup.TestFutures;
 import io.github.vertxdedup.impl.journal.NoJournal;
 import io.github.vertxdedup.time.ManualClock;
 import io.vertx.core.Context;
+import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonObject;
+import io.vertx.core.shareddata.SharedData;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -102,6 +104,40 @@ class OwnerFenceTest {
     assertThat(TestFutures.<Long>await(counter(ADDRESS).compose(c -> c.get()), 10)).isEqualTo(1L);
     assertThat(ownership.role()).isEqualTo(PartitionOwnership.Role.OWNER);
     assertThat(check("a").getString("verdict")).isEqualTo("DUPLICATE");
+  }
+
+  @Test
+  void shouldStopAStandbyOnlyOnceTheEpochReadAfterItsFailedTryHasAnswered() {
+    // A standby reads the epoch counter after each try for the lock it did not get. The service stops while that read
+    // is held back in the cluster: the stop completes once the read answers, and the standby then polls no more.
+    Promise<Void> held = Promise.promise();
+    Promise<Void> asked = Promise.promise();
+    SharedData data = SteppedSharedData.counterReads(vertx.sharedData(), read -> {
+      asked.tryComplete();
+      return held.future();
+    });
+    ManualPartitionTimer waits = new ManualPartitionTimer();
+    Promise<PartitionOwnership> made = Promise.promise();
+    context.runOnContext(v -> {
+      PartitionOwnership o = new PartitionOwnership(vertx, context, ownerOptions(), 0, clock, waits, leaseClock::get,
+          "standby", null, () -> new PartitionVerticle(ownerOptions(), 0, clock, NoJournal.INSTANCE, null), data);
+      o.start();
+      made.complete(o);
+    });
+    PartitionOwnership standby = TestFutures.await(made.future(), 10);
+    TestFutures.await(asked.future(), 10);
+
+    Promise<Future<Void>> stopping = Promise.promise();
+    context.runOnContext(v -> stopping.complete(standby.stop()));
+    Future<Void> stopped = TestFutures.await(stopping.future(), 10);
+    assertThat(stopped.isComplete()).as("stopped while its read is held").isFalse();
+
+    held.complete();
+    TestFutures.await(stopped, 10);
+    assertThat(standby.role()).isEqualTo(PartitionOwnership.Role.STOPPED);
+    assertThat(waits.waiting()).as("polls scheduled after the stop").isZero();
+    assertThat(ownership.role()).isEqualTo(PartitionOwnership.Role.OWNER);
+    assertThat(check("a").getString("verdict")).isEqualTo("ACCEPTED");
   }
 
   @Test

@@ -273,11 +273,12 @@ public final class DedupWindow {
   /**
    * Does ahead of the checks the upkeep they would otherwise pay for, so that a caller with time between batches (a
    * partition runs it on a timer) takes it off their path: moves the window to the clock's time, deletes expired
-   * entries (the sweep: up to {@code maxSlots} slots visited, from where it stopped), and makes room in the table when
-   * its live entries and twice the accepts since the previous upkeep (at most 1/64 of the table) would reach its load
-   * limit, by the rule a check that finds the table full follows (a sweep of the whole table when dead entries fill
-   * an eighth of it, else a doubling). The window stays correct without it: checks pay the sweep work that upkeep has not paid within a
-   * bucket of its falling due, and make room when they need it.
+   * entries (the sweep: up to {@code maxSlots} slots visited, from where it stopped), and, once the sweep has caught
+   * up, makes the room the checks would make before the next upkeep: when its occupied slots and as many accepts as
+   * since the previous such upkeep (at most 1/64 of the table) reach the load limit, it follows the rule of a check
+   * that finds the table full (a sweep of the whole table when dead entries fill an eighth of it, else a doubling).
+   * The window stays correct without it: checks pay the sweep work that upkeep has not paid within a bucket of its
+   * falling due, and make room when they need it.
    *
    * <p>Cost: O(slots visited), plus O(table slots) in a call that makes room; a caller bounds its pause with
    * {@code maxSlots} (a slot takes a few nanoseconds when live, more when its entry is deleted). Allocates nothing but
@@ -298,16 +299,19 @@ public final class DedupWindow {
       sweepDebt -= n;
       freshSweepDebt = Math.min(freshSweepDebt, sweepDebt);
     }
-    final long headroom = Math.min(2 * (accepted - acceptedAtUpkeep), table.capacity() >>> 6);
-    acceptedAtUpkeep = accepted;
-    // Live entries alone, not the occupied slots: dead ones are the sweep's to free, and a table that stays below its
-    // limit because the sweep keeps up must not double.
-    if (headroom > 0 && table.canGrow() && held + headroom >= table.resizeAt()) {
-      final int before = table.capacity();
-      table.makeRoom(held, (int) headroom, threshold);
-      if (table.capacity() != before) {
-        sweepDebt = 0;
-        freshSweepDebt = 0;
+    if (sweepDebt == 0) {
+      // The sweep has caught up, so checks sweep nothing until the next upkeep (the next step's work is left to it)
+      // and the occupied slots only grow with the accepts meanwhile: if these reach the load limit, the checks would
+      // make room before the next upkeep. Make it now, by their rule. Judged only at the end of a chain of runs, so
+      // that dead entries a partial run has not reached yet do not count.
+      final long headroom = Math.min(accepted - acceptedAtUpkeep, table.capacity() >>> 6);
+      acceptedAtUpkeep = accepted;
+      if (headroom > 0 && table.canGrow() && table.occupied() + headroom >= table.resizeAt()) {
+        final int before = table.capacity();
+        table.makeRoom(held, (int) headroom, threshold);
+        if (table.capacity() != before) {
+          freshSweepDebt = 0;
+        }
       }
     }
     return sweepDebt;
@@ -671,7 +675,7 @@ public final class DedupWindow {
     final long due = sweepDebt - freshSweepDebt;
     if (due > table.capacity()) {
       // The checks fell more than a pass behind (few checks per bucket, no upkeep): catch up now, so that no more than
-      // a pass is due and a pass left to upkeep, and every dead entry is deleted within three passes' buckets.
+      // a pass is due besides the pass at most left to upkeep, and no dead entry waits more than a few passes' buckets.
       table.sweep(due - table.capacity(), threshold);
       sweepDebt = table.capacity() + freshSweepDebt;
     }

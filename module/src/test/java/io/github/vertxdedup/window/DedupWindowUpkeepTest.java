@@ -141,25 +141,54 @@ class DedupWindowUpkeepTest {
     assertThat(window.stats().tableSlots()).as("doubled by the check past the limit").isEqualTo(2L * slots);
   }
 
-  @Test
-  void shouldNotDoubleATableThatTheSweepKeepsBelowItsLimit() {
-    // 60 buckets of 100 ms; accepts balanced by expiries at 95 % of the load limit in live entries, upkeep of all the
-    // sweep work owed every quarter bucket, as a partition runs it: the table never needs to double.
+  /**
+   * A steady window of 60 buckets of 100 ms presized for 100,000 ids: accepts balanced by expiries, at {@code load}
+   * times the table's load limit in live entries, in batches every quarter bucket, with or without the upkeep of all
+   * the sweep work owed before each batch (in runs of 65,536 slots, as a partition's).
+   *
+   * @return who doubled the table first and in which bucket ({@code "upkeep@63"}, {@code "check@63"}), or "none"
+   */
+  private String whoDoubles(double load, boolean upkeep) {
+    readingMs = 0;
     DedupWindow window = DedupWindow.builder().window(Duration.ofMillis(6_000)).bucket(Duration.ofMillis(100))
         .clock(() -> readingMs).expectedIds(100_000).build();
     long slots = window.stats().tableSlots();
-    int perQuarter = (int) (window.table().resizeAt() * 0.95 / 60 / 4);
+    int perQuarter = (int) (window.table().resizeAt() * load / 60 / 4);
     for (int bucket = 0; bucket < 6 * 60; bucket++) {
       for (int quarter = 0; quarter < 4; quarter++) {
         readingMs = bucket * 100L + quarter * 25L;
-        while (window.upkeep(1 << 16) > 0) {
-          // runs of 65,536 slots, as a partition's
+        if (upkeep) {
+          while (window.upkeep(1 << 16) > 0) {
+            // the next run
+          }
+          if (window.stats().tableSlots() != slots) {
+            return "upkeep@" + bucket;
+          }
         }
         acceptBatch(window, perQuarter);
+        if (window.stats().tableSlots() != slots) {
+          return "check@" + bucket;
+        }
       }
     }
-    assertThat(window.held()).isBetween(perQuarter * 4L * 59, perQuarter * 4L * 60);
-    assertThat(window.stats().tableSlots()).as("table slots").isEqualTo(slots);
+    assertThat(window.liveEntriesInTable()).isEqualTo(window.held());
+    return "none";
+  }
+
+  @Test
+  void shouldNotDoubleATableThatTheChecksWouldNotDouble() {
+    // Live entries at 95 % of the limit: the sweep keeps the occupied slots below it, with or without upkeep.
+    assertThat(whoDoubles(0.95, false)).isEqualTo("none");
+    assertThat(whoDoubles(0.95, true)).isEqualTo("none");
+  }
+
+  @Test
+  void shouldDoubleAheadOfTheCheckThatWouldDouble() {
+    // At 97 % dead entries push the occupied slots to the limit: a check doubles the table in bucket 62 without
+    // upkeep; with it, the upkeep before that check does.
+    String byCheck = whoDoubles(0.97, false);
+    assertThat(byCheck).startsWith("check@");
+    assertThat(whoDoubles(0.97, true)).isEqualTo(byCheck.replace("check@", "upkeep@"));
   }
 
   @Test

@@ -57,8 +57,9 @@ import org.slf4j.LoggerFactory;
  * A periodic timer ({@value #TICK_MS} ms) forgets lapsed claims (counting them), asks the journal to run its
  * retention if due ({@link PartitionJournal#retain()}, off the event loop; so an idle partition's expired journal
  * files are deleted too) and publishes the metrics snapshot; a request that touches a lapsed claim forgets it at
- * once, so correctness never waits for the timer. A second timer runs the window's upkeep ({@link WindowUpkeep}: the
- * sweep of expired entries and the table's growth) between requests, a few times per bucket.
+ * once, so correctness never waits for the timer. The window's upkeep ({@link WindowUpkeep}: the sweep of expired
+ * entries and the table's growth) runs between requests every quarter bucket, on a second timer, or on the tick for
+ * buckets of 4 s or more.
  *
  * <h2>Threads</h2>
  * Everything runs on the partition's event loop, except {@link #state()}, {@link #failure()}, {@link #address()} and
@@ -99,6 +100,8 @@ public final class PartitionVerticle extends VerticleBase {
   private MessageConsumer<Object> consumer;
   private long timerId = -1;
   private long upkeepTimerId = -1;
+  /** The window's upkeep, on a timer of its own ({@link #upkeepTimerId}) or on the tick; null before ready. */
+  private WindowUpkeep upkeep;
   /** Its owner logs the partition's readiness at INFO (the Kafka consumer does), so its own line goes to DEBUG. */
   private boolean ownerLogsReadiness;
   /** The tags its meters carry: its identity, stable across restarts. */
@@ -326,6 +329,9 @@ public final class PartitionVerticle extends VerticleBase {
   }
 
   private void tick() {
+    if (upkeepTimerId == -1) {
+      upkeep.run(); // its period is the tick's
+    }
     core.sweepExpiredLeases();
     if (state == PartitionState.READY) {
       journal.retain();
@@ -419,8 +425,11 @@ public final class PartitionVerticle extends VerticleBase {
       state = PartitionState.READY;
       if (timerId == -1) {
         timerId = timer.periodic(TICK_MS, PartitionVerticle.this::tick);
-        WindowUpkeep upkeep = new WindowUpkeep(context, () -> state == PartitionState.READY ? core : null);
-        upkeepTimerId = timer.periodic(WindowUpkeep.periodMs(options.getEffectiveBucketMs()), upkeep::run);
+        upkeep = new WindowUpkeep(context, () -> state == PartitionState.READY ? core : null);
+        long upkeepMs = WindowUpkeep.periodMs(options.getEffectiveBucketMs());
+        if (upkeepMs < TICK_MS) {
+          upkeepTimerId = timer.periodic(upkeepMs, upkeep::run);
+        }
       }
       (ownerLogsReadiness ? LOG.atDebug() : LOG.atInfo()).log(journal instanceof NoJournal
               ? "partition {}: ready in {} ms, memory only (no journal), {} entries held"

@@ -11,12 +11,13 @@ import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * A ready partition runs its window's upkeep on a timer of its own: shown by the table's growth, which the upkeep
- * makes ahead of the checks once its live entries near the load limit (the timers are the test's, fired by it).
+ * A ready partition runs its window's upkeep on a timer of its own, or on its tick for buckets of 4 s or more: shown
+ * by the table's growth, which the upkeep makes ahead of the checks (the timers are the test's, fired by it).
  */
 @ExtendWith(VertxExtension.class)
 class PartitionUpkeepTest {
@@ -31,10 +32,19 @@ class PartitionUpkeepTest {
 
   @Test
   void shouldGrowTheTableAheadOfTheChecksOnItsUpkeepTimer(Vertx vertx) {
-    DedupOptions options = new DedupOptions().setWindowMs(60_000).setBucketMs(1_000).validate();
+    growsAheadOnItsTimers(vertx, 1_000, List.of(PartitionVerticle.TICK_MS, 250L));
+  }
+
+  @Test
+  void shouldRunTheUpkeepOnTheTickForBucketsOfFourSecondsOrMore(Vertx vertx) {
+    growsAheadOnItsTimers(vertx, 4_000, List.of(PartitionVerticle.TICK_MS));
+  }
+
+  /** Deploys a partition with buckets of {@code bucketMs}, fills its table to one id short of the load limit. */
+  private void growsAheadOnItsTimers(Vertx vertx, long bucketMs, List<Long> periods) {
+    DedupOptions options = new DedupOptions().setWindowMs(60 * bucketMs).setBucketMs(bucketMs).validate();
     TestFutures.await(timer.deploy(vertx, options, clock, NoJournal.INSTANCE), 10);
-    assertThat(timer.periods).as("the tick and the upkeep")
-        .containsExactly(PartitionVerticle.TICK_MS, WindowUpkeep.periodMs(1_000));
+    assertThat(timer.periods).as("the periodic timers").containsExactlyElementsOf(periods);
     long emptyTable = request(vertx, "stats", null).getLong("tableBytes");
     // The smallest table holds 64 slots, 48 under its load limit: one id short of it.
     for (int i = 0; i < 47; i++) {
@@ -43,7 +53,7 @@ class PartitionUpkeepTest {
     }
     assertThat(request(vertx, "stats", null).getLong("tableBytes")).isEqualTo(emptyTable);
 
-    timer.tick(); // fires both periodic timers on the partition's context
+    timer.tick(); // fires the periodic timers on the partition's context
     request(vertx, "stats", null); // queued behind the timers' tasks: once answered, they have run
 
     assertThat(request(vertx, "stats", null).getLong("tableBytes")).as("doubled by the upkeep")

@@ -36,9 +36,9 @@ import java.util.Objects;
  * {@link #check} is one hash probe, O(1) expected, in a flat open-addressing table (see {@code FingerprintTable}):
  * one random memory access per event. Expiry costs no random access: each slot carries its expiry bucket, expired
  * entries count as absent at once, and a sequential sweep (a fixed share of the table per elapsed bucket, paid by
- * {@link #upkeep} between checks, or by the checks themselves a bucket after it falls due) deletes them. Memory is 12 bytes per slot (20 with payload hashes) at a load of at most
- * 3/4, so 16 to 32 bytes per held id as the table doubles; pass {@code expectedIds} to size it once and avoid the
- * doubling rehash (an O(table) pause) in the hot path.
+ * {@link #upkeep} between checks, or by the checks themselves a bucket after it falls due) deletes them. Memory is
+ * 12 bytes per slot (20 with payload hashes) at a load of at most 3/4, so 16 to 32 bytes per held id as the table
+ * doubles; pass {@code expectedIds} to size it once and avoid the doubling rehash (an O(table) pause) in the hot path.
  *
  * <h2>Capacity</h2>
  * At most {@code maxIds} live ids. A new id beyond that is refused with {@link WindowFullException} under
@@ -307,11 +307,7 @@ public final class DedupWindow {
       final long headroom = Math.min(accepted - acceptedAtUpkeep, table.capacity() >>> 6);
       acceptedAtUpkeep = accepted;
       if (headroom > 0 && table.canGrow() && table.occupied() + headroom >= table.resizeAt()) {
-        final int before = table.capacity();
-        table.makeRoom(held, (int) headroom, threshold);
-        if (table.capacity() != before) {
-          freshSweepDebt = 0;
-        }
+        table.makeRoom(held, (int) headroom, threshold); // no debt to clear: none is owed here
       }
     }
     return sweepDebt;
@@ -513,8 +509,7 @@ public final class DedupWindow {
     if (slots > table.capacity()) {
       advance(clock.nowMs());
       table.growTo(slots, threshold);
-      sweepDebt = 0;
-      freshSweepDebt = 0;
+      clearSweepDebt();
     }
   }
 
@@ -650,8 +645,7 @@ public final class DedupWindow {
       Arrays.fill(expiringAt, 0);
       Arrays.fill(newestFirstSeenAt, Long.MIN_VALUE);
       table.clear(initialCapacity);
-      sweepDebt = 0;
-      freshSweepDebt = 0;
+      clearSweepDebt();
       evictedThrough = bucket;
     } else {
       for (long e = currentBucket + 1; e <= bucket; e++) {
@@ -680,6 +674,12 @@ public final class DedupWindow {
       sweepDebt = table.capacity() + freshSweepDebt;
     }
     return bucket;
+  }
+
+  /** Forgets the sweep work owed: the table was just swept whole, rebuilt or replaced. */
+  private void clearSweepDebt() {
+    sweepDebt = 0;
+    freshSweepDebt = 0;
   }
 
   private void paySweepDebt() {
@@ -718,14 +718,13 @@ public final class DedupWindow {
 
   private void makeRoom() {
     int before = table.capacity();
-    if (!table.makeRoom(held, threshold)) {
+    if (!table.makeRoom(held, 0, threshold)) {
       rejected++;
       throw new WindowFullException("dedup window full: the table reached its largest size ("
           + table.capacity() + " slots) with " + held + " live ids");
     }
     if (table.capacity() != before) {
-      sweepDebt = 0;
-      freshSweepDebt = 0;
+      clearSweepDebt();
     }
   }
 
@@ -748,8 +747,7 @@ public final class DedupWindow {
       // the evicted entries for real with one full sweep, O(capacity), then put the threshold back where time has
       // it. At most once per eviction: costly only if short-lived ids keep arriving at a full window.
       table.sweep(table.capacity(), threshold);
-      sweepDebt = 0;
-      freshSweepDebt = 0;
+      clearSweepDebt();
       evictedThrough = currentBucket;
       threshold = FingerprintTable.threshold(currentBucket);
       r = table.probe(fingerprint, threshold);

@@ -216,21 +216,13 @@ final class FingerprintTable {
   }
 
   /**
-   * Makes room for one more entry: sweeps the whole table when dead entries fill an eighth of it or more (or the
-   * table cannot grow), and doubles it when live entries alone are above the load limit.
+   * Makes room for the next entry and {@code headroom} more: sweeps the whole table when dead entries fill an eighth
+   * of it or more (or the table cannot grow), and doubles it when the entries left and the headroom are at or above
+   * the load limit.
    *
    * @param live the number of live entries, as the window counts them
-   * @return false if no room could be made (largest table, full of live entries)
-   */
-  boolean makeRoom(long live, int threshold) {
-    return makeRoom(live, 0, threshold);
-  }
-
-  /**
-   * Makes room, by the rule of {@link #makeRoom(long, int)}, for {@code headroom} more entries than the next one.
-   *
-   * @param live the number of live entries, as the window counts them
-   * @param headroom entries beyond the next one that should fit under the load limit, {@code >= 0}
+   * @param headroom entries beyond the next one that should fit under the load limit, {@code >= 0}: 0 for a check
+   *     that found the table full, more for the window's upkeep ahead of the checks
    * @return false if no room could be made (largest table, full of live entries)
    */
   boolean makeRoom(long live, int headroom, int threshold) {

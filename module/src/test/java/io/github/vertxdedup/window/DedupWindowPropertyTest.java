@@ -22,7 +22,8 @@ import net.jqwik.api.lifecycle.AfterContainer;
  * Differential test of {@link DedupWindow} against {@link WindowModel}: random windows (bucket counts from 1 to
  * {@link DedupWindow#MAX_BUCKETS}, with and without payload hashes and capacity caps) driven by random operations
  * (accept, duplicate, reordered duplicates, payload change, explicit remember-until, restore, lookup, contains,
- * held, stats, upkeep with every budget, short and long idles, clock jumps forwards and backwards). Every answer must agree; 0 mismatches.
+ * held, stats, upkeep with every budget, short and long idles, clock jumps forwards and backwards). Every answer
+ * must agree; 0 mismatches.
  *
  * <p>Size: two properties of {@value #TRIES} tries each share {@code dedup.property.operations} generated operations
  * (default 10^6; the parent pom's {@code long} profile sets 10^7). Small id spaces make duplicates, re-accepts

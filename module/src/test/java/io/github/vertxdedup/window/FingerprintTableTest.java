@@ -77,7 +77,7 @@ class FingerprintTableTest {
     // The insertion point is the empty slot that ends the chain; the table is at its load limit, so the window makes
     // room first: a whole sweep deletes the 48 dead entries.
     assertThat(table.fingerprintAt(-r - 1)).isZero();
-    assertThat(table.makeRoom(0, later)).isTrue();
+    assertThat(table.makeRoom(0, 0, later)).isTrue();
     assertThat(table.occupied()).isZero();
     int slot = -table.probe(-12345L, later) - 1;
     table.put(slot, -12345L, FingerprintTable.meta(200, 99), 0L);
@@ -185,7 +185,7 @@ class FingerprintTableTest {
     for (long n = 1; !table.needsRoom(); n++) {
       add(table, n, 5, threshold);
     }
-    assertThat(table.makeRoom(48, threshold)).isTrue();
+    assertThat(table.makeRoom(48, 0, threshold)).isTrue();
     assertThat(table.capacity()).isEqualTo(128);
     assertThat(table.occupied()).isEqualTo(48);
     for (long n = 1; n <= 48; n++) {
@@ -196,7 +196,7 @@ class FingerprintTableTest {
       add(table, n, 5, threshold);
     }
     int later = FingerprintTable.threshold(5);
-    assertThat(table.makeRoom(0, later)).isTrue();
+    assertThat(table.makeRoom(0, 0, later)).isTrue();
     assertThat(table.capacity()).isEqualTo(128);
     assertThat(table.occupied()).isZero();
   }
@@ -238,7 +238,7 @@ class FingerprintTableTest {
         assertThat(r >= 0).as("step %d: live %s", step, fingerprint).isEqualTo(live);
         if (!live) {
           if (table.needsRoom()) {
-            assertThat(table.makeRoom(expiryOf.size(), threshold)).isTrue();
+            assertThat(table.makeRoom(expiryOf.size(), 0, threshold)).isTrue();
             r = table.probe(fingerprint, threshold);
           }
           long newExpiry = now + 1 + random.nextInt(random.nextBoolean() ? 4 : FingerprintTable.MAX_LIFETIME);

@@ -23,8 +23,9 @@ import java.util.Map;
  * io.github.vertxdedup.benchmarks.window.WindowInterleaved [rounds] [contender keys...]} (default 6 rounds of
  * dedupWindow, dedupWindowBatch, dedupWindowBatchUpkeep, caffeine). {@code dedupWindowBatchUpkeep} also prints the
  * split of its CPU time between {@code checkBatch} and the {@code upkeep} between batches (by the wall time around
- * each call), and its batches' share is the measure of the batch path's floor target. Prints each round, the median ns/event of each contender and its ratio to
- * the first, and the floor ratios with their targets ({@link WindowReport#floorTargets}).
+ * each call), and its batches' share is the measure of the batch path's floor target. Prints each round, the median
+ * ns/event of each contender and its ratio to the first, and the floor ratios with their targets
+ * ({@link WindowReport#floorTargets}).
  */
 public final class WindowInterleaved {
 

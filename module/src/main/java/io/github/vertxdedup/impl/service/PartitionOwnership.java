@@ -153,8 +153,8 @@ public final class PartitionOwnership {
    * @param data where the partition's lock, epoch counter, release and deployed term live
    */
   PartitionOwnership(Vertx vertx, Context context, DedupOptions options, int partition, DedupClock clock,
-      PartitionTimer timer, LongSupplier leaseClock, String owner, Path partitionDir, Supplier<PartitionVerticle> factory,
-      SharedData data) {
+      PartitionTimer timer, LongSupplier leaseClock, String owner, Path partitionDir,
+      Supplier<PartitionVerticle> factory, SharedData data) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
     this.context = Objects.requireNonNull(context, "context");
     this.options = Objects.requireNonNull(options, "options");

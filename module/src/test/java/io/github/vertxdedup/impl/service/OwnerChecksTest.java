@@ -33,7 +33,8 @@ class OwnerChecksTest {
   private Context context;
   private final ManualPartitionTimer timer = new ManualPartitionTimer();
   private final AtomicLong leaseClock = new AtomicLong(1_000);
-  private final DedupOptions options = new DedupOptions().setWindowMs(60_000).setOwnerLeaseMs(10_000).setOwnerCheckMs(2_000).validate();
+  private final DedupOptions options = new DedupOptions().setWindowMs(60_000).setOwnerLeaseMs(10_000)
+      .setOwnerCheckMs(2_000).validate();
   private final CompletableFuture<String> failed = new CompletableFuture<>();
   private final CompletableFuture<Void> confirmed = new CompletableFuture<>();
 

@@ -1,5 +1,6 @@
 package io.github.vertxdedup.window;
 
+import java.util.Arrays;
 import org.agrona.BitUtil;
 
 /*
@@ -14,8 +15,8 @@ import org.agrona.BitUtil;
  *               0 = empty slot.
  *   payloads[]  payload hash, 0 = none; only when payload hashes are tracked.
  * A probe reads keys only; metas is read when the fingerprint matches (is that entry still live?) and by the sweep,
- * which scans metas alone (4 bytes per slot, a block of 16 slots per test) and touches keys only for the dead
- * entries it deletes. An accepted id writes both arrays, so a decision can cost two cache misses: a batch reads both
+ * which scans metas alone (4 bytes per slot, a chunk of 256 slots per pass of a loop the JIT can vectorise) and
+ * touches keys only in the clusters where it deletes. An accepted id writes both arrays, so a decision can cost two cache misses: a batch reads both
  * lines of every id ahead of its probes (touch), so that the two misses overlap with each other and with the
  * batch's other ids instead of following one another.
  *
@@ -23,8 +24,11 @@ import org.agrona.BitUtil;
  * accesses per event: one to look up / insert, and one more when the id's bucket expires and the id is deleted from the
  * set. Here an expired entry is simply "dead": lookups skip it, and a sweep that walks metas sequentially
  * (hardware-prefetch friendly) removes dead entries with backward-shift deletion (Knuth, TAOCP vol. 3, 6.4, Algorithm
- * R), which keeps every probe chain intact without tombstones. A dead copy of a fingerprint may sit in a chain before a
- * live one (it is re-accepted after expiry, before the sweep reaches the old copy): lookups look past dead copies.
+ * R), which keeps every probe chain intact without tombstones. It deletes all the dead entries of a cluster in one
+ * walk to the cluster's end (Algorithm R with several holes at once, see compactCluster) instead of one walk per dead
+ * entry: at the window's load a cluster that holds one dead entry often holds more. A dead copy of a fingerprint may
+ * sit in a chain before a live one (it is re-accepted after expiry, before the sweep reaches the old copy): lookups
+ * look past dead copies.
  *
  * Expiry epochs wrap every 2^EPOCH_BITS buckets. Comparisons are done modulo that period, which is correct while
  * every entry in the table lies within half a period of the current bucket; the window guarantees that by
@@ -54,8 +58,13 @@ final class FingerprintTable {
   static final int PAYLOAD_STRIDE = PLAIN_STRIDE + Long.BYTES;
 
   static final int MIN_CAPACITY = 64;
-  /** Slots the sweep tests at once, branch-free, for a dead entry before it visits them one by one. */
-  static final int SWEEP_BLOCK = 16;
+  /**
+   * Slots whose dead flags the sweep computes in one loop, branch-free and vectorisable, before it looks for the
+   * first dead one: most slots hold no dead entry, and a test and branch per slot would cost more than the flags.
+   */
+  static final int SWEEP_CHUNK = 256;
+  /** Emptied slots a cluster walk starts with room for; the array grows for a longer run of dead entries. */
+  private static final int INITIAL_HOLES = 64;
   static final long FIBONACCI = 0x9E3779B97F4A7C15L;
 
   private final boolean payloadHashes;
@@ -70,6 +79,9 @@ final class FingerprintTable {
   private int occupied;
   private int resizeAt;
   private int sweepCursor;
+  /** The sweep's scratch: the dead flags of one chunk (negative = dead), and the slots a cluster walk emptied. */
+  private final int[] deadFlags = new int[SWEEP_CHUNK];
+  private int[] holes = new int[INITIAL_HOLES];
 
   /** Tallies for tests and diagnostics, never reset: dead entries deleted, entries moved back. */
   long deletedEntries;
@@ -274,41 +286,55 @@ final class FingerprintTable {
   }
 
   /**
-   * Visits {@code count} slots from the sweep cursor on and deletes the dead entries among them. A call with
-   * {@code count >= capacity()} deletes every dead entry: a backward shift moves an entry only into the hole at
-   * or after the slot being visited, so no dead entry slips from the slots still to visit into those visited.
+   * Visits {@code count} slots from the sweep cursor on, or a few more (a cluster in which it deletes is walked to its
+   * end), and deletes the dead entries among them. A call with {@code count >= capacity()} deletes every dead entry:
+   * a deletion moves an entry only into a slot emptied at or after the first dead entry of its cluster, and never
+   * moves a dead entry, so no dead entry slips from the slots still to visit into those visited.
+   *
+   * <p>Cost: about one pass over 4 bytes per slot visited, plus a walk over the rest of each cluster that holds a dead
+   * entry; O(count + cluster lengths).
    *
    * @return the number of entries deleted
    */
   int sweep(long count, int threshold) {
     final int[] m = metas;
+    final int[] flags = deadFlags;
+    final int firstLive = threshold + 1;
     int removed = 0;
     int i = sweepCursor;
     long visited = 0;
     while (visited < count) {
-      // One contiguous run up to the end of the array.
-      final int runEnd = (int) Math.min(capacity, i + (count - visited));
-      int j = i;
-      while (j < runEnd) {
-        final int blockEnd = Math.min(runEnd, j + SWEEP_BLOCK);
-        if (blockEnd - j == SWEEP_BLOCK && !anyDead(m, j, threshold)) {
-          j = blockEnd;
-          continue;
-        }
-        while (j < blockEnd) {
-          if (isDead(m[j], threshold)) {
-            deleteAt(j);
-            removed++;
-            // Backward shift may have moved another entry into this slot: look at it again. A re-visit is not a new
-            // slot, so it does not count (else a sweep of the whole table would stop short by one slot per
-            // deletion).
-            continue;
-          }
-          j++;
-        }
+      final int n = (int) Math.min(Math.min(SWEEP_CHUNK, capacity - i), count - visited);
+      // Dead is "occupied (sign bit of meta) and expiry epoch minus threshold minus one, modulo the epoch period, at
+      // least HALF_EPOCH - 1": the negation of isLive for an occupied slot, in the sign bit of the flag.
+      for (int x = 0; x < n; x++) {
+        final int meta = m[i + x];
+        flags[x] = meta & ((HALF_EPOCH - 2) - ((((meta >>> LIFETIME_BITS) & EPOCH_MASK) - firstLive) & EPOCH_MASK));
       }
-      visited += runEnd - i;
-      i = runEnd == capacity ? 0 : runEnd;
+      // A cluster walk changes only the slots it passes, so the flags after the slot that ended it still hold.
+      int next = i + n == capacity ? 0 : i + n;
+      long stepped = n;
+      int x = 0;
+      while (true) {
+        while (x < n && flags[x] >= 0) {
+          x++;
+        }
+        if (x == n) {
+          break;
+        }
+        final int end = compactCluster(i + x, threshold);
+        removed += walkRemoved;
+        // Slots from i to the empty slot that ended the walk, which may have wrapped past the end of the array.
+        final int through = x + ((end - (i + x)) & mask) + 1;
+        if (through >= n) {
+          stepped = through;
+          next = (end + 1) & mask;
+          break;
+        }
+        x = through;
+      }
+      visited += stepped;
+      i = next;
     }
     sweepCursor = i;
     occupied -= removed;
@@ -316,50 +342,74 @@ final class FingerprintTable {
     return removed;
   }
 
-  /**
-   * True if any of the {@link #SWEEP_BLOCK} slots from {@code from} on holds a dead entry. Branch-free over the
-   * block, so that the sweep passes over blocks of live and empty slots (most of them) at a few instructions per slot
-   * instead of one test and branch each: dead is "occupied (sign bit of meta) and expiry epoch minus threshold minus
-   * one, modulo the epoch period, at least {@code HALF_EPOCH - 1}", the negation of {@link #isLive} for an occupied
-   * slot, and the sign bit of the block's OR says whether any slot is so.
-   */
-  private static boolean anyDead(int[] m, int from, int threshold) {
-    int any = 0;
-    for (int x = from; x < from + SWEEP_BLOCK; x++) {
-      final int meta = m[x];
-      final int d = (((meta >>> LIFETIME_BITS) & EPOCH_MASK) - threshold - 1) & EPOCH_MASK;
-      any |= meta & ((HALF_EPOCH - 2) - d);
-    }
-    return any < 0;
-  }
+  /** Entries the latest {@link #compactCluster} deleted. */
+  private int walkRemoved;
 
-  /** Backward-shift deletion (Knuth, Algorithm R): no tombstones, probe chains stay intact. */
-  private void deleteAt(int hole) {
+  /**
+   * Deletes the dead entry at {@code first} and every dead entry after it in its cluster, in one walk to the empty
+   * slot that ends the cluster: backward-shift deletion (Knuth, Algorithm R) with several holes at once. The walk
+   * keeps the slots it has emptied in walk order; a live entry moves to the earliest of them at or after its home
+   * slot (leaving its own slot empty), or stays if there is none, and a dead entry is dropped. Every entry so keeps
+   * an unbroken run of occupied slots from its home to its slot: a moved entry has no emptied slot between its home
+   * and the one it takes (it took the earliest), an entry that stays had none, and the walk empties only slots after
+   * the one it is at. Dead entries are never moved, and live ones only backwards.
+   *
+   * @return the empty slot that ended the walk; {@link #walkRemoved} holds the number of entries deleted
+   */
+  private int compactCluster(int first, int threshold) {
     final long[] k = keys;
-    int j = hole;
+    final int[] m = metas;
+    final int mask = this.mask;
+    int[] hs = holes;
+    hs[0] = first;
+    int holeCount = 1;
+    int removed = 1;
+    int j = first;
     while (true) {
       j = (j + 1) & mask;
-      long key = k[j];
+      final long key = k[j];
       if (key == 0) {
         break;
       }
-      int h = home(key);
-      boolean stays = hole <= j ? (hole < h && h <= j) : (hole < h || h <= j);
-      if (!stays) {
-        k[hole] = key;
-        metas[hole] = metas[j];
-        if (payloadHashes) {
-          payloads[hole] = payloads[j];
+      final int meta = m[j];
+      if (isDead(meta, threshold)) {
+        if (holeCount == hs.length) {
+          hs = holes = Arrays.copyOf(hs, holeCount * 2);
         }
-        hole = j;
-        shiftedEntries++;
+        hs[holeCount++] = j;
+        removed++;
+        continue;
+      }
+      // The entry may move back as far as its home slot: into an emptied slot at most `reach` slots before it.
+      final int reach = (j - home(key)) & mask;
+      for (int h = 0; h < holeCount; h++) {
+        final int hole = hs[h];
+        if (((j - hole) & mask) <= reach) {
+          k[hole] = key;
+          m[hole] = meta;
+          if (payloadHashes) {
+            payloads[hole] = payloads[j];
+          }
+          // The hole is filled and slot j emptied: it is the latest in walk order, so it goes last.
+          for (int g = h + 1; g < holeCount; g++) {
+            hs[g - 1] = hs[g];
+          }
+          hs[holeCount - 1] = j;
+          shiftedEntries++;
+          break;
+        }
       }
     }
-    k[hole] = 0;
-    metas[hole] = 0;
-    if (payloadHashes) {
-      payloads[hole] = 0;
+    for (int h = 0; h < holeCount; h++) {
+      final int hole = hs[h];
+      k[hole] = 0;
+      m[hole] = 0;
+      if (payloadHashes) {
+        payloads[hole] = 0;
+      }
     }
+    walkRemoved = removed;
+    return j;
   }
 
   /**

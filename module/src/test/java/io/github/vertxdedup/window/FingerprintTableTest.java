@@ -107,7 +107,7 @@ class FingerprintTableTest {
   }
 
   /**
-   * The sweep tests a block of slots at once for a dead entry before it looks at them one by one: every distance
+   * The sweep computes the dead flags of a chunk of slots at once before it looks for the first dead one: every distance
    * between an entry's expiry epoch and the threshold must be judged as {@link FingerprintTable#isLive} judges it,
    * the edges of the live range and the wrap of the epoch period included, whatever the sweep's run lengths.
    */
@@ -138,7 +138,7 @@ class FingerprintTableTest {
     // One whole pass in runs of random length (a run may start or end inside a block, or wrap past the end).
     long swept = 0;
     while (swept < table.capacity()) {
-      long run = Math.min(table.capacity() - swept, 1 + random.nextInt(3 * FingerprintTable.SWEEP_BLOCK));
+      long run = Math.min(table.capacity() - swept, 1 + random.nextInt(3 * FingerprintTable.SWEEP_CHUNK));
       table.sweep(run, threshold);
       swept += run;
     }
@@ -175,6 +175,42 @@ class FingerprintTableTest {
       assertThat(table.fingerprintAt(slot)).isEqualTo(fingerprint);
       assertThat(table.payloadHashAt(slot)).isNotZero();
     }
+    assertChainsIntact(table);
+  }
+
+  /**
+   * One cluster, wrapping past the end of the array, with two dead entries: each live entry after them moves to the
+   * earliest emptied slot at or after its home, not simply to the first one emptied, and the walk ends the cluster.
+   */
+  @Test
+  void shouldMoveEachLiveEntryToTheEarliestEmptiedSlotItsChainAllows() {
+    FingerprintTable table = new FingerprintTable(false, 64);
+    int threshold = FingerprintTable.threshold(0);
+    // Inserted in this order, they take slots 60, 61, 62, 63, 0 and 1.
+    long deadA = withHome(60, 64, 1);
+    long liveB = withHome(61, 64, 2);
+    long deadC = withHome(60, 64, 3);
+    long liveD = withHome(62, 64, 4);
+    long liveE = withHome(60, 64, 5);
+    long liveF = withHome(63, 64, 6);
+    long[] inOrder = {deadA, liveB, deadC, liveD, liveE, liveF};
+    for (long fingerprint : inOrder) {
+      add(table, fingerprint, fingerprint == deadA || fingerprint == deadC ? 5 : 9, threshold);
+    }
+    assertThat(table.fingerprintAt(1)).isEqualTo(liveF);
+
+    int removed = table.sweep(table.capacity(), FingerprintTable.threshold(5));
+
+    assertThat(removed).isEqualTo(2);
+    // B cannot move before its home 61; D's earliest emptied slot at or after its home 62 is 62 (C's), not 60 (A's);
+    // E then takes 60, and F the slot D left, 63.
+    assertThat(table.fingerprintAt(60)).isEqualTo(liveE);
+    assertThat(table.fingerprintAt(61)).isEqualTo(liveB);
+    assertThat(table.fingerprintAt(62)).isEqualTo(liveD);
+    assertThat(table.fingerprintAt(63)).isEqualTo(liveF);
+    assertThat(table.fingerprintAt(0)).isZero();
+    assertThat(table.fingerprintAt(1)).isZero();
+    assertThat(table.occupied()).isEqualTo(4);
     assertChainsIntact(table);
   }
 

@@ -35,8 +35,9 @@ import java.util.Objects;
  * <h2>Cost</h2>
  * {@link #check} is one hash probe, O(1) expected, in a flat open-addressing table (see {@code FingerprintTable}):
  * one random memory access per event. Expiry costs no random access: each slot carries its expiry bucket, expired
- * entries count as absent at once, and a sequential sweep (a fixed share of the table per elapsed bucket, paid by
- * {@link #upkeep} between checks, or by the checks themselves a bucket after it falls due) deletes them. Memory is
+ * entries count as absent at once, and a sequential sweep (a fixed share of the table per elapsed bucket while the
+ * table holds dead entries, paid by {@link #upkeep} between checks, or by the checks themselves a bucket after it
+ * falls due) deletes them. Memory is
  * 12 bytes per slot (20 with payload hashes) at a load of at most 3/4, so 16 to 32 bytes per held id as the table
  * doubles; pass {@code expectedIds} to size it once and avoid the doubling rehash (an O(table) pause) in the hot path.
  *
@@ -77,7 +78,8 @@ public final class DedupWindow {
 
   /**
    * The sweep owes one full pass over the table per {@code max(1, N / SWEEP_PASSES_PER_WINDOW)} elapsed buckets, so
-   * dead entries stay under about 1/8 of held ones on average and are never older than a window.
+   * dead entries stay under about 1/8 of held ones on average and are never older than a window; nothing while the
+   * table holds no dead entry.
    */
   private static final int SWEEP_PASSES_PER_WINDOW = 8;
 
@@ -655,13 +657,19 @@ public final class DedupWindow {
         expiringAt[i] = 0;
         newestFirstSeenAt[i] = Long.MIN_VALUE;
       }
-      // Rounded up: rounded down, a small table in a window of many buckets (capacity < N / 8) owed nothing for a
-      // one-bucket step, dead entries were never swept, and after 2^17 buckets their wrapped epochs read as live.
-      // The previous step's work is due from now on, this step's is left to upkeep for a bucket. At most one pass is
-      // owed for a step: a pass deletes every entry dead by then, and more would only walk the table again.
-      final long added = (elapsed * table.capacity() + sweepPassBuckets - 1) / sweepPassBuckets;
-      freshSweepDebt = Math.min(added, table.capacity());
-      sweepDebt += freshSweepDebt;
+      if (table.occupied() == held) {
+        // No entry in the table is dead (held counts the live ones exactly): a sweep would find nothing, now or for
+        // the work still owed, as while the window fills in its first W after a start or while nothing expires.
+        clearSweepDebt();
+      } else {
+        // Rounded up: rounded down, a small table in a window of many buckets (capacity < N / 8) owed nothing for a
+        // one-bucket step, dead entries were never swept, and after 2^17 buckets their wrapped epochs read as live.
+        // The previous step's work is due from now on, this step's is left to upkeep for a bucket. At most one pass
+        // is owed for a step: a pass deletes every entry dead by then, and more would only walk the table again.
+        final long added = (elapsed * table.capacity() + sweepPassBuckets - 1) / sweepPassBuckets;
+        freshSweepDebt = Math.min(added, table.capacity());
+        sweepDebt += freshSweepDebt;
+      }
     }
     currentBucket = bucket;
     currentRingIndex = (int) Math.floorMod(bucket, (long) expiringAt.length);

@@ -32,9 +32,9 @@ import org.agrona.BitUtil;
  *
  * Expiry epochs wrap every 2^EPOCH_BITS buckets. Comparisons are done modulo that period, which is correct while
  * every entry in the table lies within half a period of the current bucket; the window guarantees that by
- * capping the bucket count (MAX_LIFETIME), sweeping the whole table once per N/8 buckets (at most two passes owed at
- * any time, so a dead entry waits at most a few windows, far below half a period), and emptying the table after an
- * idle gap of a whole window.
+ * capping the bucket count (MAX_LIFETIME), sweeping the whole table once per N/8 buckets while it holds a dead entry
+ * (at most two passes owed at any time, so a dead entry waits at most a few windows, far below half a period), and
+ * emptying the table after an idle gap of a whole window.
  *
  * Home slot: Fibonacci hashing (Knuth, TAOCP vol. 3, 6.4): the high bits of fingerprint * 2^64/phi. Fingerprints
  * are already uniform; the multiply protects callers who pass raw sequential numbers.

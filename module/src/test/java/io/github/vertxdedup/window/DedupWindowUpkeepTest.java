@@ -67,6 +67,30 @@ class DedupWindowUpkeepTest {
     return window;
   }
 
+  /**
+   * A bucket step owes sweep work only while the table holds a dead entry: nothing while the window fills, a pass once
+   * ids expire, and nothing again once the sweep has deleted them.
+   */
+  @Test
+  void shouldOweSweepWorkOnlyWhileTheTableHoldsDeadEntries() {
+    DedupWindow window = window(8, 1_000);
+    for (int bucket = 0; bucket < 8; bucket++) {
+      readingMs = bucket * BUCKET_MS;
+      assertThat(acceptBatch(window, 5)).isEqualTo(5);
+      assertThat(window.upkeep(0)).as("owed while filling, bucket %d", bucket).isZero();
+    }
+    readingMs = 8 * BUCKET_MS; // the 5 ids of bucket 0 expire
+    assertThat(window.upkeep(0)).as("owed once ids expired").isEqualTo(window.table().capacity());
+    assertThat(window.upkeep(Long.MAX_VALUE)).isZero();
+    assertThat(window.table().occupied()).as("occupied after the sweep").isEqualTo(35);
+
+    // No step, nothing owed; the next step, at which bucket 1's ids expire, owes a pass again.
+    readingMs = 8 * BUCKET_MS + 1;
+    assertThat(window.upkeep(0)).as("owed within the same bucket, none dead").isZero();
+    readingMs = 9 * BUCKET_MS; // the 5 ids of bucket 1 expire
+    assertThat(window.upkeep(0)).as("owed at the next step").isEqualTo(window.table().capacity());
+  }
+
   @Test
   void shouldLeaveTheLatestBucketsSweepToUpkeep() {
     DedupWindow window = fortyExpiringAndABatch(8, 100);

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.impl.journal.NoJournal;
 import io.github.vertxdedup.time.ManualClock;
+import io.github.vertxdedup.window.DedupWindow;
+import io.github.vertxdedup.window.WindowVerdict;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.VertxExtension;
@@ -32,10 +34,13 @@ class WindowUpkeepTest {
   @BeforeEach
   void setUp(Vertx vertx) {
     context = vertx.getOrCreateContext();
-    // Eight buckets: a bucket step owes one sweep pass over the table, 2^19 slots here, 8 runs.
+    // Eight buckets: a bucket step owes one sweep pass over the table, 2^19 slots here, 8 runs, once the table holds
+    // a dead entry: one id remembered until the second bucket starts.
     DedupOptions options = new DedupOptions().setWindowMs(8_000).setBucketMs(1_000)
         .setExpectedIdsPerPartition(200_000).validate();
-    core = onContext(() -> new PartitionCore(options, 0, clock, NoJournal.INSTANCE));
+    DedupWindow window = PartitionCore.newWindow(options, clock);
+    assertThat(window.check(42L, DedupWindow.NO_PAYLOAD_HASH, T0 + 1_000)).isEqualTo(WindowVerdict.ACCEPTED);
+    core = onContext(() -> new PartitionCore(options, 0, clock, NoJournal.INSTANCE, new PartitionCounters(), window));
     slots = core.windowStats().tableSlots();
     assertThat(slots).isGreaterThan(4 * WindowUpkeep.SLOTS_PER_RUN);
     clock.advanceMs(1_000);

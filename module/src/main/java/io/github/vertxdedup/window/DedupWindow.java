@@ -275,7 +275,7 @@ public final class DedupWindow {
   /**
    * Does ahead of the checks the upkeep they would otherwise pay for, so that a caller with time between batches (a
    * partition runs it on a timer) takes it off their path: moves the window to the clock's time, deletes expired
-   * entries (the sweep: up to {@code maxSlots} slots visited, from where it stopped), and, once the sweep has caught
+   * entries (the sweep: about {@code maxSlots} slots visited, from where it stopped), and, once the sweep has caught
    * up, makes the room the checks would make before the next upkeep: when its occupied slots and as many accepts as
    * since the previous such upkeep (at most 1/64 of the table) reach the load limit, it follows the rule of a check
    * that finds the table full (a sweep of the whole table when dead entries fill an eighth of it, else a doubling).
@@ -286,7 +286,9 @@ public final class DedupWindow {
    * {@code maxSlots} (a slot takes a few nanoseconds when live, more when its entry is deleted). Allocates nothing but
    * a doubled table. Not thread-safe, like every method of the window.
    *
-   * @param maxSlots the most slots the sweep visits in this call, {@code >= 0}
+   * @param maxSlots the slots the sweep visits in this call, {@code >= 0}: at most this many, or a few more when it
+   *     deletes an entry near the end of its run (the rest of that entry's probe cluster, a handful of slots at the
+   *     table's load)
    * @return the sweep work still owed after this call, in slots: 0 once upkeep has caught up until the next bucket
    * @throws IllegalArgumentException if {@code maxSlots} is negative
    */

@@ -1,6 +1,5 @@
 package io.github.vertxdedup.window;
 
-import java.util.Arrays;
 import org.agrona.BitUtil;
 
 /*
@@ -63,8 +62,11 @@ final class FingerprintTable {
    * first dead one: most slots hold no dead entry, and a test and branch per slot would cost more than the flags.
    */
   static final int SWEEP_CHUNK = 256;
-  /** Emptied slots a cluster walk starts with room for; the array grows for a longer run of dead entries. */
-  private static final int INITIAL_HOLES = 64;
+  /**
+   * Emptied slots a cluster walk keeps track of at most: a walk that meets more dead entries leaves the rest in place
+   * and the sweep walks again from the first of them, so that the sweep allocates nothing.
+   */
+  static final int MAX_HOLES = 64;
   static final long FIBONACCI = 0x9E3779B97F4A7C15L;
 
   private final boolean payloadHashes;
@@ -81,7 +83,7 @@ final class FingerprintTable {
   private int sweepCursor;
   /** The sweep's scratch: the dead flags of one chunk (negative = dead), and the slots a cluster walk emptied. */
   private final int[] deadFlags = new int[SWEEP_CHUNK];
-  private int[] holes = new int[INITIAL_HOLES];
+  private final int[] holes = new int[MAX_HOLES];
 
   /** Tallies for tests and diagnostics, never reset: dead entries deleted, entries moved back. */
   long deletedEntries;
@@ -288,8 +290,9 @@ final class FingerprintTable {
   /**
    * Visits {@code count} slots from the sweep cursor on, or a few more (a cluster in which it deletes is walked to its
    * end), and deletes the dead entries among them. A call with {@code count >= capacity()} deletes every dead entry:
-   * a deletion moves an entry only into a slot emptied at or after the first dead entry of its cluster, and never
-   * moves a dead entry, so no dead entry slips from the slots still to visit into those visited.
+   * a deletion moves an entry only into a slot emptied at or after the first dead entry of its cluster, and the sweep
+   * goes on from the earliest slot where a walk left a dead entry, so no dead entry slips from the slots still to
+   * visit into those visited.
    *
    * <p>Cost: about one pass over 4 bytes per slot visited, plus a walk over the rest of each cluster that holds a dead
    * entry; O(count + cluster lengths).
@@ -322,13 +325,13 @@ final class FingerprintTable {
         if (x == n) {
           break;
         }
-        final int end = compactCluster(i + x, threshold);
+        // Slots from i to where the sweep goes on, which may lie past the end of the array. A walk that left dead
+        // entries moved entries around them: the flags are recomputed from the earliest one it left.
+        final int through = x + compactCluster(i + x, threshold);
         removed += walkRemoved;
-        // Slots from i to the empty slot that ended the walk, which may have wrapped past the end of the array.
-        final int through = x + ((end - (i + x)) & mask) + 1;
-        if (through >= n) {
+        if (through >= n || walkLeftDead) {
           stepped = through;
-          next = (end + 1) & mask;
+          next = (i + through) & mask;
           break;
         }
         x = through;
@@ -342,8 +345,9 @@ final class FingerprintTable {
     return removed;
   }
 
-  /** Entries the latest {@link #compactCluster} deleted. */
+  /** Entries the latest {@link #compactCluster} deleted, and whether it left dead entries in place. */
   private int walkRemoved;
+  private boolean walkLeftDead;
 
   /**
    * Deletes the dead entry at {@code first} and every dead entry after it in its cluster, in one walk to the empty
@@ -352,18 +356,24 @@ final class FingerprintTable {
    * slot (leaving its own slot empty), or stays if there is none, and a dead entry is dropped. Every entry so keeps
    * an unbroken run of occupied slots from its home to its slot: a moved entry has no emptied slot between its home
    * and the one it takes (it took the earliest), an entry that stays had none, and the walk empties only slots after
-   * the one it is at. Dead entries are never moved, and live ones only backwards.
+   * the one it is at. Entries move only backwards, and never before {@code first}. After {@link #MAX_HOLES} emptied
+   * slots are held, a dead entry the walk meets is kept as a live one is (moved back or left), to be deleted by the
+   * next walk, which starts from the earliest slot where one was left.
    *
-   * @return the empty slot that ended the walk; {@link #walkRemoved} holds the number of entries deleted
+   * @return how many slots after {@code first} the sweep goes on (at least 1, or 0 if it left a dead entry in
+   *     {@code first}): past the empty slot that ended the walk, or from the earliest slot where it left a dead entry
+   *     ({@link #walkLeftDead}); {@link #walkRemoved} holds the number of entries deleted
    */
   private int compactCluster(int first, int threshold) {
     final long[] k = keys;
     final int[] m = metas;
     final int mask = this.mask;
-    int[] hs = holes;
+    final int[] hs = holes;
     hs[0] = first;
     int holeCount = 1;
     int removed = 1;
+    // Walk-order offset from first of the earliest slot where a dead entry was left, or -1.
+    int firstLeft = -1;
     int j = first;
     while (true) {
       j = (j + 1) & mask;
@@ -372,16 +382,16 @@ final class FingerprintTable {
         break;
       }
       final int meta = m[j];
-      if (isDead(meta, threshold)) {
-        if (holeCount == hs.length) {
-          hs = holes = Arrays.copyOf(hs, holeCount * 2);
-        }
+      final boolean dead = isDead(meta, threshold);
+      if (dead && holeCount < hs.length) {
         hs[holeCount++] = j;
         removed++;
         continue;
       }
-      // The entry may move back as far as its home slot: into an emptied slot at most `reach` slots before it.
+      // A live entry, or a dead one the walk has no room for, which is kept like a live one so that every chain stays
+      // whole. It may move back as far as its home slot: into an emptied slot at most `reach` slots before it.
       final int reach = (j - home(key)) & mask;
+      int at = j;
       for (int h = 0; h < holeCount; h++) {
         final int hole = hs[h];
         if (((j - hole) & mask) <= reach) {
@@ -396,7 +406,14 @@ final class FingerprintTable {
           }
           hs[holeCount - 1] = j;
           shiftedEntries++;
+          at = hole;
           break;
+        }
+      }
+      if (dead) {
+        final int offset = (at - first) & mask;
+        if (firstLeft < 0 || offset < firstLeft) {
+          firstLeft = offset;
         }
       }
     }
@@ -409,7 +426,8 @@ final class FingerprintTable {
       }
     }
     walkRemoved = removed;
-    return j;
+    walkLeftDead = firstLeft >= 0;
+    return walkLeftDead ? firstLeft : ((j - first) & mask) + 1;
   }
 
   /**

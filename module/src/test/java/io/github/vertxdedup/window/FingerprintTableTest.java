@@ -214,6 +214,46 @@ class FingerprintTableTest {
     assertChainsIntact(table);
   }
 
+  /**
+   * A cluster with more dead entries than a walk keeps emptied slots for: the walk leaves the rest in place and the
+   * sweep walks again from the first of them, in one whole pass as in runs of any length, across the array's end.
+   */
+  @ParameterizedTest(name = "run length {0}")
+  @ValueSource(ints = {1, 7, 64, 300, 1024})
+  void shouldDeleteEveryDeadEntryOfAClusterLongerThanAWalkKeepsTrackOf(int run) {
+    FingerprintTable table = new FingerprintTable(true, 1024);
+    int threshold = FingerprintTable.threshold(0);
+    List<Long> survivors = new ArrayList<>();
+    int dead = 0;
+    for (int n = 1; n <= 700; n++) {
+      long fingerprint = withHome(1000 + n % 5, 1024, n);
+      boolean survives = n % 5 == 0;
+      int r = table.probe(fingerprint, threshold);
+      table.put(-r - 1, fingerprint, FingerprintTable.meta(survives ? 9 : 5, 1), n);
+      if (survives) {
+        survivors.add(fingerprint);
+      } else {
+        dead++;
+      }
+    }
+    assertThat(dead).isGreaterThan(4 * FingerprintTable.MAX_HOLES);
+    int after = FingerprintTable.threshold(5);
+
+    int removed = 0;
+    for (long swept = 0; swept < table.capacity(); swept += run) {
+      removed += table.sweep(Math.min(run, table.capacity() - swept), after);
+    }
+
+    assertThat(removed).isEqualTo(dead);
+    assertThat(table.occupied()).isEqualTo(survivors.size());
+    for (long fingerprint : survivors) {
+      int slot = table.probe(fingerprint, after);
+      assertThat(slot).as("fingerprint %d", fingerprint).isNotNegative();
+      assertThat(table.payloadHashAt(slot)).isNotZero();
+    }
+    assertChainsIntact(table);
+  }
+
   @Test
   void shouldGrowAndKeepOnlyLiveEntriesWhenMakingRoom() {
     FingerprintTable table = new FingerprintTable(false, 0);

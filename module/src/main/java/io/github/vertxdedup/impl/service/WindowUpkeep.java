@@ -7,16 +7,18 @@ import java.util.function.Supplier;
  * Runs a partition's window upkeep ({@link io.github.vertxdedup.window.DedupWindow#upkeep}) between its requests, so
  * that the sweep of expired entries and the table's growth stay off the path of the checks: every
  * {@link #periodMs(long)} a timer (the partition's tick when that period is the tick's) calls {@link #run()}, which
- * pays the sweep work owed in runs of at most {@link #SLOTS_PER_RUN} slots, each run queued on the partition's context
- * behind the work already there. A partition whose event loop has no time left between requests still answers right:
- * its checks pay what upkeep has not paid a bucket after it fell due, as they did before upkeep existed.
+ * pays the sweep work owed in runs of about {@link #SLOTS_PER_RUN} slots (a run finishes the probe cluster it is
+ * deleting in), each run queued on the partition's context behind the work already there. A partition whose event
+ * loop has no time left between requests still answers right: its checks pay what upkeep has not paid a bucket after
+ * it fell due, as they did before upkeep existed.
  *
  * <p>Called on the partition's event loop only.
  */
 final class WindowUpkeep {
 
   /**
-   * Slots one run's sweep visits at most: a pause of about a millisecond or less on the event loop (a few ns per live
+   * Slots one run's sweep visits (and the rest of the probe cluster it deletes in at the end, a handful of slots at
+   * the table's load): a pause of about a millisecond or less on the event loop (a few ns per live
    * or empty slot, more per expired entry deleted), so that a request queued behind a run waits little. A run that
    * makes room in the table (a whole-table sweep or a doubling, once per doubling at most) pauses for O(table)
    * instead, as the check that would have made it did before.

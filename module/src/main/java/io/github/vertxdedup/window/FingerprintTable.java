@@ -15,9 +15,9 @@ import org.agrona.BitUtil;
  *   payloads[]  payload hash, 0 = none; only when payload hashes are tracked.
  * A probe reads keys only; metas is read when the fingerprint matches (is that entry still live?) and by the sweep,
  * which scans metas alone (4 bytes per slot, a chunk of 256 slots per pass of a loop the JIT can vectorise) and
- * touches keys only in the clusters where it deletes. An accepted id writes both arrays, so a decision can cost two cache misses: a batch reads both
- * lines of every id ahead of its probes (touch), so that the two misses overlap with each other and with the
- * batch's other ids instead of following one another.
+ * touches keys only in the clusters where it deletes. An accepted id writes both arrays, so a decision can cost two
+ * cache misses: a batch reads both lines of every id ahead of its probes (touch), so that the two misses overlap with
+ * each other and with the batch's other ids instead of following one another.
  *
  * Why not Agrona's LongHashSet plus one id list per bucket (the textbook bucket ring)? That shape costs two random
  * accesses per event: one to look up / insert, and one more when the id's bucket expires and the id is deleted from the

@@ -20,23 +20,6 @@ import org.junit.jupiter.api.Test;
  */
 class FingerprintTableSweepFuzzTest {
 
-  private static final long FIBONACCI_INVERSE = inverse(FingerprintTable.FIBONACCI);
-
-  private static long inverse(long odd) {
-    long x = odd;
-    for (int i = 0; i < 5; i++) {
-      x *= 2 - odd * x;
-    }
-    return x;
-  }
-
-  private static long withHome(int home, int capacity, long lowBits) {
-    int bits = Integer.numberOfTrailingZeros(capacity);
-    long hashed = ((long) home << (Long.SIZE - bits)) | (lowBits & (-1L >>> bits));
-    long fingerprint = hashed * FIBONACCI_INVERSE;
-    return fingerprint == 0 ? withHome(home, capacity, lowBits + 1) : fingerprint;
-  }
-
   /** A live entry as the model holds it. */
   private record E(long key, int meta, long payload) {}
 
@@ -81,7 +64,7 @@ class FingerprintTableSweepFuzzTest {
         fp = deadKeys.get(r.nextInt(deadKeys.size())); // duplicate of a dead copy
       } else {
         int home = r.nextInt(3) == 0 ? r.nextInt(cap) : (hot[r.nextInt(spots)] + r.nextInt(3)) & (cap - 1);
-        fp = withHome(home, cap, r.nextLong());
+        fp = FingerprintTableTest.withHome(home, cap, r.nextLong());
       }
       if (live.containsKey(fp)) {
         continue;

@@ -35,8 +35,8 @@ class FingerprintTableTest {
     return x;
   }
 
-  /** A fingerprint whose home slot in a table of {@code capacity} slots is {@code home}. */
-  private static long withHome(int home, int capacity, long lowBits) {
+  /** A fingerprint whose home slot in a table of {@code capacity} slots is {@code home}; also used by the fuzz test. */
+  static long withHome(int home, int capacity, long lowBits) {
     int bits = Integer.numberOfTrailingZeros(capacity);
     long hashed = ((long) home << (Long.SIZE - bits)) | (lowBits & (-1L >>> bits));
     long fingerprint = hashed * FIBONACCI_INVERSE;
@@ -107,9 +107,10 @@ class FingerprintTableTest {
   }
 
   /**
-   * The sweep computes the dead flags of a chunk of slots at once before it looks for the first dead one: every distance
-   * between an entry's expiry epoch and the threshold must be judged as {@link FingerprintTable#isLive} judges it,
-   * the edges of the live range and the wrap of the epoch period included, whatever the sweep's run lengths.
+   * The sweep computes the dead flags of a chunk of slots at once before it looks for the first dead one: every
+   * distance between an entry's expiry epoch and the threshold must be judged as {@link FingerprintTable#isLive}
+   * judges it, the edges of the live range and the wrap of the epoch period included, whatever the sweep's run
+   * lengths.
    */
   @ParameterizedTest(name = "seed {0}")
   @ValueSource(longs = {3L, 0xBADCAFEL, 77L})

@@ -37,9 +37,9 @@ import java.util.Objects;
  * one random memory access per event. Expiry costs no random access: each slot carries its expiry bucket, expired
  * entries count as absent at once, and a sequential sweep (a fixed share of the table per elapsed bucket while the
  * table holds dead entries, paid by {@link #upkeep} between checks, or by the checks themselves a bucket after it
- * falls due) deletes them. Memory is
- * 12 bytes per slot (20 with payload hashes) at a load of at most 3/4, so 16 to 32 bytes per held id as the table
- * doubles; pass {@code expectedIds} to size it once and avoid the doubling rehash (an O(table) pause) in the hot path.
+ * falls due) deletes them. Memory is 12 bytes per slot (20 with payload hashes) at a load of at most 3/4, so 16 to 32
+ * bytes per held id as the table doubles; pass {@code expectedIds} to size it once and avoid the doubling rehash (an
+ * O(table) pause) in the hot path.
  *
  * <h2>Capacity</h2>
  * At most {@code maxIds} live ids. A new id beyond that is refused with {@link WindowFullException} under

@@ -134,9 +134,14 @@ final class FingerprintTable {
     return (d != 0) & (d < HALF_EPOCH);
   }
 
-  /** True if the slot holds an entry whose expiry epoch is not after {@code threshold}. */
-  private static boolean isDead(int meta, int threshold) {
-    return (meta != 0) & !isLive(meta, threshold);
+  /**
+   * Negative if the slot holds an entry whose expiry epoch is not after {@code threshold} (a dead one), else 0 or
+   * positive. Branch-free, so that the sweep computes it for a whole chunk of slots in one loop: dead is "occupied
+   * (sign bit of meta) and expiry epoch minus threshold minus one, modulo the epoch period, at least
+   * {@code HALF_EPOCH - 1}", the negation of {@link #isLive} for an occupied slot, in the sign bit of the result.
+   */
+  private static int deadFlag(int meta, int threshold) {
+    return meta & ((HALF_EPOCH - 2) - ((((meta >>> LIFETIME_BITS) & EPOCH_MASK) - threshold - 1) & EPOCH_MASK));
   }
 
   /** The absolute expiry bucket of an entry, given any bucket within half an epoch period of it. */
@@ -302,17 +307,13 @@ final class FingerprintTable {
   int sweep(long count, int threshold) {
     final int[] m = metas;
     final int[] flags = deadFlags;
-    final int firstLive = threshold + 1;
     int removed = 0;
     int i = sweepCursor;
     long visited = 0;
     while (visited < count) {
       final int n = (int) Math.min(Math.min(SWEEP_CHUNK, capacity - i), count - visited);
-      // Dead is "occupied (sign bit of meta) and expiry epoch minus threshold minus one, modulo the epoch period, at
-      // least HALF_EPOCH - 1": the negation of isLive for an occupied slot, in the sign bit of the flag.
       for (int x = 0; x < n; x++) {
-        final int meta = m[i + x];
-        flags[x] = meta & ((HALF_EPOCH - 2) - ((((meta >>> LIFETIME_BITS) & EPOCH_MASK) - firstLive) & EPOCH_MASK));
+        flags[x] = deadFlag(m[i + x], threshold);
       }
       // A cluster walk changes only the slots it passes, so the flags after the slot that ended it still hold.
       int next = i + n == capacity ? 0 : i + n;
@@ -382,7 +383,7 @@ final class FingerprintTable {
         break;
       }
       final int meta = m[j];
-      final boolean dead = isDead(meta, threshold);
+      final boolean dead = deadFlag(meta, threshold) < 0;
       if (dead && holeCount < hs.length) {
         hs[holeCount++] = j;
         removed++;

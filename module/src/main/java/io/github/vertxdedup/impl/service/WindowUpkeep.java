@@ -18,10 +18,10 @@ final class WindowUpkeep {
 
   /**
    * Slots one run's sweep visits (and the rest of the probe cluster it deletes in at the end, a handful of slots at
-   * the table's load): a pause of about a millisecond or less on the event loop (a few ns per live
-   * or empty slot, more per expired entry deleted), so that a request queued behind a run waits little. A run that
-   * makes room in the table (a whole-table sweep or a doubling, once per doubling at most) pauses for O(table)
-   * instead, as the check that would have made it did before.
+   * the table's load): a pause of about a millisecond or less on the event loop (a few ns per live or empty slot,
+   * more per expired entry deleted), so that a request queued behind a run waits little. A run that makes room in the
+   * table (a whole-table sweep or a doubling, once per doubling at most) pauses for O(table) instead, as the check
+   * that would have made it did before.
    */
   static final long SLOTS_PER_RUN = 1 << 16;
 

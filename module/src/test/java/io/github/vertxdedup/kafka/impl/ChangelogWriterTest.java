@@ -68,12 +68,22 @@ class ChangelogWriterTest {
     Map<String, Object> c = ChangelogRebuild.readerConfig(config("unused", 300_000), new TopicPartition(topic, 0));
     c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
     c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+    Map<String, Object> uncommitted = new HashMap<>(c);
+    uncommitted.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted");
     List<ChangelogEntry> out = new ArrayList<>();
-    try (KafkaConsumer<byte[], byte[]> r = new KafkaConsumer<>(c)) {
+    try (KafkaConsumer<byte[], byte[]> r = new KafkaConsumer<>(c);
+        KafkaConsumer<byte[], byte[]> all = new KafkaConsumer<>(uncommitted)) {
       TopicPartition tp = new TopicPartition(topic, 0);
       r.assign(List.of(tp));
       r.seekToBeginning(List.of(tp));
-      long end = r.endOffsets(List.of(tp)).get(tp);
+      // A transaction's commit returns before its markers reach the partition: until they do, the last stable offset
+      // (the read_committed end) lags the high watermark and the committed entries are not readable yet.
+      long[] stable = new long[1];
+      await().atMost(10, TimeUnit.SECONDS).until(() -> {
+        stable[0] = r.endOffsets(List.of(tp)).get(tp);
+        return stable[0] >= all.endOffsets(List.of(tp)).get(tp);
+      });
+      long end = stable[0];
       while (r.position(tp) < end) {
         for (ConsumerRecord<byte[], byte[]> rec : r.poll(Duration.ofMillis(100))) {
           out.add(ChangelogEntry.read(rec.key(), rec.value()));

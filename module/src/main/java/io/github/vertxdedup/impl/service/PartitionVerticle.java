@@ -102,6 +102,11 @@ public final class PartitionVerticle extends VerticleBase {
   private long upkeepTimerId = -1;
   /** The window's upkeep, on a timer of its own ({@link #upkeepTimerId}) or on the tick; null before ready. */
   private WindowUpkeep upkeep;
+  /**
+   * The period of the upkeep's own timer, or 0 when the tick runs the upkeep (buckets of 4 s or more). The timer is
+   * cancelled while the partition is idle ({@link WindowUpkeep#runTimed()}) and set again by the tick.
+   */
+  private long upkeepPeriodMs;
   /** Its owner logs the partition's readiness at INFO (the Kafka consumer does), so its own line goes to DEBUG. */
   private boolean ownerLogsReadiness;
   /** The tags its meters carry: its identity, stable across restarts. */
@@ -306,6 +311,16 @@ public final class PartitionVerticle extends VerticleBase {
 
   // ---------------------------------------------------------------------------------------------------------------
 
+  /** Sets the upkeep's own timer, which cancels itself once a run finds the partition idle. On its context. */
+  private void armUpkeep() {
+    upkeepTimerId = timer.periodic(upkeepPeriodMs, () -> {
+      if (!upkeep.runTimed() && upkeepTimerId != -1) {
+        timer.cancel(upkeepTimerId);
+        upkeepTimerId = -1;
+      }
+    });
+  }
+
   /** The {@code stats} reply; only while it is ready (refused 503 otherwise, like every request), so with a core. */
   private JsonObject stats() {
     core.sweepExpiredLeases();
@@ -329,8 +344,10 @@ public final class PartitionVerticle extends VerticleBase {
   }
 
   private void tick() {
-    if (upkeepTimerId == -1) {
+    if (upkeepPeriodMs == 0) {
       upkeep.run(); // its period is the tick's
+    } else if (upkeepTimerId == -1 && upkeep.wanted()) {
+      armUpkeep();
     }
     core.sweepExpiredLeases();
     if (state == PartitionState.READY) {
@@ -428,7 +445,8 @@ public final class PartitionVerticle extends VerticleBase {
         upkeep = new WindowUpkeep(context, () -> state == PartitionState.READY ? core : null);
         long upkeepMs = WindowUpkeep.periodMs(options.getEffectiveBucketMs());
         if (upkeepMs < TICK_MS) {
-          upkeepTimerId = timer.periodic(upkeepMs, upkeep::run);
+          upkeepPeriodMs = upkeepMs;
+          armUpkeep();
         }
       }
       (ownerLogsReadiness ? LOG.atDebug() : LOG.atInfo()).log(journal instanceof NoJournal

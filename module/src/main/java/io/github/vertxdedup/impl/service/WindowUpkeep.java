@@ -12,6 +12,8 @@ import java.util.function.Supplier;
  * loop has no time left between requests still answers right: its checks pay what upkeep has not paid a bucket after
  * it fell due, as they did before upkeep existed.
  *
+ * <p>On its own timer (buckets under 4 s), upkeep stops while the partition is idle ({@link #runTimed()}).
+ *
  * <p>Called on the partition's event loop only.
  */
 final class WindowUpkeep {
@@ -35,6 +37,8 @@ final class WindowUpkeep {
   private final Supplier<PartitionCore> ready;
   /** True while a chain of runs is queued: a timer firing meanwhile starts no second one. */
   private boolean running;
+  /** The window's accepted count at the latest {@link #wanted()}: a change since then is new work for upkeep. */
+  private long acceptedAtWanted;
 
   /**
    * @param context the partition's context, where the runs after the first are queued
@@ -57,6 +61,36 @@ final class WindowUpkeep {
    */
   static long periodMs(long bucketMs) {
     return Math.max(MIN_PERIOD_MS, Math.min(PartitionVerticle.TICK_MS, bucketMs / 4));
+  }
+
+  /**
+   * A run on the upkeep's own timer: {@link #run()}, then {@link #wanted()}. A partition cancels that timer when it
+   * returns false, so that an idle partition does not wake its event loop up to ten times a second for nothing; its
+   * tick sets the timer again once {@link #wanted()} sees work.
+   *
+   * @return true while the timer is wanted
+   */
+  boolean runTimed() {
+    run();
+    return wanted();
+  }
+
+  /**
+   * Whether upkeep has work coming: the partition is ready and its window has accepted an id since the previous call
+   * (growth may come near), owes sweep work (entries expired), or a chain of runs is queued. Reads the window's
+   * counters (one small record) and runs an upkeep of no slots (which moves the window to the clock's time).
+   *
+   * @return true if the upkeep's timer should run
+   */
+  boolean wanted() {
+    PartitionCore core = ready.get();
+    if (core == null) {
+      return false;
+    }
+    long accepted = core.windowStats().accepted();
+    boolean accepting = accepted != acceptedAtWanted;
+    acceptedAtWanted = accepted;
+    return accepting || running || core.upkeep(0) > 0;
   }
 
   /** Pays the sweep work owed now, one run now and the others queued one at a time; nothing if a chain is queued. */

@@ -82,6 +82,14 @@ public final class ManualPartitionTimer implements PartitionTimer {
     periodic.forEach(this::fire);
   }
 
+  /**
+   * @param s a timer the partition set
+   * @return true if the partition cancelled it
+   */
+  boolean isCancelled(Scheduled s) {
+    return cancelled.contains(s.id());
+  }
+
   /** @return one-shot timers set and not fired yet */
   int waiting() {
     return once.size();

@@ -40,6 +40,37 @@ class PartitionUpkeepTest {
     growsAheadOnItsTimers(vertx, 4_000, List.of(PartitionVerticle.TICK_MS));
   }
 
+  /**
+   * An idle partition stops its upkeep timer, so that it does not wake the event loop four times a second (buckets of
+   * 1 s) for nothing: the first timed run that finds no id accepted since the previous look and no sweep owed
+   * cancels the timer, and the tick sets a new one once ids are accepted again.
+   */
+  @Test
+  void shouldStopTheUpkeepTimerWhileIdleAndSetItAgainOnTheTickOnceIdsArrive(Vertx vertx) {
+    DedupOptions options = new DedupOptions().setWindowMs(60_000).setBucketMs(1_000).validate();
+    TestFutures.await(timer.deploy(vertx, options, clock, NoJournal.INSTANCE), 10);
+    assertThat(timer.periods).containsExactly(PartitionVerticle.TICK_MS, 250L);
+    ManualPartitionTimer.Scheduled first = timer.periodic.get(1);
+
+    timer.fire(first); // idle: nothing accepted, nothing owed
+    request(vertx, "stats", null); // queued behind the timer's task: once answered, it has run
+    assertThat(timer.isCancelled(first)).as("the idle partition's upkeep timer").isTrue();
+    timer.tick();
+    request(vertx, "stats", null);
+    assertThat(timer.periods).as("no new timer while idle").hasSize(2);
+
+    assertThat(request(vertx, "check", new JsonObject().put("id", "a")).getString("verdict")).isEqualTo("ACCEPTED");
+    timer.tick(); // the tick sees the accept: a new upkeep timer
+    request(vertx, "stats", null);
+    assertThat(timer.periods).containsExactly(PartitionVerticle.TICK_MS, 250L, 250L);
+    ManualPartitionTimer.Scheduled second = timer.periodic.get(2);
+    assertThat(timer.isCancelled(second)).isFalse();
+
+    timer.fire(second); // nothing new since the tick looked: idle again
+    request(vertx, "stats", null);
+    assertThat(timer.isCancelled(second)).isTrue();
+  }
+
   /** Deploys a partition with buckets of {@code bucketMs}, fills its table to one id short of the load limit. */
   private void growsAheadOnItsTimers(Vertx vertx, long bucketMs, List<Long> periods) {
     DedupOptions options = new DedupOptions().setWindowMs(60 * bucketMs).setBucketMs(bucketMs).validate();

@@ -91,6 +91,29 @@ class WindowUpkeepTest {
     assertThat(owed()).isEqualTo(slots);
   }
 
+  /**
+   * The timer is wanted while ids are accepted or sweep work is owed, and not once both stop: the partition then
+   * cancels it ({@link WindowUpkeep#runTimed()}).
+   */
+  @Test
+  void shouldWantItsTimerWhileIdsArriveOrWorkIsOwed() {
+    WindowUpkeep upkeep = new WindowUpkeep(context, () -> core);
+
+    assertThat(onContext(upkeep::wanted)).as("an id was accepted (and a pass is owed)").isTrue();
+    assertThat(onContext(upkeep::wanted)).as("a pass is owed").isTrue();
+    long owed = owed();
+    for (int i = 0; i < 100 && owed > 0; i++) {
+      owed = onContext(() -> {
+        upkeep.run();
+        return core.upkeep(0);
+      });
+    }
+    assertThat(owed).isZero();
+    assertThat(onContext(upkeep::wanted)).as("nothing accepted, nothing owed").isFalse();
+    assertThat(onContext(upkeep::runTimed)).as("a timed run of an idle partition").isFalse();
+    assertThat(new WindowUpkeep(context, () -> null).wanted()).as("not ready").isFalse();
+  }
+
   @Test
   void shouldRunAFewTimesPerBucket() {
     assertThat(WindowUpkeep.periodMs(1_000)).isEqualTo(250);

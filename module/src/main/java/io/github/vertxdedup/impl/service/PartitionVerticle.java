@@ -59,7 +59,8 @@ import org.slf4j.LoggerFactory;
  * files are deleted too) and publishes the metrics snapshot; a request that touches a lapsed claim forgets it at
  * once, so correctness never waits for the timer. The window's upkeep ({@link WindowUpkeep}: the sweep of expired
  * entries and the table's growth) runs between requests every quarter bucket, on a second timer, or on the tick for
- * buckets of 4 s or more.
+ * buckets of 4 s or more. The second timer stops while the partition is idle (no id accepted since the upkeep's
+ * previous look, no sweep owed), and the tick sets it again once there is work.
  *
  * <h2>Threads</h2>
  * Everything runs on the partition's event loop, except {@link #state()}, {@link #failure()}, {@link #address()} and

@@ -71,6 +71,37 @@ class PartitionUpkeepTest {
     assertThat(timer.isCancelled(second)).isTrue();
   }
 
+  /**
+   * An idle partition whose entries expire owes sweep work: the tick sets the upkeep timer again for it, although no
+   * id was accepted since the timer stopped.
+   */
+  @Test
+  void shouldSetTheUpkeepTimerAgainWhenEntriesExpireWhileIdle(Vertx vertx) {
+    DedupOptions options = new DedupOptions().setWindowMs(8_000).setBucketMs(1_000).validate();
+    TestFutures.await(timer.deploy(vertx, options, clock, NoJournal.INSTANCE), 10);
+    long now = clock.nowMs();
+    assertThat(request(vertx, "check", new JsonObject().put("id", "short").put("rememberUntilMs", now + 1_000))
+        .getString("verdict")).isEqualTo("ACCEPTED");
+    assertThat(request(vertx, "check", new JsonObject().put("id", "long")).getString("verdict"))
+        .isEqualTo("ACCEPTED");
+    ManualPartitionTimer.Scheduled first = timer.periodic.get(1);
+    timer.fire(first); // the accepts: still wanted
+    timer.fire(first); // nothing new, nothing owed yet: idle
+    request(vertx, "stats", null);
+    assertThat(timer.isCancelled(first)).isTrue();
+
+    clock.advanceMs(2_000); // "short" is dead: the bucket steps owe a sweep
+    timer.tick();
+    request(vertx, "stats", null);
+    assertThat(timer.periods).as("a new upkeep timer for the sweep owed").hasSize(3);
+    ManualPartitionTimer.Scheduled second = timer.periodic.get(2);
+    timer.fire(second); // pays the sweep
+    timer.fire(second); // nothing owed any more: idle again
+    request(vertx, "stats", null);
+    assertThat(timer.isCancelled(second)).isTrue();
+    assertThat(request(vertx, "stats", null).getLong("held")).isEqualTo(1);
+  }
+
   /** Deploys a partition with buckets of {@code bucketMs}, fills its table to one id short of the load limit. */
   private void growsAheadOnItsTimers(Vertx vertx, long bucketMs, List<Long> periods) {
     DedupOptions options = new DedupOptions().setWindowMs(60 * bucketMs).setBucketMs(bucketMs).validate();

@@ -8,6 +8,7 @@ import io.github.vertxdedup.time.Durations;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.concurrent.Executor;
 
 /**
  * A deduplication window: remembers which event ids (as 64-bit fingerprints) were accepted within the last
@@ -39,7 +40,8 @@ import java.util.Objects;
  * table holds dead entries, paid by {@link #upkeep} between checks, or by the checks themselves a bucket after it
  * falls due) deletes them. Memory is 12 bytes per slot (20 with payload hashes) at a load of at most 3/4, so 16 to 32
  * bytes per held id as the table doubles; pass {@code expectedIds} to size it once and avoid the doubling rehash (an
- * O(table) pause) in the hot path.
+ * O(table) pause) in the hot path, or a {@link Builder#growthExecutor growth executor} to have {@link #upkeep} build
+ * the doublings on another thread.
  *
  * <h2>Capacity</h2>
  * At most {@code maxIds} live ids. A new id beyond that is refused with {@link WindowFullException} under
@@ -99,6 +101,8 @@ public final class DedupWindow {
   private final boolean payloadHashes;
   private final int initialCapacity;
   private final int sweepPassBuckets;
+  /** Where upkeep has the table's doublings built, or null: on the owner's thread, when a check needs room. */
+  private final Executor growthExecutor;
 
   private FingerprintTable table;
   /** Live entries per expiry bucket, indexed by expiry bucket modulo {@code N + 1}. */
@@ -147,6 +151,8 @@ public final class DedupWindow {
   private long expired;
   private long earlyEvictions;
   private long rejected;
+  /** Doublings built by the growth executor and installed; for tests. */
+  long doublingsBeside;
 
   private DedupWindow(Builder b, long windowMs, long bucketMs, long maxIds) {
     this.clock = b.clock;
@@ -158,6 +164,7 @@ public final class DedupWindow {
     this.payloadHashes = b.payloadHashes;
     this.initialCapacity = slotsFor(b.expectedIds, payloadHashes);
     this.sweepPassBuckets = Math.max(1, bucketCount / SWEEP_PASSES_PER_WINDOW);
+    this.growthExecutor = b.growthExecutor;
     this.table = new FingerprintTable(payloadHashes, initialCapacity);
     this.expiringAt = new int[bucketCount + 1];
     this.newestFirstSeenAt = new long[bucketCount + 1];
@@ -282,6 +289,10 @@ public final class DedupWindow {
    * The window stays correct without it: checks pay the sweep work that upkeep has not paid within a bucket of its
    * falling due, and make room when they need it.
    *
+   * <p>With a {@link Builder#growthExecutor growth executor}, a doubling is not made here but handed to the executor
+   * (when the occupied slots and twice those accepts reach the load limit, an upkeep earlier); a later call installs
+   * it, O(ids accepted while it was built), and until then every call sweeps nothing and returns 0.
+   *
    * <p>Cost: O(slots visited), plus O(table slots) in a call that makes room; a caller bounds its pause with
    * {@code maxSlots} (a slot takes a few nanoseconds when live, more when its entry is deleted). Allocates nothing but
    * a doubled table. Not thread-safe, like every method of the window.
@@ -289,7 +300,8 @@ public final class DedupWindow {
    * @param maxSlots the slots the sweep visits in this call, {@code >= 0}: at most this many, or a few more when it
    *     deletes an entry near the end of its run (the rest of that entry's probe cluster, a handful of slots at the
    *     table's load)
-   * @return the sweep work still owed after this call, in slots: 0 once upkeep has caught up until the next bucket
+   * @return the sweep work still owed after this call, in slots: 0 once upkeep has caught up until the next bucket,
+   *     and 0 while a doubling is being built (the sweep waits for it)
    * @throws IllegalArgumentException if {@code maxSlots} is negative
    */
   public long upkeep(long maxSlots) {
@@ -297,6 +309,12 @@ public final class DedupWindow {
       throw new IllegalArgumentException("maxSlots must be >= 0 but was " + maxSlots);
     }
     advance(clock.nowMs());
+    if (table.doublingInFlight()) {
+      if (!table.finishDoubling(threshold)) {
+        return 0; // the sweep waits for the doubling being built: a sweep now would have to drop it
+      }
+      afterDoublingBeside();
+    }
     final long n = Math.min(sweepDebt, maxSlots);
     if (n > 0) {
       table.sweep(n, threshold);
@@ -310,11 +328,75 @@ public final class DedupWindow {
       // that dead entries a partial run has not reached yet do not count.
       final long headroom = Math.min(accepted - acceptedAtUpkeep, table.capacity() >>> 6);
       acceptedAtUpkeep = accepted;
-      if (headroom > 0 && table.canGrow() && table.occupied() + headroom >= table.resizeAt()) {
-        table.makeRoom(held, (int) headroom, threshold); // no debt to clear: none is owed here
+      if (growthExecutor == null) {
+        if (headroom > 0 && table.canGrow() && table.occupied() + headroom >= table.resizeAt()) {
+          table.makeRoom(held, (int) headroom, threshold); // no debt to clear: none is owed here
+        }
+      } else if (headroom > 0 && table.canGrow() && table.occupied() + 2 * headroom >= table.resizeAt()) {
+        // Twice the headroom: the doubling is built while the checks go on, and must be ready before they fill the
+        // table, so it starts an upkeep earlier than one done here would.
+        growBeside(2 * headroom);
       }
     }
     return sweepDebt;
+  }
+
+  /**
+   * Upkeep's growth with a {@link Builder#growthExecutor growth executor}: by the rule a check follows, a sweep of the
+   * whole table when dead entries fill an eighth of it (on this thread), and a doubling, built by the executor if one
+   * is still needed after that.
+   */
+  private void growBeside(long headroom) {
+    if (table.occupied() - held >= (table.capacity() >>> 3)) {
+      table.sweep(table.capacity(), threshold);
+      if (table.occupied() + headroom < table.resizeAt()) {
+        return;
+      }
+    }
+    FingerprintTable.Doubling doubling = table.startDoubling(threshold);
+    try {
+      growthExecutor.execute(doubling);
+    } catch (RuntimeException e) {
+      // Refused (a pool shutting down): the checks double the table themselves when they need room.
+      table.dropDoubling();
+      return;
+    }
+    if (table.finishDoubling(threshold)) { // an executor that ran it at once
+      afterDoublingBeside();
+    }
+  }
+
+  /**
+   * After a doubling built beside the owner was installed. The sweep work owed stays owed: entries that expired while
+   * it was built were copied, as live ones, and nothing swept them meanwhile.
+   */
+  private void afterDoublingBeside() {
+    sweepDebt = Math.min(sweepDebt, table.capacity());
+    freshSweepDebt = Math.min(freshSweepDebt, sweepDebt);
+    doublingsBeside++;
+  }
+
+  /**
+   * Before a change of the table other than an insert, where this class reads the table's size first: installs a
+   * doubling built beside the owner if it is finished, else drops it (the table drops it anyway, but after the size
+   * was read).
+   */
+  private void settleDoubling() {
+    if (table.doublingInFlight()) {
+      if (table.finishDoubling(threshold)) {
+        afterDoublingBeside();
+      } else {
+        table.dropDoubling();
+      }
+    }
+  }
+
+  /**
+   * @return true while a doubling of the table is being built by the {@link Builder#growthExecutor growth executor}
+   *     or waits for the next {@link #upkeep} to install it
+   */
+  public boolean growing() {
+    return table.doublingInFlight();
   }
 
   private WindowVerdict decide(long fingerprint, long payloadHash, long bucket, long expiryBucket) {
@@ -680,6 +762,7 @@ public final class DedupWindow {
     if (due > table.capacity()) {
       // The checks fell more than a pass behind (few checks per bucket, no upkeep): catch up now, so that no more than
       // a pass is due besides the pass at most left to upkeep, and no dead entry waits more than a few passes' buckets.
+      settleDoubling();
       table.sweep(due - table.capacity(), threshold);
       sweepDebt = table.capacity() + freshSweepDebt;
     }
@@ -696,7 +779,7 @@ public final class DedupWindow {
     if (--checksUntilSweep <= 0) {
       checksUntilSweep = SWEEP_EVERY_CHECKS;
       final long due = sweepDebt - freshSweepDebt;
-      if (due > 0) {
+      if (due > 0 && !table.doublingInFlight()) {
         int n = (int) Math.min(due, (long) SWEEP_SLOTS_PER_CHECK * SWEEP_EVERY_CHECKS);
         table.sweep(n, threshold);
         sweepDebt -= n;
@@ -719,7 +802,7 @@ public final class DedupWindow {
     final long runs = 1 + after / SWEEP_EVERY_CHECKS;
     checksUntilSweep = SWEEP_EVERY_CHECKS - after % SWEEP_EVERY_CHECKS;
     final long due = sweepDebt - freshSweepDebt;
-    if (due > 0) {
+    if (due > 0 && !table.doublingInFlight()) {
       long n = Math.min(due, runs * SWEEP_SLOTS_PER_CHECK * SWEEP_EVERY_CHECKS);
       table.sweep(n, threshold);
       sweepDebt -= n;
@@ -727,6 +810,12 @@ public final class DedupWindow {
   }
 
   private void makeRoom() {
+    if (table.doublingInFlight() && table.finishDoubling(threshold)) {
+      afterDoublingBeside();
+      if (!table.needsRoom()) {
+        return;
+      }
+    }
     int before = table.capacity();
     if (!table.makeRoom(held, 0, threshold)) {
       rejected++;
@@ -756,6 +845,7 @@ public final class DedupWindow {
       // went into the current bucket): under the raised threshold it would be forgotten as soon as written. Delete
       // the evicted entries for real with one full sweep, O(capacity), then put the threshold back where time has
       // it. At most once per eviction: costly only if short-lived ids keep arriving at a full window.
+      settleDoubling();
       table.sweep(table.capacity(), threshold);
       clearSweepDebt();
       evictedThrough = currentBucket;
@@ -810,6 +900,7 @@ public final class DedupWindow {
     private CapacityPolicy capacityPolicy = CapacityPolicy.REJECT;
     private boolean payloadHashes;
     private int expectedIds;
+    private Executor growthExecutor;
 
     private Builder() {}
 
@@ -908,6 +999,28 @@ public final class DedupWindow {
         throw new IllegalArgumentException("expectedIds must be >= 0 but was " + expectedIds);
       }
       this.expectedIds = expectedIds;
+      return this;
+    }
+
+    /**
+     * Has the table's doublings built on another thread, so that growing takes no O(table) pause on the owner's
+     * thread. {@link DedupWindow#upkeep} then does not double the table itself when the next doubling is near: it
+     * hands the executor a task that allocates a table of twice the slots and copies the live entries into it (the
+     * JVM zeroes the new arrays there too), while the owner goes on deciding on the current table; the next
+     * {@code upkeep} installs the result, copying the ids accepted meanwhile (O(those ids)). While the task runs the
+     * sweep of expired entries waits ({@code upkeep} returns 0 then) and {@link DedupWindow#growing()} is true. A check
+     * that finds the table at its load limit before the task has finished doubles it itself and drops the task's
+     * result, as does any other rebuild of the table ({@link DedupWindow#reserve}, an early eviction's sweep, the
+     * idle reset): verdicts never wait for the executor. Memory: the old and the new table both live until the
+     * install. Default null: every doubling runs on the owner's thread, in the {@code upkeep} or check that needs it.
+     *
+     * @param growthExecutor runs each doubling task once, on any thread (a Vert.x worker, for a window on an event
+     *     loop); may run it at once, in {@code execute}. A task it refuses ({@code execute} throws) is dropped and the
+     *     checks double the table when they need room. Null for none
+     * @return this builder
+     */
+    public Builder growthExecutor(Executor growthExecutor) {
+      this.growthExecutor = growthExecutor;
       return this;
     }
 

@@ -1,5 +1,6 @@
 package io.github.vertxdedup.window;
 
+import java.util.Arrays;
 import org.agrona.BitUtil;
 
 /*
@@ -35,10 +36,15 @@ import org.agrona.BitUtil;
  * (at most two passes owed at any time, so a dead entry waits at most a few windows, far below half a period), and
  * emptying the table after an idle gap of a whole window.
  *
+ * Growth: at the load limit the table doubles, rebuilding itself with its live entries (rehash), on the owner's
+ * thread; or a doubling is built beside the owner (startDoubling: another thread copies the live entries into the
+ * doubled arrays while the owner only inserts, and the owner installs the result with the inserts made meanwhile).
+ *
  * Home slot: Fibonacci hashing (Knuth, TAOCP vol. 3, 6.4): the high bits of fingerprint * 2^64/phi. Fingerprints
  * are already uniform; the multiply protects callers who pass raw sequential numbers.
  *
- * Not thread-safe: the window (and so a single event loop) owns it.
+ * Not thread-safe: the window (and so a single event loop) owns it. Only a Doubling's run() runs on another thread:
+ * it reads the arrays while the owner's only writes to them are inserts into empty slots.
  */
 final class FingerprintTable {
 
@@ -88,6 +94,9 @@ final class FingerprintTable {
   /** Tallies for tests and diagnostics, never reset: dead entries deleted, entries moved back. */
   long deletedEntries;
   long shiftedEntries;
+
+  /** The doubling being built on another thread ({@link #startDoubling}), or null. */
+  private Doubling doubling;
 
   FingerprintTable(boolean payloadHashes, int initialCapacity) {
     this.payloadHashes = payloadHashes;
@@ -200,6 +209,9 @@ final class FingerprintTable {
   void put(int slot, long fingerprint, int meta, long payloadHash) {
     if (keys[slot] == 0) {
       occupied++;
+      if (doubling != null) {
+        doubling.filled(slot);
+      }
     }
     keys[slot] = fingerprint;
     metas[slot] = meta;
@@ -245,6 +257,7 @@ final class FingerprintTable {
    * @return false if no room could be made (largest table, full of live entries)
    */
   boolean makeRoom(long live, int headroom, int threshold) {
+    settleDoubling(threshold);
     if (occupied - live >= (capacity >>> 3) || !canGrow()) {
       sweep(capacity, threshold);
     }
@@ -270,6 +283,7 @@ final class FingerprintTable {
   }
 
   private void rehash(int newCapacity, int threshold) {
+    doubling = null; // what it built would hold this table's entries, not the rebuilt one's
     final long[] oldKeys = keys;
     final int[] oldMetas = metas;
     final long[] oldPayloads = payloads;
@@ -305,6 +319,7 @@ final class FingerprintTable {
    * @return the number of entries deleted
    */
   int sweep(long count, int threshold) {
+    settleDoubling(threshold);
     final int[] m = metas;
     final int[] flags = deadFlags;
     int removed = 0;
@@ -436,7 +451,205 @@ final class FingerprintTable {
    * to a power of two, at least {@link #MIN_CAPACITY}), which the JVM allocates zeroed.
    */
   void clear(int capacity) {
+    doubling = null;
     allocate(Math.max(MIN_CAPACITY, BitUtil.findNextPositivePowerOfTwo(capacity)));
+  }
+
+  // ------------------------------------------------------------------------------------------ doubling beside
+
+  /**
+   * Starts a doubling to be built on another thread: {@link Doubling#run()} copies the live entries (as of
+   * {@code threshold}) into a table of twice the slots while the owner goes on deciding on this one, then the owner
+   * installs it ({@link #finishDoubling}). Until then the only change this table may take is {@link #put} into an
+   * empty slot, which the doubling records so that the install copies it; any other change ({@link #sweep},
+   * {@link #makeRoom}, {@link #growTo}, {@link #clear}) first installs a finished doubling or drops an unfinished one,
+   * so the builder never reads an entry that moved. The builder's reads race with the owner's puts: a slot it reads
+   * half written (fingerprint without expiry word, or the reverse) it skips or copies, and the install copies it
+   * again from the owner's side, over the copy if there is one.
+   *
+   * @param threshold the current expiry threshold
+   * @return the doubling to run once, on any thread
+   * @throws IllegalStateException if one is in flight or the table is at its largest size
+   */
+  Doubling startDoubling(int threshold) {
+    if (doubling != null || !canGrow()) {
+      throw new IllegalStateException(doubling != null ? "a doubling is in flight"
+          : "the table is at its largest size (" + capacity + " slots)");
+    }
+    doubling = new Doubling(keys, metas, payloads, capacity, threshold);
+    return doubling;
+  }
+
+  /** @return true while a doubling started by {@link #startDoubling} is neither installed nor dropped */
+  boolean doublingInFlight() {
+    return doubling != null;
+  }
+
+  /**
+   * Installs the doubling in flight if its builder has finished: copies into it the entries put since it started
+   * (those still live at {@code threshold}), then makes it this table. O(entries put since the start). A builder that
+   * failed (out of memory) drops its doubling.
+   *
+   * @param threshold the current expiry threshold
+   * @return true if a doubling was installed; false if none is in flight, it is still being built, or it failed
+   */
+  boolean finishDoubling(int threshold) {
+    final Doubling d = doubling;
+    if (d == null || !d.finished) {
+      return false;
+    }
+    doubling = null;
+    if (d.failure != null) {
+      return false;
+    }
+    final long[] nk = d.keys;
+    final int[] nm = d.metas;
+    final long[] np = d.payloads;
+    final int newMask = d.capacity - 1;
+    final int newShift = Long.SIZE - Integer.numberOfTrailingZeros(d.capacity);
+    int newOccupied = d.occupied;
+    for (int f = 0; f < d.filledCount; f++) {
+      final int slot = d.filled[f];
+      final long key = keys[slot];
+      final int meta = metas[slot];
+      if (key == 0 || !isLive(meta, threshold)) {
+        continue;
+      }
+      // The builder may have copied this entry (possibly half written): the live copy of the fingerprint is this
+      // entry, since the window never holds two live entries of one fingerprint, and gets its words again.
+      int j = (int) ((key * FIBONACCI) >>> newShift);
+      while (nk[j] != 0 && !(nk[j] == key && isLive(nm[j], threshold))) {
+        j = (j + 1) & newMask;
+      }
+      if (nk[j] == 0) {
+        newOccupied++;
+      }
+      nk[j] = key;
+      nm[j] = meta;
+      if (payloadHashes) {
+        np[j] = payloads[slot];
+      }
+    }
+    keys = nk;
+    metas = nm;
+    payloads = np;
+    capacity = d.capacity;
+    mask = newMask;
+    shift = newShift;
+    occupied = newOccupied;
+    resizeAt = capacity == maxCapacity ? capacity - 1 : capacity - (capacity >>> 2);
+    sweepCursor = 0;
+    return true;
+  }
+
+  /** Forgets the doubling in flight, if any: its builder may finish, but nothing installs its table. */
+  void dropDoubling() {
+    doubling = null;
+  }
+
+  /** Before any change but a put: installs a finished doubling, or drops one still being built. */
+  private void settleDoubling(int threshold) {
+    if (doubling != null && !finishDoubling(threshold)) {
+      doubling = null;
+    }
+  }
+
+  /**
+   * A doubling of the table built beside its owner ({@link #startDoubling}). {@link #run()} runs once, on any thread;
+   * the rest is the owner's.
+   */
+  static final class Doubling implements Runnable {
+
+    private final long[] fromKeys;
+    private final int[] fromMetas;
+    private final long[] fromPayloads;
+    private final int fromCapacity;
+    private final int threshold;
+    final int capacity;
+    private long[] keys;
+    private int[] metas;
+    private long[] payloads;
+    private int occupied;
+    private Throwable failure;
+    /** Written last by {@link #run()}: the fields above are complete, for the thread that reads it true. */
+    private volatile boolean finished;
+    /** Owner only: the slots of the table being doubled that were filled since the start, in order. */
+    private int[] filled = new int[64];
+    private int filledCount;
+    private boolean started;
+
+    private Doubling(long[] keys, int[] metas, long[] payloads, int capacity, int threshold) {
+      this.fromKeys = keys;
+      this.fromMetas = metas;
+      this.fromPayloads = payloads;
+      this.fromCapacity = capacity;
+      this.threshold = threshold;
+      this.capacity = capacity << 1;
+    }
+
+    private void filled(int slot) {
+      if (filledCount == filled.length) {
+        filled = Arrays.copyOf(filled, filledCount << 1);
+      }
+      filled[filledCount++] = slot;
+    }
+
+    /**
+     * Allocates the doubled arrays (the JVM zeroes them here, not on the owner's thread) and copies into them every
+     * entry of the table being doubled that is live at the start's threshold: O(table slots). Reads that table while
+     * its owner puts into it (see {@link FingerprintTable#startDoubling}). A failure is kept for the owner, which then
+     * drops the doubling; out of memory ends the run quietly, anything else is rethrown to the thread's handler too.
+     *
+     * @throws IllegalStateException if called a second time
+     */
+    @Override
+    public void run() {
+      synchronized (this) {
+        if (started) {
+          throw new IllegalStateException("a doubling runs once");
+        }
+        started = true;
+      }
+      try {
+        final long[] nk = new long[capacity];
+        final int[] nm = new int[capacity];
+        final long[] np = fromPayloads != null ? new long[capacity] : null;
+        final int newMask = capacity - 1;
+        final int newShift = Long.SIZE - Integer.numberOfTrailingZeros(capacity);
+        int n = 0;
+        for (int i = 0; i < fromCapacity; i++) {
+          final long key = fromKeys[i];
+          if (key == 0) {
+            continue;
+          }
+          final int meta = fromMetas[i];
+          if (meta == 0 || !isLive(meta, threshold)) {
+            continue;
+          }
+          int j = (int) ((key * FIBONACCI) >>> newShift);
+          while (nk[j] != 0) {
+            j = (j + 1) & newMask;
+          }
+          nk[j] = key;
+          nm[j] = meta;
+          if (np != null) {
+            np[j] = fromPayloads[i];
+          }
+          n++;
+        }
+        keys = nk;
+        metas = nm;
+        payloads = np;
+        occupied = n;
+      } catch (OutOfMemoryError e) {
+        failure = e;
+      } catch (RuntimeException | Error e) {
+        failure = e;
+        throw e;
+      } finally {
+        finished = true;
+      }
+    }
   }
 
   /** Counts the live entries by visiting every slot: O(capacity), for tests and diagnostics. */

@@ -117,16 +117,17 @@ class OwnerHandoverTest extends OwnersInOneJvmSupport {
 
   @Test
   void shouldStayConfirmedWithTheLongestCheckPeriodValidateAllows() throws Exception {
-    deploy(options(null).setOwnerLeaseMs(400).setOwnerCheckMs(200));
+    // A lease of 2 s: a check period of half the lease leaves a second for a check delayed on a loaded machine.
+    deploy(options(null).setOwnerLeaseMs(2_000).setOwnerCheckMs(1_000));
     int refused = 0;
-    for (int i = 0; i < 200; i++) {
+    for (int i = 0; i < 300; i++) {
       try {
         check("e-" + i);
       } catch (ReplyException e) {
         assertThat(e.failureCode()).isEqualTo(DedupFailure.UNAVAILABLE);
         refused++;
       }
-      Thread.sleep(5); // spread the requests over several check periods (about 1 s)
+      Thread.sleep(15); // spread the requests over several check periods (about 5 s)
     }
     assertThat(refused).as("requests refused as unconfirmed").isZero();
   }

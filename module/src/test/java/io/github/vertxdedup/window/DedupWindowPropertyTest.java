@@ -22,7 +22,8 @@ import net.jqwik.api.lifecycle.AfterContainer;
  * Differential test of {@link DedupWindow} against {@link WindowModel}: random windows (bucket counts from 1 to
  * {@link DedupWindow#MAX_BUCKETS}, with and without payload hashes and capacity caps) driven by random operations
  * (accept, duplicate, reordered duplicates, payload change, explicit remember-until, restore, lookup, contains,
- * held, stats, upkeep with every budget, short and long idles, clock jumps forwards and backwards). Every answer
+ * held, stats, upkeep with every budget, short and long idles, clock jumps forwards and backwards; for half the
+ * windows, doublings built by a growth executor whose tasks run at random points between those). Every answer
  * must agree; 0 mismatches.
  *
  * <p>Size: two properties of {@value #TRIES} tries each share {@code dedup.property.operations} generated operations
@@ -47,12 +48,12 @@ class DedupWindowPropertyTest {
 
   enum Seen {
     ACCEPTED, DUPLICATE, CONFLICT, REFUSED_FULL, BAD_ARGUMENT, RESTORED, EXPIRED, EVICTED, GREW, SWEPT, SHIFTED,
-    UPKEEP
+    UPKEEP, GREW_BESIDE
   }
 
   enum Kind {
     ACCEPT, DUPLICATE, REORDER, PAYLOAD_CHANGE, REMEMBER_UNTIL, RESTORE, LOOKUP, CONTAINS, HELD, STATS,
-    MEMORY_START, TICK, ADVANCE, IDLE, JUMP, ZERO_FINGERPRINT, UPKEEP
+    MEMORY_START, TICK, ADVANCE, IDLE, JUMP, ZERO_FINGERPRINT, UPKEEP, GROWTH
   }
 
   /** One operation; its numbers are read relative to the window and the clock when it runs. */
@@ -69,6 +70,11 @@ class DedupWindowPropertyTest {
   /** A window and an id space; {@code maxIds} 0 stands for the default cap. */
   record Config(Shape shape, boolean payloadHashes, long maxIds, CapacityPolicy policy, int idSpace,
       FingerprintStyle style, long seed) {
+
+    /** Half the windows have their doublings built by a growth executor (queued until a GROWTH operation). */
+    boolean growBeside() {
+      return ((seed >>> 11) & 1) == 1;
+    }
 
     /** Negative and epoch-like clock times as well as 0. */
     long startMs() {
@@ -119,7 +125,7 @@ class DedupWindowPropertyTest {
     long b = c.shape().bucketMs();
     long windowMs = c.shape().buckets() * b;
     WindowDifferential d = new WindowDifferential(windowMs, b, c.maxIds(), c.policy(), c.payloadHashes(),
-        c.startMs());
+        c.startMs(), c.growBeside());
     long[] ids = c.fingerprints();
     long[] recent = new long[64];
     int recentCount = 0;
@@ -177,6 +183,7 @@ class DedupWindowPropertyTest {
           d.upkeep(slots);
           SEEN.incrementAndGet(Seen.UPKEEP.ordinal());
         }
+        case GROWTH -> d.runGrowth();
       }
       if (kind == Kind.ACCEPT || kind == Kind.REMEMBER_UNTIL) {
         recent[recentCount++ & 63] = id;
@@ -196,6 +203,7 @@ class DedupWindowPropertyTest {
     FingerprintTable table = d.window.table();
     SEEN.addAndGet(Seen.SWEPT.ordinal(), table.deletedEntries);
     SEEN.addAndGet(Seen.SHIFTED.ordinal(), table.shiftedEntries);
+    SEEN.addAndGet(Seen.GREW_BESIDE.ordinal(), d.window.doublingsBeside);
     COMPARED.addAndGet(d.operations);
     TRIES_RUN.incrementAndGet();
     GENERATED.addAndGet(scenario.ops().size());
@@ -277,7 +285,7 @@ class DedupWindowPropertyTest {
         weighted(8, Kind.REMEMBER_UNTIL), weighted(3, Kind.RESTORE), weighted(6, Kind.LOOKUP), weighted(6, Kind.CONTAINS),
         weighted(2, Kind.HELD), weighted(1, Kind.STATS), weighted(1, Kind.MEMORY_START), weighted(20, Kind.TICK),
         weighted(5, Kind.ADVANCE), weighted(1, Kind.IDLE), weighted(1, Kind.JUMP), weighted(1, Kind.ZERO_FINGERPRINT),
-        weighted(4, Kind.UPKEEP));
+        weighted(4, Kind.UPKEEP), weighted(2, Kind.GROWTH));
     Arbitrary<Long> numbers =
         Arbitraries.longs().between(0, Long.MAX_VALUE).withDistribution(RandomDistribution.uniform());
     return Combinators.combine(kinds, Arbitraries.integers().between(0, 1 << 20), numbers, numbers).as(Op::new);

@@ -22,6 +22,8 @@ final class WindowDifferential {
   final DedupWindow window;
   final WindowModel model;
   private final Deque<String> trace = new ArrayDeque<>();
+  /** Doublings handed to the growth executor and not run yet. */
+  private final Deque<Runnable> growthTasks = new ArrayDeque<>();
   private final String config;
   long operations;
 
@@ -30,9 +32,20 @@ final class WindowDifferential {
    */
   WindowDifferential(long windowMs, long bucketMs, long maxIds, CapacityPolicy policy, boolean payloadHashes,
       long startMs) {
+    this(windowMs, bucketMs, maxIds, policy, payloadHashes, startMs, false);
+  }
+
+  /**
+   * @param maxIds the cap, or 0 for the window's default (no practical cap)
+   * @param growBeside true: the window's doublings are built by a growth executor that queues them until
+   *     {@link #runGrowth()}, so that checks, sweeps and clock moves happen between a doubling's start, its build and
+   *     its install
+   */
+  WindowDifferential(long windowMs, long bucketMs, long maxIds, CapacityPolicy policy, boolean payloadHashes,
+      long startMs, boolean growBeside) {
     this.readingMs = startMs;
     this.config = "window=" + windowMs + "ms bucket=" + bucketMs + "ms maxIds=" + maxIds + " policy=" + policy
-        + " payloadHashes=" + payloadHashes + " start=" + startMs;
+        + " payloadHashes=" + payloadHashes + " start=" + startMs + " growBeside=" + growBeside;
     DedupWindow.Builder builder = DedupWindow.builder()
         .window(Duration.ofMillis(windowMs))
         .bucket(Duration.ofMillis(bucketMs))
@@ -41,6 +54,9 @@ final class WindowDifferential {
         .payloadHashes(payloadHashes);
     if (maxIds > 0) {
       builder.maxIds(maxIds);
+    }
+    if (growBeside) {
+      builder.growthExecutor(growthTasks::add);
     }
     this.window = builder.build();
     this.model = new WindowModel(windowMs, bucketMs, maxIds > 0 ? maxIds : DedupWindow.maxIdsLimit(payloadHashes),
@@ -128,6 +144,21 @@ final class WindowDifferential {
     model.advance(readingMs); // upkeep moves the window to the clock's time, as a check does
     long owed = window.upkeep(maxSlots);
     agree("sweep work owed is not negative", owed >= 0, true);
+  }
+
+  /**
+   * Builds the doublings the window handed to its growth executor, as a worker would, between two calls of the
+   * owner: the next upkeep or check that needs room installs them. Changes no answer.
+   *
+   * @return the number built
+   */
+  int runGrowth() {
+    note("growth task x" + growthTasks.size());
+    int n = 0;
+    for (Runnable task; (task = growthTasks.poll()) != null; n++) {
+      task.run();
+    }
+    return n;
   }
 
   void held() {

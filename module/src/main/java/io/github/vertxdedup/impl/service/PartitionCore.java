@@ -21,6 +21,7 @@ import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.Executor;
 
 /**
  * The decisions of one partition, with no event bus in sight: whether an event is new, held by a claim, remembered
@@ -99,7 +100,7 @@ final class PartitionCore {
    */
   PartitionCore(DedupOptions options, int partition, DedupClock clock, PartitionJournal journal,
       PartitionCounters counters) {
-    this(options, partition, clock, journal, counters, newWindow(options, clock));
+    this(options, partition, clock, journal, counters, newWindow(options, clock, null));
   }
 
   /**
@@ -137,10 +138,12 @@ final class PartitionCore {
    *
    * @param options validated options
    * @param clock the clock of the window
+   * @param growthExecutor where the window's upkeep has its table's doublings built
+   *     ({@link DedupWindow.Builder#growthExecutor}), or null: on the partition's event loop
    * @return a new, empty window
    * @throws IllegalArgumentException if the options do not make a window (validated options always do)
    */
-  static DedupWindow newWindow(DedupOptions options, DedupClock clock) {
+  static DedupWindow newWindow(DedupOptions options, DedupClock clock, Executor growthExecutor) {
     return DedupWindow.builder()
         .window(Duration.ofMillis(options.getWindowMs()))
         .bucket(Duration.ofMillis(options.getEffectiveBucketMs()))
@@ -149,6 +152,7 @@ final class PartitionCore {
         .capacityPolicy(options.getCapacityPolicy())
         .payloadHashes(options.isPayloadHashes())
         .expectedIds(options.getExpectedIdsPerPartition())
+        .growthExecutor(growthExecutor)
         .build();
   }
 
@@ -432,6 +436,11 @@ final class PartitionCore {
    */
   long upkeep(long maxSlots) {
     return window.upkeep(maxSlots);
+  }
+
+  /** @return true while the window's table is being doubled on a worker ({@link DedupWindow#growing()}) */
+  boolean windowGrowing() {
+    return window.growing();
   }
 
   /** @return true if an event older than the partition covers is accepted (and marked) like a covered one */

@@ -16,6 +16,7 @@ import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonObject;
 import java.util.Objects;
+import java.util.concurrent.Executor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -263,7 +264,14 @@ public final class PartitionVerticle extends VerticleBase {
     pending = new PendingReplies(options.getMaxPending(), context, this::drainPending);
     // No core until the first recovery has built one: its window is built once, on a worker (a presized table is too
     // large to allocate and zero on the event loop), and the partition answers 503 until then.
-    recovery = new PartitionRecovery(journal, timer, context, () -> PartitionCore.newWindow(options, clock),
+    // The window's table doubles on a worker (upkeep hands it over; see DedupWindow.Builder.growthExecutor), so that
+    // growing takes no O(table) pause on this event loop.
+    Executor growth = task -> context.executeBlocking(() -> {
+      task.run();
+      return null;
+    }, false).onFailure(e -> LOG.warn("partition " + partition + ": building the window's doubled table failed; "
+        + "its checks double it on the event loop when they need room", e));
+    recovery = new PartitionRecovery(journal, timer, context, () -> PartitionCore.newWindow(options, clock, growth),
         window -> new PartitionCore(options, partition, clock, journal, counters, window), new Recovery());
     if (registry != null) {
       metrics = new PartitionMetrics(registry, meterTags, options.getWindowMs());

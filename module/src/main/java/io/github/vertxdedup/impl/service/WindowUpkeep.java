@@ -21,9 +21,9 @@ final class WindowUpkeep {
   /**
    * Slots one run's sweep visits (and the rest of the probe cluster it deletes in at the end, a handful of slots at
    * the table's load): a pause of about a millisecond or less on the event loop (a few ns per live or empty slot,
-   * more per expired entry deleted), so that a request queued behind a run waits little. A run that makes room in the
-   * table (a whole-table sweep or a doubling, once per doubling at most) pauses for O(table) instead, as the check
-   * that would have made it did before.
+   * more per expired entry deleted), so that a request queued behind a run waits little. A doubling is built on a
+   * worker (the partition's window has a growth executor) and installed by a later run, O(ids accepted meanwhile); a
+   * run that sweeps the whole table to make room (dead entries fill an eighth of it) pauses for O(table).
    */
   static final long SLOTS_PER_RUN = 1 << 16;
 
@@ -77,8 +77,9 @@ final class WindowUpkeep {
 
   /**
    * Whether upkeep has work coming: the partition is ready and its window has accepted an id since the previous call
-   * (growth may come near), owes sweep work (entries expired), or a chain of runs is queued. Reads the window's
-   * counters (one small record) and runs an upkeep of no slots (which moves the window to the clock's time).
+   * (growth may come near), owes sweep work (entries expired), is having its table doubled on a worker (the next
+   * upkeep installs it), or a chain of runs is queued. Reads the window's counters (one small record) and runs an
+   * upkeep of no slots (which moves the window to the clock's time and installs a finished doubling).
    *
    * @return true if the upkeep's timer should run
    */
@@ -90,7 +91,8 @@ final class WindowUpkeep {
     long accepted = core.windowStats().accepted();
     boolean accepting = accepted != acceptedAtWanted;
     acceptedAtWanted = accepted;
-    return accepting || running || core.upkeep(0) > 0;
+    // upkeep(0) first: it installs a doubling its worker has finished.
+    return core.upkeep(0) > 0 || accepting || running || core.windowGrowing();
   }
 
   /** Pays the sweep work owed now, one run now and the others queued one at a time; nothing if a chain is queued. */

@@ -38,7 +38,7 @@ class WindowUpkeepTest {
     // a dead entry: one id remembered until the second bucket starts.
     DedupOptions options = new DedupOptions().setWindowMs(8_000).setBucketMs(1_000)
         .setExpectedIdsPerPartition(200_000).validate();
-    DedupWindow window = PartitionCore.newWindow(options, clock);
+    DedupWindow window = PartitionCore.newWindow(options, clock, null);
     assertThat(window.check(42L, DedupWindow.NO_PAYLOAD_HASH, T0 + 1_000)).isEqualTo(WindowVerdict.ACCEPTED);
     core = onContext(() -> new PartitionCore(options, 0, clock, NoJournal.INSTANCE, new PartitionCounters(), window));
     slots = core.windowStats().tableSlots();

@@ -290,8 +290,9 @@ public final class DedupWindow {
    * falling due, and make room when they need it.
    *
    * <p>With a {@link Builder#growthExecutor growth executor}, a doubling is not made here but handed to the executor
-   * (when the occupied slots and twice those accepts reach the load limit, an upkeep earlier); a later call installs
-   * it, O(ids accepted while it was built), and until then every call sweeps nothing and returns 0.
+   * when the occupied slots and twice the accepts since the previous call (at most 1/8 of the table) reach the load
+   * limit; a later call installs it, O(ids accepted while it was built), and until then every call sweeps nothing and
+   * returns 0.
    *
    * <p>Cost: O(slots visited), plus O(table slots) in a call that makes room; a caller bounds its pause with
    * {@code maxSlots} (a slot takes a few nanoseconds when live, more when its entry is deleted). Allocates nothing but
@@ -326,16 +327,22 @@ public final class DedupWindow {
       // and the occupied slots only grow with the accepts meanwhile: if these reach the load limit, the checks would
       // make room before the next upkeep. Make it now, by their rule. Judged only at the end of a chain of runs, so
       // that dead entries a partial run has not reached yet do not count.
-      final long headroom = Math.min(accepted - acceptedAtUpkeep, table.capacity() >>> 6);
+      final long accepts = accepted - acceptedAtUpkeep;
       acceptedAtUpkeep = accepted;
       if (growthExecutor == null) {
+        final long headroom = Math.min(accepts, table.capacity() >>> 6);
         if (headroom > 0 && table.canGrow() && table.occupied() + headroom >= table.resizeAt()) {
           table.makeRoom(held, (int) headroom, threshold); // no debt to clear: none is owed here
         }
-      } else if (headroom > 0 && table.canGrow() && table.occupied() + 2 * headroom >= table.resizeAt()) {
-        // Twice the headroom: the doubling is built while the checks go on, and must be ready before they fill the
-        // table, so it starts an upkeep earlier than one done here would.
-        growBeside(2 * headroom);
+      } else {
+        // The doubling is built while the checks go on and must be ready before they fill the table: it starts when
+        // twice the accepts since the previous upkeep would reach the load limit, an upkeep earlier than one done
+        // here, and not capped at 1/64 of the table (a fast partition's upkeep sees more accepts than that between
+        // two calls while its table is small), only at 1/8.
+        final long lead = Math.min(2 * accepts, table.capacity() >>> 3);
+        if (lead > 0 && table.canGrow() && table.occupied() + lead >= table.resizeAt()) {
+          growBeside(lead);
+        }
       }
     }
     return sweepDebt;

@@ -97,6 +97,10 @@ final class FingerprintTable {
 
   /** The doubling being built on another thread ({@link #startDoubling}), or null. */
   private Doubling doubling;
+  /** Entries whose slots an install reads ahead at once, as {@code DedupWindow.PREFETCH_GROUP} does for checks. */
+  private static final int INSTALL_GROUP = 16;
+  /** Keeps an install's read-ahead loads from being optimised away. */
+  private long installSink;
 
   FingerprintTable(boolean payloadHashes, int initialCapacity) {
     this.payloadHashes = payloadHashes;
@@ -508,10 +512,26 @@ final class FingerprintTable {
     final int newMask = d.capacity - 1;
     final int newShift = Long.SIZE - Integer.numberOfTrailingZeros(d.capacity);
     int newOccupied = d.occupied;
+    final int[] filled = d.filled;
+    final long[] ok = keys;
+    final int[] om = metas;
+    long sink = 0;
     for (int f = 0; f < d.filledCount; f++) {
-      final int slot = d.filled[f];
-      final long key = keys[slot];
-      final int meta = metas[slot];
+      // Every INSTALL_GROUP entries, read ahead the old slots of the next group and the new home slots of this one:
+      // both are random accesses, and read one after the other each would wait for its own cache miss.
+      if (f % INSTALL_GROUP == 0) {
+        final int end = Math.min(d.filledCount, f + 2 * INSTALL_GROUP);
+        for (int g = f + INSTALL_GROUP; g < end; g++) {
+          sink += ok[filled[g]] + om[filled[g]];
+        }
+        for (int g = f; g < Math.min(d.filledCount, f + INSTALL_GROUP); g++) {
+          final int home = (int) ((ok[filled[g]] * FIBONACCI) >>> newShift);
+          sink += nk[home] + nm[home];
+        }
+      }
+      final int slot = filled[f];
+      final long key = ok[slot];
+      final int meta = om[slot];
       if (key == 0 || !isLive(meta, threshold)) {
         continue;
       }
@@ -530,6 +550,7 @@ final class FingerprintTable {
         np[j] = payloads[slot];
       }
     }
+    installSink += sink;
     keys = nk;
     metas = nm;
     payloads = np;

@@ -265,12 +265,20 @@ public final class PartitionVerticle extends VerticleBase {
     // No core until the first recovery has built one: its window is built once, on a worker (a presized table is too
     // large to allocate and zero on the event loop), and the partition answers 503 until then.
     // The window's table doubles on a worker (upkeep hands it over; see DedupWindow.Builder.growthExecutor), so that
-    // growing takes no O(table) pause on this event loop.
+    // growing takes no O(table) pause on this event loop. Once built, an upkeep run installs it at once (its pause
+    // grows with the ids accepted until then) and pays the sweep that waited for it.
     Executor growth = task -> context.executeBlocking(() -> {
       task.run();
       return null;
-    }, false).onFailure(e -> LOG.warn("partition " + partition + ": building the window's doubled table failed; "
-        + "its checks double it on the event loop when they need room", e));
+    }, false).onComplete(ar -> {
+      if (ar.failed()) {
+        LOG.warn("partition " + partition + ": building the window's doubled table failed; its checks double it on "
+            + "the event loop when they need room", ar.cause());
+      }
+      if (upkeep != null) {
+        upkeep.run();
+      }
+    });
     recovery = new PartitionRecovery(journal, timer, context, () -> PartitionCore.newWindow(options, clock, growth),
         window -> new PartitionCore(options, partition, clock, journal, counters, window), new Recovery());
     if (registry != null) {

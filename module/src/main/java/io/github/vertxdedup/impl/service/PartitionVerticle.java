@@ -13,6 +13,7 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.WorkerExecutor;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonObject;
 import java.util.Objects;
@@ -68,7 +69,10 @@ import org.slf4j.LoggerFactory;
  * {@link #partition()}, which any thread may read, and the operations that return a future, which any thread may
  * call: they hand their work to the partition's context. Its window is built on a worker instead, once per recovery
  * ({@link PartitionRecovery}): a presized table is up to 1.5 GiB to allocate and zero. So there is no core until the
- * first recovery has completed, and no table is built for the 503 answers meanwhile.
+ * first recovery has completed, and no table is built for the 503 answers meanwhile. The window's doublings are
+ * built on {@value #GROWTH_POOL}, a shared worker pool of one thread (at most one doubled table is being built at a
+ * time in a Vert.x instance, and the journal's workers never wait behind one), and installed by an upkeep run on the
+ * event loop once built.
  */
 public final class PartitionVerticle extends VerticleBase {
 
@@ -76,6 +80,9 @@ public final class PartitionVerticle extends VerticleBase {
   static final long TICK_MS = 1000;
 
   private static final Logger LOG = LoggerFactory.getLogger(PartitionVerticle.class);
+
+  /** The shared worker pool, of one thread, on which the partitions of a Vert.x instance build their doublings. */
+  static final String GROWTH_POOL = "vertx-dedup-window-growth";
   /** What the meters read before the first recovery has built the window: nothing held, no table. */
   private static final WindowStats NO_WINDOW = new WindowStats(0, 0, 0, 0, 0, 0, 0, 0, 0);
 
@@ -93,6 +100,8 @@ public final class PartitionVerticle extends VerticleBase {
   private volatile PartitionState state = PartitionState.RECOVERING;
   private volatile String failure = "";
   private PartitionTimer timer;
+  /** Where the window's doublings are built ({@link #GROWTH_POOL}). */
+  private WorkerExecutor growthPool;
   private PartitionCore core;
   private CommittedOffsets offsets = new CommittedOffsets();
   private Promise<Void> started;
@@ -265,13 +274,16 @@ public final class PartitionVerticle extends VerticleBase {
     // No core until the first recovery has built one: its window is built once, on a worker (a presized table is too
     // large to allocate and zero on the event loop), and the partition answers 503 until then.
     // The window's table doubles on a worker (upkeep hands it over; see DedupWindow.Builder.growthExecutor), so that
-    // growing takes no O(table) pause on this event loop. Once built, an upkeep run installs it at once (its pause
-    // grows with the ids accepted until then) and pays the sweep that waited for it.
-    Executor growth = task -> context.executeBlocking(() -> {
+    // growing takes no O(table) pause on this event loop. One thread, shared by the instance's partitions: at most
+    // one doubled table is being built at a time (its memory), and the journal's workers never wait behind one. Once
+    // built, an upkeep run installs it at once (its pause grows with the ids accepted until then) and pays the sweep
+    // that waited for it.
+    growthPool = vertx.createSharedWorkerExecutor(GROWTH_POOL, 1);
+    Executor growth = task -> growthPool.executeBlocking(() -> {
       task.run();
       return null;
     }, false).onComplete(ar -> {
-      if (ar.failed()) {
+      if (ar.failed() && state == PartitionState.READY) {
         LOG.warn("partition " + partition + ": building the window's doubled table failed; its checks double it on "
             + "the event loop when they need room", ar.cause());
       }
@@ -320,6 +332,9 @@ public final class PartitionVerticle extends VerticleBase {
       publish();
       if (metrics != null) {
         metrics.close();
+      }
+      if (growthPool != null) {
+        growthPool.close(); // this partition's share of the pool: the last one closes it
       }
       drained.complete();
     }));

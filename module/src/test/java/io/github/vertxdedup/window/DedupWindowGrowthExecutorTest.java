@@ -64,6 +64,35 @@ class DedupWindowGrowthExecutorTest {
     return ids;
   }
 
+  /** Accepts new ids into {@code ids}, with no upkeep, until a check has made room by doubling the table. */
+  private void acceptUntilTheChecksDouble(DedupWindow window, Set<Long> ids) {
+    long slots = window.stats().tableSlots();
+    while (window.stats().tableSlots() == slots) {
+      long id = nextId++;
+      assertThat(window.check(id)).isEqualTo(WindowVerdict.ACCEPTED);
+      ids.add(id);
+    }
+  }
+
+  /**
+   * Accepts new ids, with an upkeep after every 16, until the table has doubled, checking after each that no doubling
+   * is left in flight (the executor refused it or ran it at once). Returns the ids.
+   */
+  private Set<Long> fillUntilDoubledWithNoDoublingInFlight(DedupWindow window) {
+    Set<Long> ids = new HashSet<>();
+    long slots = window.stats().tableSlots();
+    while (window.stats().tableSlots() == slots) {
+      long id = nextId++;
+      assertThat(window.check(id)).isEqualTo(WindowVerdict.ACCEPTED);
+      ids.add(id);
+      if (ids.size() % 16 == 0) {
+        window.upkeep(Long.MAX_VALUE);
+      }
+      assertThat(window.growing()).isFalse();
+    }
+    return ids;
+  }
+
   private static void assertRemembered(DedupWindow window, Set<Long> ids) {
     for (long id : ids) {
       assertThat(window.check(id)).as("id %d", id).isEqualTo(WindowVerdict.DUPLICATE);
@@ -110,11 +139,7 @@ class DedupWindowGrowthExecutorTest {
     DedupWindow window = window(tasks::add);
     Set<Long> ids = fillUntilGrowing(window);
     long slots = window.stats().tableSlots();
-    while (window.stats().tableSlots() == slots) {
-      long id = nextId++;
-      assertThat(window.check(id)).isEqualTo(WindowVerdict.ACCEPTED);
-      ids.add(id);
-    }
+    acceptUntilTheChecksDouble(window, ids);
     assertThat(window.stats().tableSlots()).isEqualTo(2 * slots);
     assertThat(window.growing()).as("the check dropped the doubling in flight").isFalse();
 
@@ -131,11 +156,7 @@ class DedupWindowGrowthExecutorTest {
     Set<Long> ids = fillUntilGrowing(window);
     long slots = window.stats().tableSlots();
     tasks.poll().run();
-    while (window.stats().tableSlots() == slots) {
-      long id = nextId++;
-      assertThat(window.check(id)).isEqualTo(WindowVerdict.ACCEPTED);
-      ids.add(id);
-    }
+    acceptUntilTheChecksDouble(window, ids);
     assertThat(window.stats().tableSlots()).isEqualTo(2 * slots);
     assertThat(window.doublingsBeside).as("the check installed the build instead of rehashing").isEqualTo(1);
     assertRemembered(window, ids);
@@ -280,17 +301,7 @@ class DedupWindowGrowthExecutorTest {
     DedupWindow window = window(task -> {
       throw new RejectedExecutionException("shut down");
     });
-    Set<Long> ids = new HashSet<>();
-    long slots = window.stats().tableSlots();
-    while (window.stats().tableSlots() == slots) {
-      long id = nextId++;
-      assertThat(window.check(id)).isEqualTo(WindowVerdict.ACCEPTED);
-      ids.add(id);
-      if (ids.size() % 16 == 0) {
-        window.upkeep(Long.MAX_VALUE);
-      }
-      assertThat(window.growing()).isFalse();
-    }
+    Set<Long> ids = fillUntilDoubledWithNoDoublingInFlight(window);
     assertThat(window.doublingsBeside).isZero();
     assertRemembered(window, ids);
   }
@@ -298,17 +309,7 @@ class DedupWindowGrowthExecutorTest {
   @Test
   void shouldInstallAtOnceWhenTheExecutorRunsTheTaskInExecute() {
     DedupWindow window = window(Runnable::run);
-    Set<Long> ids = new HashSet<>();
-    long slots = window.stats().tableSlots();
-    while (window.stats().tableSlots() == slots) {
-      long id = nextId++;
-      assertThat(window.check(id)).isEqualTo(WindowVerdict.ACCEPTED);
-      ids.add(id);
-      if (ids.size() % 16 == 0) {
-        window.upkeep(Long.MAX_VALUE);
-      }
-      assertThat(window.growing()).isFalse();
-    }
+    Set<Long> ids = fillUntilDoubledWithNoDoublingInFlight(window);
     assertThat(window.doublingsBeside).isEqualTo(1);
     assertRemembered(window, ids);
   }

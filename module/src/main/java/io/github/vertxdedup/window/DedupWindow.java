@@ -601,8 +601,11 @@ public final class DedupWindow {
     int slots = slotsFor(Math.min(ids, maxIds), payloadHashes);
     if (slots > table.capacity()) {
       advance(clock.nowMs());
-      table.growTo(slots, threshold);
-      clearSweepDebt();
+      settleDoubling();
+      if (slots > table.capacity()) {
+        table.growTo(slots, threshold); // rebuilt with its live entries only: no sweep owed
+        clearSweepDebt();
+      }
     }
   }
 
@@ -769,9 +772,13 @@ public final class DedupWindow {
     if (due > table.capacity()) {
       // The checks fell more than a pass behind (few checks per bucket, no upkeep): catch up now, so that no more than
       // a pass is due besides the pass at most left to upkeep, and no dead entry waits more than a few passes' buckets.
+      // A doubling installed here keeps at most a pass of its debt owed (afterDoublingBeside): nothing to catch up.
       settleDoubling();
-      table.sweep(due - table.capacity(), threshold);
-      sweepDebt = table.capacity() + freshSweepDebt;
+      final long stillDue = sweepDebt - freshSweepDebt;
+      if (stillDue > table.capacity()) {
+        table.sweep(stillDue - table.capacity(), threshold);
+        sweepDebt = table.capacity() + freshSweepDebt;
+      }
     }
     return bucket;
   }

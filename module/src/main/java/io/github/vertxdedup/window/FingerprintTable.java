@@ -261,7 +261,7 @@ final class FingerprintTable {
    * @return false if no room could be made (largest table, full of live entries)
    */
   boolean makeRoom(long live, int headroom, int threshold) {
-    settleDoubling(threshold);
+    dropDoubling();
     if (occupied - live >= (capacity >>> 3) || !canGrow()) {
       sweep(capacity, threshold);
     }
@@ -287,7 +287,7 @@ final class FingerprintTable {
   }
 
   private void rehash(int newCapacity, int threshold) {
-    doubling = null; // what it built would hold this table's entries, not the rebuilt one's
+    dropDoubling(); // what it built would hold this table's entries, not the rebuilt one's
     final long[] oldKeys = keys;
     final int[] oldMetas = metas;
     final long[] oldPayloads = payloads;
@@ -323,7 +323,7 @@ final class FingerprintTable {
    * @return the number of entries deleted
    */
   int sweep(long count, int threshold) {
-    settleDoubling(threshold);
+    dropDoubling();
     final int[] m = metas;
     final int[] flags = deadFlags;
     int removed = 0;
@@ -455,7 +455,7 @@ final class FingerprintTable {
    * to a power of two, at least {@link #MIN_CAPACITY}), which the JVM allocates zeroed.
    */
   void clear(int capacity) {
-    doubling = null;
+    dropDoubling();
     allocate(Math.max(MIN_CAPACITY, BitUtil.findNextPositivePowerOfTwo(capacity)));
   }
 
@@ -466,8 +466,8 @@ final class FingerprintTable {
    * {@code threshold}) into a table of twice the slots while the owner goes on deciding on this one, then the owner
    * installs it ({@link #finishDoubling}). Until then the only change this table may take is {@link #put} into an
    * empty slot, which the doubling records so that the install copies it; any other change ({@link #sweep},
-   * {@link #makeRoom}, {@link #growTo}, {@link #clear}) first installs a finished doubling or drops an unfinished one,
-   * so the builder never reads an entry that moved. The builder's reads race with the owner's puts: a slot it reads
+   * {@link #makeRoom}, {@link #growTo}, {@link #clear}) drops it first (the owner installs a finished one before
+   * such a change if it wants it), so the builder never reads an entry that moved. The builder's reads race with the owner's puts: a slot it reads
    * half written (fingerprint without expiry word, or the reverse) it skips or copies, and the install copies it
    * again from the owner's side, over the copy if there is one.
    *
@@ -563,15 +563,17 @@ final class FingerprintTable {
     return true;
   }
 
-  /** Forgets the doubling in flight, if any: its builder may finish, but nothing installs its table. */
+  /**
+   * Forgets the doubling in flight, if any, and cancels it: a build that has not started returns at once and one
+   * under way stops within a few thousand slots, and neither holds on to this table's arrays after that. Called by
+   * every change of the table but a put ({@link #sweep}, {@link #makeRoom}, a rehash, {@link #clear}), so that a
+   * doubling is installed only by the owner's {@link #finishDoubling}, before such a change.
+   */
   void dropDoubling() {
-    doubling = null;
-  }
-
-  /** Before any change but a put: installs a finished doubling, or drops one still being built. */
-  private void settleDoubling(int threshold) {
-    if (doubling != null && !finishDoubling(threshold)) {
+    Doubling d = doubling;
+    if (d != null) {
       doubling = null;
+      d.cancel();
     }
   }
 
@@ -581,9 +583,10 @@ final class FingerprintTable {
    */
   static final class Doubling implements Runnable {
 
-    private final long[] fromKeys;
-    private final int[] fromMetas;
-    private final long[] fromPayloads;
+    /** The table being doubled; null once cancelled or read by the run (guarded by this). */
+    private long[] fromKeys;
+    private int[] fromMetas;
+    private long[] fromPayloads;
     private final int fromCapacity;
     private final int threshold;
     final int capacity;
@@ -598,6 +601,10 @@ final class FingerprintTable {
     private int[] filled = new int[64];
     private int filledCount;
     private boolean started;
+    /** Set by the owner when it drops this doubling: the run stops (see {@link #CANCEL_CHECK_SLOTS}). */
+    private volatile boolean cancelled;
+    /** Slots the run copies between two looks at {@link #cancelled}. */
+    private static final int CANCEL_CHECK_SLOTS = 4_096;
 
     private Doubling(long[] keys, int[] metas, long[] payloads, int capacity, int threshold) {
       this.fromKeys = keys;
@@ -606,6 +613,20 @@ final class FingerprintTable {
       this.fromCapacity = capacity;
       this.threshold = threshold;
       this.capacity = capacity << 1;
+    }
+
+    /** For tests: the slots of the table the run built, 0 if it built none (cancelled, failed, not run yet). */
+    int builtSlots() {
+      long[] k = keys;
+      return finished && k != null ? k.length : 0;
+    }
+
+    /** Owner: stops the run (or keeps it from starting) and lets go of the table it would read. */
+    private synchronized void cancel() {
+      cancelled = true;
+      fromKeys = null;
+      fromMetas = null;
+      fromPayloads = null;
     }
 
     private void filled(int slot) {
@@ -618,18 +639,33 @@ final class FingerprintTable {
     /**
      * Allocates the doubled arrays (the JVM zeroes them here, not on the owner's thread) and copies into them every
      * entry of the table being doubled that is live at the start's threshold: O(table slots). Reads that table while
-     * its owner puts into it (see {@link FingerprintTable#startDoubling}). A failure is kept for the owner, which then
+     * its owner puts into it (see {@link FingerprintTable#startDoubling}): a fingerprint is read whole, as a 64-bit
+     * JVM reads a {@code long} array element (JLS 17.7 lets a 32-bit one split it). A doubling the owner has dropped
+     * does not start, or stops within {@link #CANCEL_CHECK_SLOTS} slots. A failure is kept for the owner, which then
      * drops the doubling; out of memory ends the run quietly, anything else is rethrown to the thread's handler too.
      *
      * @throws IllegalStateException if called a second time
      */
     @Override
     public void run() {
+      final long[] fromKeys;
+      final int[] fromMetas;
+      final long[] fromPayloads;
       synchronized (this) {
         if (started) {
           throw new IllegalStateException("a doubling runs once");
         }
         started = true;
+        fromKeys = this.fromKeys;
+        fromMetas = this.fromMetas;
+        fromPayloads = this.fromPayloads;
+        this.fromKeys = null;
+        this.fromMetas = null;
+        this.fromPayloads = null;
+      }
+      if (cancelled) {
+        finished = true;
+        return;
       }
       try {
         final long[] nk = new long[capacity];
@@ -639,6 +675,9 @@ final class FingerprintTable {
         final int newShift = Long.SIZE - Integer.numberOfTrailingZeros(capacity);
         int n = 0;
         for (int i = 0; i < fromCapacity; i++) {
+          if ((i & (CANCEL_CHECK_SLOTS - 1)) == 0 && cancelled) {
+            return; // nothing will install it: stop reading the dropped table
+          }
           final long key = fromKeys[i];
           if (key == 0) {
             continue;

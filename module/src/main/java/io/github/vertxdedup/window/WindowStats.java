@@ -11,7 +11,8 @@ package io.github.vertxdedup.window;
  * @param earlyEvictions ids forgotten before their time under {@link CapacityPolicy#EVICT_OLDEST}
  * @param rejected new ids refused with {@link WindowFullException}
  * @param tableSlots slots in the hash table now
- * @param tableBytes bytes of the hash table now (12 or 20 per slot)
+ * @param tableBytes bytes of the hash table now (12 or 20 per slot); not counting a doubled table being built beside
+ *     it ({@link DedupWindow.Builder#growthExecutor}), which holds twice as many until it replaces it
  */
 public record WindowStats(long accepted, long duplicates, long conflicts, long held, long expired,
     long earlyEvictions, long rejected, long tableSlots, long tableBytes) {

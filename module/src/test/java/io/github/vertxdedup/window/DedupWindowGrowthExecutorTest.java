@@ -371,4 +371,47 @@ class DedupWindowGrowthExecutorTest {
       worker.shutdownNow();
     }
   }
+
+  @Test
+  void shouldNotBuildADoublingDroppedBeforeItsTaskRuns() {
+    DedupWindow window = window(tasks::add);
+    Set<Long> ids = fillUntilGrowing(window);
+    acceptUntilTheChecksDouble(window, ids); // the check rehashes on the owner and drops the doubling in flight
+    assertThat(window.growing()).isFalse();
+    FingerprintTable.Doubling dropped = (FingerprintTable.Doubling) tasks.poll();
+    dropped.run(); // runs late, as a task queued behind others does
+    assertThat(dropped.builtSlots()).as("slots built for a doubling nothing will install").isZero();
+    assertRemembered(window, ids);
+  }
+
+  /**
+   * {@code reserve} first moves the window to the clock's time, whose catch-up sweep installs the finished doubling:
+   * the doubled table is large enough, and the sweep work owed for the entries that expired meanwhile (copied by the
+   * build as live ones) stays owed.
+   */
+  @Test
+  void shouldKeepTheSweepOwedWhenReserveFindsTheDoublingInstalledLargeEnough() {
+    DedupWindow window = window(tasks::add);
+    while (!window.growing()) {
+      long id = nextId++;
+      boolean brief = id % 2 == 0;
+      assertThat(window.check(id, DedupWindow.NO_PAYLOAD_HASH,
+          brief ? readingMs + 2 * BUCKET_MS : DedupWindow.DEFAULT_REMEMBER_UNTIL)).isEqualTo(WindowVerdict.ACCEPTED);
+      if (id % 16 == 0) {
+        window.upkeep(Long.MAX_VALUE);
+      }
+    }
+    tasks.poll().run();
+    long slots = window.stats().tableSlots();
+    for (int i = 0; i < 3; i++) {
+      readingMs += 7 * BUCKET_MS; // no upkeep: the sweep falls behind, and the catch-up comes due
+      window.held();
+    }
+    window.reserve(30_000); // more than the table holds, fewer than the doubled one does
+    assertThat(window.stats().tableSlots()).isEqualTo(2 * slots);
+    assertThat(window.doublingsBeside).isEqualTo(1);
+    assertThat(window.upkeep(Long.MAX_VALUE)).isZero();
+    assertThat((long) window.table().occupied()).as("entries in the table once the sweep owed is paid")
+        .isEqualTo(window.liveEntriesInTable());
+  }
 }

@@ -360,7 +360,7 @@ public final class DedupWindow {
         return;
       }
     }
-    FingerprintTable.Doubling doubling = table.startDoubling(threshold);
+    TableDoubling doubling = table.startDoubling(threshold);
     try {
       growthExecutor.execute(doubling);
     } catch (RuntimeException e) {
@@ -824,11 +824,9 @@ public final class DedupWindow {
   }
 
   private void makeRoom() {
-    if (table.doublingInFlight() && table.finishDoubling(threshold)) {
-      afterDoublingBeside();
-      if (!table.needsRoom()) {
-        return;
-      }
+    settleDoubling(); // a finished doubling may be all the room needed
+    if (!table.needsRoom()) {
+      return;
     }
     int before = table.capacity();
     if (!table.makeRoom(held, 0, threshold)) {

@@ -1,6 +1,5 @@
 package io.github.vertxdedup.window;
 
-import java.util.Arrays;
 import org.agrona.BitUtil;
 
 /*
@@ -43,8 +42,8 @@ import org.agrona.BitUtil;
  * Home slot: Fibonacci hashing (Knuth, TAOCP vol. 3, 6.4): the high bits of fingerprint * 2^64/phi. Fingerprints
  * are already uniform; the multiply protects callers who pass raw sequential numbers.
  *
- * Not thread-safe: the window (and so a single event loop) owns it. Only a Doubling's run() runs on another thread:
- * it reads the arrays while the owner's only writes to them are inserts into empty slots.
+ * Not thread-safe: the window (and so a single event loop) owns it. Only a TableDoubling's run() runs on another
+ * thread: it reads the arrays while the owner's only writes to them are inserts into empty slots.
  */
 final class FingerprintTable {
 
@@ -96,11 +95,7 @@ final class FingerprintTable {
   long shiftedEntries;
 
   /** The doubling being built on another thread ({@link #startDoubling}), or null. */
-  private Doubling doubling;
-  /** Entries whose slots an install reads ahead at once, as {@code DedupWindow.PREFETCH_GROUP} does for checks. */
-  private static final int INSTALL_GROUP = 16;
-  /** Keeps an install's read-ahead loads from being optimised away. */
-  private long installSink;
+  private TableDoubling doubling;
 
   FingerprintTable(boolean payloadHashes, int initialCapacity) {
     this.payloadHashes = payloadHashes;
@@ -125,7 +120,7 @@ final class FingerprintTable {
     payloads = payloadHashes ? new long[newCapacity] : null;
     capacity = newCapacity;
     mask = newCapacity - 1;
-    shift = Long.SIZE - Integer.numberOfTrailingZeros(newCapacity);
+    shift = shiftFor(newCapacity);
     occupied = 0;
     // Load limit 3/4; the largest table may fill further, short of one empty slot that ends every probe.
     resizeAt = newCapacity == maxCapacity ? newCapacity - 1 : newCapacity - (newCapacity >>> 2);
@@ -170,7 +165,17 @@ final class FingerprintTable {
 
   /** The slot where the probe chain of {@code fingerprint} starts. Package-private for the table's tests. */
   int home(long fingerprint) {
+    return home(fingerprint, shift);
+  }
+
+  /** The home slot of {@code fingerprint} in a table whose {@code shift} is 64 minus log2 of its slot count. */
+  static int home(long fingerprint, int shift) {
     return (int) ((fingerprint * FIBONACCI) >>> shift);
+  }
+
+  /** {@code shift} for a table of {@code capacity} slots, a power of two. */
+  static int shiftFor(int capacity) {
+    return Long.SIZE - Integer.numberOfTrailingZeros(capacity);
   }
 
   /**
@@ -293,21 +298,44 @@ final class FingerprintTable {
     final long[] oldPayloads = payloads;
     final int oldCapacity = capacity;
     allocate(newCapacity);
-    for (int i = 0; i < oldCapacity; i++) {
-      long key = oldKeys[i];
-      if (key != 0 && isLive(oldMetas[i], threshold)) {
-        int j = home(key);
-        while (keys[j] != 0) {
-          j = (j + 1) & mask;
-        }
-        keys[j] = key;
-        metas[j] = oldMetas[i];
-        if (payloadHashes) {
-          payloads[j] = oldPayloads[i];
-        }
-        occupied++;
+    occupied = copyLive(oldKeys, oldMetas, oldPayloads, 0, oldCapacity, threshold, keys, metas, payloads);
+  }
+
+  /**
+   * Copies the entries of slots {@code [from, to)} of one table that are live at {@code threshold} into another, empty
+   * where they land (a larger table being built): each into the first empty slot from its home. The rehash and a
+   * {@link TableDoubling} build both use it. A slot whose expiry word reads 0 is skipped: the builder of a doubling
+   * may read a slot the owner is filling.
+   *
+   * @param toPayloads the payload hashes' array, or null when they are not tracked (then {@code fromPayloads} too)
+   * @return the number of entries copied
+   */
+  static int copyLive(long[] fromKeys, int[] fromMetas, long[] fromPayloads, int from, int to, int threshold,
+      long[] toKeys, int[] toMetas, long[] toPayloads) {
+    final int toMask = toKeys.length - 1;
+    final int toShift = shiftFor(toKeys.length);
+    int copied = 0;
+    for (int i = from; i < to; i++) {
+      final long key = fromKeys[i];
+      if (key == 0) {
+        continue;
       }
+      final int meta = fromMetas[i];
+      if (meta == 0 || !isLive(meta, threshold)) {
+        continue;
+      }
+      int j = home(key, toShift);
+      while (toKeys[j] != 0) {
+        j = (j + 1) & toMask;
+      }
+      toKeys[j] = key;
+      toMetas[j] = meta;
+      if (toPayloads != null) {
+        toPayloads[j] = fromPayloads[i];
+      }
+      copied++;
     }
+    return copied;
   }
 
   /**
@@ -462,25 +490,25 @@ final class FingerprintTable {
   // ------------------------------------------------------------------------------------------ doubling beside
 
   /**
-   * Starts a doubling to be built on another thread: {@link Doubling#run()} copies the live entries (as of
+   * Starts a doubling to be built on another thread: {@link TableDoubling#run()} copies the live entries (as of
    * {@code threshold}) into a table of twice the slots while the owner goes on deciding on this one, then the owner
    * installs it ({@link #finishDoubling}). Until then the only change this table may take is {@link #put} into an
    * empty slot, which the doubling records so that the install copies it; any other change ({@link #sweep},
-   * {@link #makeRoom}, {@link #growTo}, {@link #clear}) drops it first (the owner installs a finished one before
-   * such a change if it wants it), so the builder never reads an entry that moved. The builder's reads race with the owner's puts: a slot it reads
-   * half written (fingerprint without expiry word, or the reverse) it skips or copies, and the install copies it
-   * again from the owner's side, over the copy if there is one.
+   * {@link #makeRoom}, {@link #growTo}, {@link #clear}) drops it first (the owner installs a finished one before such
+   * a change if it wants it), so the builder never reads an entry that moved. The builder's reads race with the
+   * owner's puts: a slot it reads half written (fingerprint without expiry word, or the reverse) it skips or copies,
+   * and the install copies it again from the owner's side, over the copy if there is one.
    *
    * @param threshold the current expiry threshold
    * @return the doubling to run once, on any thread
    * @throws IllegalStateException if one is in flight or the table is at its largest size
    */
-  Doubling startDoubling(int threshold) {
+  TableDoubling startDoubling(int threshold) {
     if (doubling != null || !canGrow()) {
       throw new IllegalStateException(doubling != null ? "a doubling is in flight"
           : "the table is at its largest size (" + capacity + " slots)");
     }
-    doubling = new Doubling(keys, metas, payloads, capacity, threshold);
+    doubling = new TableDoubling(keys, metas, payloads, capacity, threshold);
     return doubling;
   }
 
@@ -491,72 +519,28 @@ final class FingerprintTable {
 
   /**
    * Installs the doubling in flight if its builder has finished: copies into it the entries put since it started
-   * (those still live at {@code threshold}), then makes it this table. O(entries put since the start). A builder that
-   * failed (out of memory) drops its doubling.
+   * (those still live at {@code threshold}; {@link TableDoubling#mergeFilled}), then makes it this table. O(entries put
+   * since the start). A builder that failed (out of memory) drops its doubling.
    *
    * @param threshold the current expiry threshold
    * @return true if a doubling was installed; false if none is in flight, it is still being built, or it failed
    */
   boolean finishDoubling(int threshold) {
-    final Doubling d = doubling;
-    if (d == null || !d.finished) {
+    final TableDoubling d = doubling;
+    if (d == null || !d.isFinished()) {
       return false;
     }
     doubling = null;
-    if (d.failure != null) {
+    if (!d.isBuilt()) {
       return false;
     }
-    final long[] nk = d.keys;
-    final int[] nm = d.metas;
-    final long[] np = d.payloads;
-    final int newMask = d.capacity - 1;
-    final int newShift = Long.SIZE - Integer.numberOfTrailingZeros(d.capacity);
-    int newOccupied = d.occupied;
-    final int[] filled = d.filled;
-    final long[] ok = keys;
-    final int[] om = metas;
-    long sink = 0;
-    for (int f = 0; f < d.filledCount; f++) {
-      // Every INSTALL_GROUP entries, read ahead the old slots of the next group and the new home slots of this one:
-      // both are random accesses, and read one after the other each would wait for its own cache miss.
-      if (f % INSTALL_GROUP == 0) {
-        final int end = Math.min(d.filledCount, f + 2 * INSTALL_GROUP);
-        for (int g = f + INSTALL_GROUP; g < end; g++) {
-          sink += ok[filled[g]] + om[filled[g]];
-        }
-        for (int g = f; g < Math.min(d.filledCount, f + INSTALL_GROUP); g++) {
-          final int home = (int) ((ok[filled[g]] * FIBONACCI) >>> newShift);
-          sink += nk[home] + nm[home];
-        }
-      }
-      final int slot = filled[f];
-      final long key = ok[slot];
-      final int meta = om[slot];
-      if (key == 0 || !isLive(meta, threshold)) {
-        continue;
-      }
-      // The builder may have copied this entry (possibly half written): the live copy of the fingerprint is this
-      // entry, since the window never holds two live entries of one fingerprint, and gets its words again.
-      int j = (int) ((key * FIBONACCI) >>> newShift);
-      while (nk[j] != 0 && !(nk[j] == key && isLive(nm[j], threshold))) {
-        j = (j + 1) & newMask;
-      }
-      if (nk[j] == 0) {
-        newOccupied++;
-      }
-      nk[j] = key;
-      nm[j] = meta;
-      if (payloadHashes) {
-        np[j] = payloads[slot];
-      }
-    }
-    installSink += sink;
-    keys = nk;
-    metas = nm;
-    payloads = np;
-    capacity = d.capacity;
-    mask = newMask;
-    shift = newShift;
+    final int newOccupied = d.mergeFilled(keys, metas, payloads, threshold);
+    keys = d.keys();
+    metas = d.metas();
+    payloads = d.payloads();
+    capacity = d.capacity();
+    mask = capacity - 1;
+    shift = shiftFor(capacity);
     occupied = newOccupied;
     resizeAt = capacity == maxCapacity ? capacity - 1 : capacity - (capacity >>> 2);
     sweepCursor = 0;
@@ -564,151 +548,15 @@ final class FingerprintTable {
   }
 
   /**
-   * Forgets the doubling in flight, if any, and cancels it: a build that has not started returns at once and one
-   * under way stops within a few thousand slots, and neither holds on to this table's arrays after that. Called by
-   * every change of the table but a put ({@link #sweep}, {@link #makeRoom}, a rehash, {@link #clear}), so that a
-   * doubling is installed only by the owner's {@link #finishDoubling}, before such a change.
+   * Forgets the doubling in flight, if any, and cancels it ({@link TableDoubling#cancel}). Called by every change of
+   * the table but a put ({@link #sweep}, {@link #makeRoom}, a rehash, {@link #clear}), so that a doubling is installed
+   * only by the owner's {@link #finishDoubling}, before such a change.
    */
   void dropDoubling() {
-    Doubling d = doubling;
+    TableDoubling d = doubling;
     if (d != null) {
       doubling = null;
       d.cancel();
-    }
-  }
-
-  /**
-   * A doubling of the table built beside its owner ({@link #startDoubling}). {@link #run()} runs once, on any thread;
-   * the rest is the owner's.
-   */
-  static final class Doubling implements Runnable {
-
-    /** The table being doubled; null once cancelled or read by the run (guarded by this). */
-    private long[] fromKeys;
-    private int[] fromMetas;
-    private long[] fromPayloads;
-    private final int fromCapacity;
-    private final int threshold;
-    final int capacity;
-    private long[] keys;
-    private int[] metas;
-    private long[] payloads;
-    private int occupied;
-    private Throwable failure;
-    /** Written last by {@link #run()}: the fields above are complete, for the thread that reads it true. */
-    private volatile boolean finished;
-    /** Owner only: the slots of the table being doubled that were filled since the start, in order. */
-    private int[] filled = new int[64];
-    private int filledCount;
-    private boolean started;
-    /** Set by the owner when it drops this doubling: the run stops (see {@link #CANCEL_CHECK_SLOTS}). */
-    private volatile boolean cancelled;
-    /** Slots the run copies between two looks at {@link #cancelled}. */
-    private static final int CANCEL_CHECK_SLOTS = 4_096;
-
-    private Doubling(long[] keys, int[] metas, long[] payloads, int capacity, int threshold) {
-      this.fromKeys = keys;
-      this.fromMetas = metas;
-      this.fromPayloads = payloads;
-      this.fromCapacity = capacity;
-      this.threshold = threshold;
-      this.capacity = capacity << 1;
-    }
-
-    /** For tests: the slots of the table the run built, 0 if it built none (cancelled, failed, not run yet). */
-    int builtSlots() {
-      long[] k = keys;
-      return finished && k != null ? k.length : 0;
-    }
-
-    /** Owner: stops the run (or keeps it from starting) and lets go of the table it would read. */
-    private synchronized void cancel() {
-      cancelled = true;
-      fromKeys = null;
-      fromMetas = null;
-      fromPayloads = null;
-    }
-
-    private void filled(int slot) {
-      if (filledCount == filled.length) {
-        filled = Arrays.copyOf(filled, filledCount << 1);
-      }
-      filled[filledCount++] = slot;
-    }
-
-    /**
-     * Allocates the doubled arrays (the JVM zeroes them here, not on the owner's thread) and copies into them every
-     * entry of the table being doubled that is live at the start's threshold: O(table slots). Reads that table while
-     * its owner puts into it (see {@link FingerprintTable#startDoubling}): a fingerprint is read whole, as a 64-bit
-     * JVM reads a {@code long} array element (JLS 17.7 lets a 32-bit one split it). A doubling the owner has dropped
-     * does not start, or stops within {@link #CANCEL_CHECK_SLOTS} slots. A failure is kept for the owner, which then
-     * drops the doubling; out of memory ends the run quietly, anything else is rethrown to the thread's handler too.
-     *
-     * @throws IllegalStateException if called a second time
-     */
-    @Override
-    public void run() {
-      final long[] fromKeys;
-      final int[] fromMetas;
-      final long[] fromPayloads;
-      synchronized (this) {
-        if (started) {
-          throw new IllegalStateException("a doubling runs once");
-        }
-        started = true;
-        fromKeys = this.fromKeys;
-        fromMetas = this.fromMetas;
-        fromPayloads = this.fromPayloads;
-        this.fromKeys = null;
-        this.fromMetas = null;
-        this.fromPayloads = null;
-      }
-      if (cancelled) {
-        finished = true;
-        return;
-      }
-      try {
-        final long[] nk = new long[capacity];
-        final int[] nm = new int[capacity];
-        final long[] np = fromPayloads != null ? new long[capacity] : null;
-        final int newMask = capacity - 1;
-        final int newShift = Long.SIZE - Integer.numberOfTrailingZeros(capacity);
-        int n = 0;
-        for (int i = 0; i < fromCapacity; i++) {
-          if ((i & (CANCEL_CHECK_SLOTS - 1)) == 0 && cancelled) {
-            return; // nothing will install it: stop reading the dropped table
-          }
-          final long key = fromKeys[i];
-          if (key == 0) {
-            continue;
-          }
-          final int meta = fromMetas[i];
-          if (meta == 0 || !isLive(meta, threshold)) {
-            continue;
-          }
-          int j = (int) ((key * FIBONACCI) >>> newShift);
-          while (nk[j] != 0) {
-            j = (j + 1) & newMask;
-          }
-          nk[j] = key;
-          nm[j] = meta;
-          if (np != null) {
-            np[j] = fromPayloads[i];
-          }
-          n++;
-        }
-        keys = nk;
-        metas = nm;
-        payloads = np;
-        occupied = n;
-      } catch (OutOfMemoryError e) {
-        failure = e;
-      } catch (RuntimeException | Error e) {
-        failure = e;
-        throw e;
-      } finally {
-        finished = true;
-      }
     }
   }
 

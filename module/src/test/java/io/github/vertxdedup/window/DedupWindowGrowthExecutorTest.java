@@ -64,14 +64,21 @@ class DedupWindowGrowthExecutorTest {
     return ids;
   }
 
-  /** Accepts new ids into {@code ids}, with no upkeep, until a check has made room by doubling the table. */
-  private void acceptUntilTheChecksDouble(DedupWindow window, Set<Long> ids) {
+  /**
+   * Accepts new ids into {@code ids}, with no upkeep, until a check has made room by doubling the table, and checks
+   * that it doubled.
+   *
+   * @return the table's slots before
+   */
+  private long acceptUntilTheChecksDouble(DedupWindow window, Set<Long> ids) {
     long slots = window.stats().tableSlots();
     while (window.stats().tableSlots() == slots) {
       long id = nextId++;
       assertThat(window.check(id)).isEqualTo(WindowVerdict.ACCEPTED);
       ids.add(id);
     }
+    assertThat(window.stats().tableSlots()).isEqualTo(2 * slots);
+    return slots;
   }
 
   /**
@@ -138,9 +145,7 @@ class DedupWindowGrowthExecutorTest {
   void shouldDoubleOnTheOwnerWhenACheckNeedsRoomBeforeTheBuildIsDoneAndDropTheBuild() {
     DedupWindow window = window(tasks::add);
     Set<Long> ids = fillUntilGrowing(window);
-    long slots = window.stats().tableSlots();
-    acceptUntilTheChecksDouble(window, ids);
-    assertThat(window.stats().tableSlots()).isEqualTo(2 * slots);
+    long slots = acceptUntilTheChecksDouble(window, ids);
     assertThat(window.growing()).as("the check dropped the doubling in flight").isFalse();
 
     tasks.poll().run(); // finishes late: nothing installs what it built
@@ -154,10 +159,8 @@ class DedupWindowGrowthExecutorTest {
   void shouldInstallAFinishedBuildWhenACheckNeedsRoomBeforeTheNextUpkeep() {
     DedupWindow window = window(tasks::add);
     Set<Long> ids = fillUntilGrowing(window);
-    long slots = window.stats().tableSlots();
     tasks.poll().run();
     acceptUntilTheChecksDouble(window, ids);
-    assertThat(window.stats().tableSlots()).isEqualTo(2 * slots);
     assertThat(window.doublingsBeside).as("the check installed the build instead of rehashing").isEqualTo(1);
     assertRemembered(window, ids);
   }
@@ -378,7 +381,7 @@ class DedupWindowGrowthExecutorTest {
     Set<Long> ids = fillUntilGrowing(window);
     acceptUntilTheChecksDouble(window, ids); // the check rehashes on the owner and drops the doubling in flight
     assertThat(window.growing()).isFalse();
-    FingerprintTable.Doubling dropped = (FingerprintTable.Doubling) tasks.poll();
+    TableDoubling dropped = (TableDoubling) tasks.poll();
     dropped.run(); // runs late, as a task queued behind others does
     assertThat(dropped.builtSlots()).as("slots built for a doubling nothing will install").isZero();
     assertRemembered(window, ids);

@@ -153,6 +153,11 @@ public final class DedupWindow {
   private long rejected;
   /** Doublings built by the growth executor and installed; for tests. */
   long doublingsBeside;
+  /**
+   * Entries restored in place ({@link #restoreInPlace}) that the table does not hold yet, or null: checks that miss in
+   * the table look them up until their table, built beside the owner, is installed.
+   */
+  private PreparedRestore inPlace;
 
   private DedupWindow(Builder b, long windowMs, long bucketMs, long maxIds) {
     this.clock = b.clock;
@@ -310,6 +315,9 @@ public final class DedupWindow {
       throw new IllegalArgumentException("maxSlots must be >= 0 but was " + maxSlots);
     }
     advance(clock.nowMs());
+    if (inPlace != null && inPlace.isFinished()) {
+      installRestoreInPlace();
+    }
     if (table.doublingInFlight()) {
       if (!table.finishDoubling(threshold)) {
         return 0; // the sweep waits for the doubling being built: a sweep now would have to drop it
@@ -399,11 +407,12 @@ public final class DedupWindow {
   }
 
   /**
-   * @return true while a doubling of the table is being built by the {@link Builder#growthExecutor growth executor}
-   *     or waits for the next {@link #upkeep} to install it
+   * @return true while a doubling of the table, or the table of entries restored in place ({@link #restoreInPlace}),
+   *     is being built by the {@link Builder#growthExecutor growth executor} or waits for the next {@link #upkeep} to
+   *     install it
    */
   public boolean growing() {
-    return table.doublingInFlight();
+    return table.doublingInFlight() || inPlace != null;
   }
 
   private WindowVerdict decide(long fingerprint, long payloadHash, long bucket, long expiryBucket) {
@@ -428,6 +437,12 @@ public final class DedupWindow {
       duplicates++;
       return WindowVerdict.DUPLICATE;
     }
+    if (inPlace != null) {
+      final int i = liveInPlace(fingerprint);
+      if (i >= 0) {
+        return repeat(inPlace.payloadHash(i), payloadHash);
+      }
+    }
     final int lifetime = (int) (expiryBucket - bucket);
     if (lifetime <= 0) {
       // T falls inside the current bucket: the rule allows forgetting it at once, there is nothing to remember.
@@ -437,6 +452,22 @@ public final class DedupWindow {
     insert(r, fingerprint, expiryBucket, lifetime, payloadHash, false);
     accepted++;
     return WindowVerdict.ACCEPTED;
+  }
+
+  /** The verdict on an arrival of an id remembered in place, whose entry keeps the payload hash {@code kept}. */
+  private WindowVerdict repeat(long kept, long payloadHash) {
+    if (payloadHash != NO_PAYLOAD_HASH && kept != NO_PAYLOAD_HASH && kept != payloadHash) {
+      conflicts++;
+      return WindowVerdict.CONFLICT;
+    }
+    duplicates++;
+    return WindowVerdict.DUPLICATE;
+  }
+
+  /** The entry restored in place that remembers {@code fingerprint} now, or -1; {@link #inPlace} must be set. */
+  private int liveInPlace(long fingerprint) {
+    final int i = inPlace.find(fingerprint);
+    return i >= 0 && inPlace.expiryBucket(i) > Math.max(currentBucket, evictedThrough) ? i : -1;
   }
 
   /**
@@ -449,7 +480,7 @@ public final class DedupWindow {
   public boolean contains(long fingerprint) {
     requireFingerprint(fingerprint);
     advance(clock.nowMs());
-    return table.probe(fingerprint, threshold) >= 0;
+    return table.probe(fingerprint, threshold) >= 0 || (inPlace != null && liveInPlace(fingerprint) >= 0);
   }
 
   /**
@@ -480,7 +511,9 @@ public final class DedupWindow {
     long bucket = advance(clock.nowMs());
     int slot = table.probe(fingerprint, threshold);
     if (slot < 0) {
-      return null;
+      final int i = inPlace == null ? -1 : liveInPlace(fingerprint);
+      return i < 0 ? null : new Entry(fingerprint, inPlace.firstSeenBucket(i) * bucketMs,
+          inPlace.expiryBucket(i) * bucketMs, inPlace.payloadHash(i));
     }
     int meta = table.metaAt(slot);
     long expiry = FingerprintTable.expiryBucket(meta, bucket);
@@ -576,7 +609,7 @@ public final class DedupWindow {
       makeRoom();
     }
     int r = table.probe(fingerprint, threshold);
-    if (r >= 0) {
+    if (r >= 0 || (inPlace != null && liveInPlace(fingerprint) >= 0)) {
       return false;
     }
     insert(r, fingerprint, expiry, lifetime, payloadHash, true);
@@ -606,6 +639,142 @@ public final class DedupWindow {
         table.growTo(slots, threshold); // rebuilt with its live entries only: no sweep owed
         clearSweepDebt();
       }
+    }
+  }
+
+  /**
+   * Prepares entries recorded earlier (a window snapshot, read in place) for {@link #restoreInPlace}: one sequential
+   * pass over them, O(entries), that picks the entry of each fingerprint the window keeps (the first one live now),
+   * counts the kept entries per expiry bucket and indexes them for lookups. Run it off the owner's thread: it reads
+   * only this window's configuration and clock, and may be called from any thread, concurrently with the owner.
+   *
+   * @param entries the entries, in table order (see {@link TableOrderedEntries}); read now, by the lookups of the
+   *     window that restores them and by the build of its table, so they must stay readable and unchanged until
+   *     {@link #restoringInPlace()} is false
+   * @return the prepared restore, for this window only; holds an index of about 4 bytes per 16 entries
+   * @throws IllegalArgumentException if an entry's fingerprint is 0, its expiry precedes its first-seen time, or
+   *     there are more than {@link Integer#MAX_VALUE} entries
+   * @throws NullPointerException if {@code entries} is null
+   */
+  public PreparedRestore prepareRestore(TableOrderedEntries entries) {
+    Objects.requireNonNull(entries, "entries");
+    return new PreparedRestore(this, entries, clock.nowMs(), bucketMs, bucketCount, payloadHashes,
+        kept -> Math.max(initialCapacity, slotsFor(Math.min(kept, maxIds), payloadHashes)));
+  }
+
+  /**
+   * Puts back entries recorded earlier with the same result as {@link #restoreBatch} of them at the instant of
+   * their {@link #prepareRestore preparation}, without inserting them first: the window answers from the entries in
+   * place at once (a check, {@link #contains}, {@link #lookup} or {@link #restore} that finds nothing in the table
+   * looks them up: a binary search among the few entries of an index cell) while their table is built beside the
+   * owner by the {@link Builder#growthExecutor growth executor}, allocated and filled in table order, O(entries). The
+   * next {@link #upkeep} after the build installs it: O(table slots) to copy into it the entries accepted meanwhile.
+   * Without a growth executor, or if it refuses the build, the table is built here, O(entries). So a restart answers
+   * after a pass over the entries rather than after a table of them is allocated and filled.
+   *
+   * <p>Until the install, held ids and expiries count the entries restored in place as if they were in the table;
+   * {@link WindowStats#tableSlots()} and {@link WindowStats#tableBytes()} do not (nor the entries' own memory, the
+   * caller's). An early eviction ({@link CapacityPolicy#EVICT_OLDEST}) that must delete entries at once builds the
+   * table here first, O(entries); an idle gap of a whole window drops the entries (all expired).
+   *
+   * @param prepared what {@link #prepareRestore} of this window returned, handed to the owner's thread
+   * @return true if the entries are restored; false, and nothing changed, if they are not in table order, this
+   *     window's clock reads a bucket before the preparation's, or they would take it past {@code maxIds}: restore
+   *     them with {@link #restoreBatch} then
+   * @throws IllegalArgumentException if {@code prepared} was made by another window
+   * @throws IllegalStateException if a restore in place is still in progress ({@link #restoringInPlace()})
+   */
+  public boolean restoreInPlace(PreparedRestore prepared) {
+    Objects.requireNonNull(prepared, "prepared");
+    if (prepared.window != this) {
+      throw new IllegalArgumentException("prepared was made by another window's prepareRestore");
+    }
+    if (inPlace != null) {
+      throw new IllegalStateException("a restore in place is in progress: its table is not installed yet");
+    }
+    advance(clock.nowMs());
+    if (!prepared.ordered || prepared.loadBucket > currentBucket) {
+      return false;
+    }
+    final long liveAfter = Math.max(currentBucket, evictedThrough);
+    long live = 0;
+    for (int k = 1; k <= bucketCount; k++) {
+      if (prepared.loadBucket + k > liveAfter) {
+        live += prepared.expiringIn[k];
+      }
+    }
+    if (held + live > maxIds) {
+      return false;
+    }
+    for (int k = 1; k <= bucketCount; k++) {
+      final long expiry = prepared.loadBucket + k;
+      if (expiry > liveAfter && prepared.expiringIn[k] > 0) {
+        final int ring = ringIndex(expiry);
+        expiringAt[ring] += prepared.expiringIn[k];
+        newestFirstSeenAt[ring] = Math.max(newestFirstSeenAt[ring], prepared.newestFirstSeenIn[k]);
+      }
+    }
+    held += live;
+    inPlace = prepared;
+    if (growthExecutor != null) {
+      try {
+        growthExecutor.execute(prepared);
+        if (prepared.isFinished()) { // an executor that ran it at once
+          installRestoreInPlace();
+        }
+        return true;
+      } catch (RuntimeException e) {
+        // Refused (a pool shutting down): built here below.
+      }
+    }
+    finishRestoreInPlaceHere();
+    return true;
+  }
+
+  /**
+   * @return true from a {@link #restoreInPlace} until its table is installed (or its entries are dropped, all
+   *     expired): meanwhile the window reads the entries it was given
+   */
+  public boolean restoringInPlace() {
+    return inPlace != null;
+  }
+
+  /** Installs the table of the entries restored in place, built beside the owner; drops them if the build failed. */
+  private void installRestoreInPlace() {
+    final FingerprintTable built = inPlace.built();
+    if (built == null) {
+      return; // the build failed (out of memory): the window goes on answering from the entries in place
+    }
+    adoptRestoredTable(built);
+  }
+
+  /** Builds the table of the entries restored in place on this thread, now, and installs it. */
+  private void finishRestoreInPlaceHere() {
+    if (inPlace != null) {
+      final FingerprintTable built = inPlace.isFinished() && inPlace.built() != null ? inPlace.built()
+          : inPlace.buildOnOwner();
+      adoptRestoredTable(built);
+    }
+  }
+
+  /** Makes {@code built} the table, with the entries of the current one that are live. */
+  private void adoptRestoredTable(FingerprintTable built) {
+    settleDoubling();
+    built.absorbLive(table, threshold);
+    table = built;
+    inPlace = null;
+    // The built table holds the entries kept at the preparation, some of which have expired since: owe a pass.
+    clearSweepDebt();
+    if (table.occupied() != held) {
+      sweepDebt = table.capacity();
+    }
+  }
+
+  /** Forgets the entries restored in place (they have all expired) and cancels their table's build. */
+  private void dropRestoreInPlace() {
+    if (inPlace != null) {
+      inPlace.cancel();
+      inPlace = null;
     }
   }
 
@@ -741,6 +910,7 @@ public final class DedupWindow {
       Arrays.fill(expiringAt, 0);
       Arrays.fill(newestFirstSeenAt, Long.MIN_VALUE);
       table.clear(initialCapacity);
+      dropRestoreInPlace();
       clearSweepDebt();
       evictedThrough = bucket;
     } else {
@@ -750,6 +920,9 @@ public final class DedupWindow {
         expired += expiringAt[i];
         expiringAt[i] = 0;
         newestFirstSeenAt[i] = Long.MIN_VALUE;
+      }
+      if (inPlace != null && bucket >= inPlace.loadBucket + bucketCount) {
+        dropRestoreInPlace(); // every entry restored in place has expired
       }
       if (table.occupied() == held) {
         // No entry in the table is dead (held counts the live ones exactly): a sweep would find nothing, now or for
@@ -856,7 +1029,9 @@ public final class DedupWindow {
       // The entry expires no later than a bucket evicted early (typically the one just evicted, when every held id
       // went into the current bucket): under the raised threshold it would be forgotten as soon as written. Delete
       // the evicted entries for real with one full sweep, O(capacity), then put the threshold back where time has
-      // it. At most once per eviction: costly only if short-lived ids keep arriving at a full window.
+      // it. At most once per eviction: costly only if short-lived ids keep arriving at a full window. Entries restored
+      // in place cannot be deleted where they are: their table is made now, so that the sweep deletes them too.
+      finishRestoreInPlaceHere();
       settleDoubling();
       table.sweep(table.capacity(), threshold);
       clearSweepDebt();

@@ -94,6 +94,14 @@ final class FingerprintTable {
   long deletedEntries;
   long shiftedEntries;
 
+  /**
+   * {@link #putAscending}'s state: every slot in {@code [fillHome, fillCursor)} is occupied and every slot from
+   * {@code fillCursor} on is empty, while the entries come in ascending order of their homes.
+   */
+  private int fillCursor;
+  private int fillHome;
+  private boolean fillInOrder = true;
+
   /** The doubling being built on another thread ({@link #startDoubling}), or null. */
   private TableDoubling doubling;
 
@@ -227,6 +235,57 @@ final class FingerprintTable {
     if (payloadHashes) {
       payloads[slot] = payloadHash;
     }
+  }
+
+  /**
+   * Puts an entry into a table being filled, entries in ascending order of their home slots (a window snapshot's
+   * order), a fingerprint not already in it: into the first empty slot from its home, as a probe would find it, but
+   * without probing. In that order the slots from the previous entry's home to the cursor after it are all occupied
+   * and every slot from the cursor on is empty, so the first empty slot from a home is the home or the cursor,
+   * whichever is later. An entry out of that order, or one past the table's end (the last cluster wraps to the first
+   * slots), is put by a probe, and every later one too. O(1) per entry in order.
+   */
+  void putAscending(long fingerprint, int meta, long payloadHash) {
+    final int h = home(fingerprint);
+    int slot;
+    if (fillInOrder && h >= fillHome && fillCursor < capacity) {
+      slot = Math.max(h, fillCursor);
+      fillCursor = slot + 1;
+      fillHome = h;
+    } else {
+      if (h < fillHome) {
+        fillInOrder = false; // the cursor's invariant no longer holds: probe from now on
+      }
+      slot = h;
+      while (keys[slot] != 0) {
+        slot = (slot + 1) & mask;
+      }
+    }
+    if (occupied >= capacity - 1) {
+      throw new IllegalStateException("table of " + capacity + " slots is full");
+    }
+    keys[slot] = fingerprint;
+    metas[slot] = meta;
+    if (payloadHashes) {
+      payloads[slot] = payloadHash;
+    }
+    occupied++;
+  }
+
+  /**
+   * Copies into this table the entries of {@code from} live at {@code threshold} ({@link #copyLive}), none of which
+   * is live here. Grows this table first if they would take it past its load limit. O(slots of both).
+   */
+  void absorbLive(FingerprintTable from, int threshold) {
+    dropDoubling();
+    final long after = (long) occupied + from.occupied;
+    if (after >= resizeAt && canGrow()) {
+      growTo((int) Math.min(Integer.MAX_VALUE, after * 4 / 3 + 2), threshold);
+    }
+    if (occupied + (long) from.occupied >= capacity - 1) {
+      sweep(capacity, threshold); // the largest table: make room by deleting its dead entries
+    }
+    occupied += copyLive(from.keys, from.metas, from.payloads, 0, from.capacity, threshold, keys, metas, payloads);
   }
 
   long fingerprintAt(int slot) {

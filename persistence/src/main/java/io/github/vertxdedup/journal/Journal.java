@@ -189,8 +189,9 @@ public final class Journal implements AutoCloseable {
 
   /**
    * Like {@link #replay}, but starts from the newest usable window snapshot ({@link #writeSnapshot}) when there is
-   * one: the visitor gets {@link JournalVisitor#onSnapshot}, the snapshot's live entries (as accepts without key),
-   * open claims and offsets, then the records after the snapshot's position only. A snapshot is usable when every
+   * one: the visitor gets {@link JournalVisitor#onSnapshot}, the snapshot's live entries (as accepts without key, or
+   * in place if it takes them: {@link JournalVisitor#onSnapshotEntriesInPlace}), open claims and offsets, then the
+   * records after the snapshot's position only. A snapshot is usable when every
    * checksum of it holds, it was written under this roll cycle and {@code ownerKey}, and it is no older than the
    * oldest cycle a full replay would read; otherwise (damaged, missing, stale: each logged) the one before it is
    * tried, then a full replay. The journal is never trimmed to a snapshot, so a full replay always remains possible.

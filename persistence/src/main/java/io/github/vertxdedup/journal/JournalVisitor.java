@@ -81,9 +81,9 @@ public interface JournalVisitor {
 
   /**
    * A snapshot stands for the records up to {@code index} ({@link Journal#replayFromSnapshot}): its live entries
-   * follow as accepts without key (their first-seen time as {@code acceptedAtMs}), its open claims as claims, its
-   * offsets as offset commits, and then the records after {@code index}. Called once, before those, and only by a
-   * replay from a snapshot.
+   * follow as accepts without key (their first-seen time as {@code acceptedAtMs}) unless the visitor takes them in
+   * place ({@link #onSnapshotEntriesInPlace}), its open claims as claims, its offsets as offset commits, and then the
+   * records after {@code index}. Called once, before those, and only by a replay from a snapshot.
    *
    * @param index the journal index of the last record the snapshot covers
    * @param coveredSinceMs the earliest accept or claim time among the records it covers, epoch milliseconds, or
@@ -101,5 +101,30 @@ public interface JournalVisitor {
    * @param entries the snapshot's live entries (some may have expired since it was written)
    */
   default void onSnapshotEntries(long entries) {
+  }
+
+  /**
+   * Offers the entries of the snapshot announced by {@link #onSnapshot} in place: a read-only view of them in the
+   * snapshot file, memory-mapped, in the order {@link #onSnapshotEntries} describes. Called once, right after
+   * {@link #onSnapshot}, and only when the snapshot has the layout its writer gives it (its entries blocks first,
+   * each of 4,096 entries but the last; checked when the file was); for a snapshot without it, or one whose entries
+   * cannot be mapped, it is not called and the entries are delivered one by one.
+   *
+   * <p>Return true to take them: then neither {@link #onSnapshotEntries} nor an {@link #onAccept} for any of the
+   * snapshot's entries is called, and the replay does not read them again (it goes on from the end of the entries in
+   * the file); the snapshot's claims and offsets and the records after it are delivered as ever. The view holds
+   * every entry as written: an entry whose remember-until has passed is in it, where it would have been delivered to
+   * {@link #onAccept} anyway; the visitor decides. Its entries come before the records delivered after it in journal
+   * order. The view stays valid after the replay returns, for as long as the visitor keeps it (see
+   * {@link SnapshotEntries}). Return false (the default) to receive them one by one, as if this were never called.
+   *
+   * <p>{@link Journal#snapshotEntries} and {@link ReplayResult#snapshotEntries()} count the snapshot's entries
+   * either way.
+   *
+   * @param entries the snapshot's entries, in place
+   * @return true if the visitor takes the entries in place, false to receive them one by one
+   */
+  default boolean onSnapshotEntriesInPlace(SnapshotEntries entries) {
+    return false;
   }
 }

@@ -22,7 +22,8 @@ import java.time.Duration;
  * @param snapshotIndex the journal index up to which a snapshot stood for the records
  *     ({@link Journal#replayFromSnapshot}), or {@link Journal#NO_INDEX} if no snapshot was used; the counts above
  *     are then those of the records after it
- * @param snapshotEntries the live entries the snapshot delivered (as accepts), 0 without a snapshot
+ * @param snapshotEntries the live entries the snapshot held (delivered as accepts, or taken in place by the visitor:
+ *     {@link JournalVisitor#onSnapshotEntriesInPlace}), 0 without a snapshot
  */
 public record ReplayResult(int startCycle, int cyclesRead, int cyclesSkipped, long recordsRead, long accepts,
     long claims, long commits, long releases, long offsetCommits, long liveIds, long tornRecords,

@@ -41,6 +41,10 @@ import java.util.zip.CRC32C;
  * Nothing follows END. A file is usable only if every checksum and the totals hold; it is written under a
  * temporary name, forced to disk and renamed, so a crash leaves a temporary file (deleted at the next open) and never
  * a half file under the final name; the checksums catch what the disk damages afterwards.
+ *
+ * The writer puts the ENTRIES blocks first, each full (ENTRIES_PER_BLOCK) but the last, so entry i lies at a place
+ * arithmetic finds. The check records whether a file has that layout; only then are its entries offered in place
+ * (SnapshotEntries), and a delivery to a visitor that took them starts its scan after them.
  */
 final class SnapshotFile {
 
@@ -264,7 +268,7 @@ final class SnapshotFile {
 
   /**
    * A snapshot file checked whole: every checksum and the totals hold. {@link #deliver} reads it again, checking
-   * each block again as it goes.
+   * each block again as it goes, and skips the entries blocks if the visitor takes them in place.
    */
   static final class Loaded {
     private final Path file;
@@ -272,13 +276,21 @@ final class SnapshotFile {
     private final long coveredSinceMs;
     private final long entries;
     private final Map<Integer, Long> cycleMax;
+    /** Whether the entries blocks come first, each full but the last (see the comment at the top). */
+    private final boolean inPlace;
+    /** The file offset right after the last entries block, if {@link #inPlace}. */
+    private final long entriesEnd;
+    private final long minFirstSeenMs;
 
-    private Loaded(Path file, long position, long coveredSinceMs, long entries, Map<Integer, Long> cycleMax) {
+    private Loaded(Path file, long position, long coveredSinceMs, Scan s) {
       this.file = file;
       this.position = position;
       this.coveredSinceMs = coveredSinceMs;
-      this.entries = entries;
-      this.cycleMax = cycleMax;
+      this.entries = s.entries;
+      this.cycleMax = Collections.unmodifiableMap(s.cycleMax);
+      this.inPlace = s.inPlace;
+      this.entriesEnd = s.entriesEnd;
+      this.minFirstSeenMs = s.minFirstSeenMs;
     }
 
     Path file() {
@@ -297,12 +309,41 @@ final class SnapshotFile {
       return cycleMax;
     }
 
-    /** Hands the content to {@code v}: {@link JournalVisitor#onSnapshot}, then entries, claims, offsets. */
+    /** Whether the entries can be offered in place ({@link SnapshotEntries}). */
+    boolean inPlace() {
+      return inPlace;
+    }
+
+    /**
+     * Hands the content to {@code v}: {@link JournalVisitor#onSnapshot}; then, if the file has the in-place layout,
+     * {@link JournalVisitor#onSnapshotEntriesInPlace}; then the entries (unless the visitor took them in place),
+     * claims and offsets.
+     */
     void deliver(JournalVisitor v) {
+      deliver(v, SnapshotEntries.SEGMENT_BLOCKS_SHIFT);
+    }
+
+    /** {@link #deliver(JournalVisitor)} with {@code 2^segmentBlocksShift} blocks per mapping of the entries. */
+    void deliver(JournalVisitor v, int segmentBlocksShift) {
       v.onSnapshot(position, coveredSinceMs);
-      v.onSnapshotEntries(entries);
+      boolean taken = false;
+      if (inPlace) {
+        SnapshotEntries view = null;
+        try {
+          view = SnapshotEntries.map(file, entries, minFirstSeenMs, segmentBlocksShift);
+        } catch (IOException e) {
+          // No view: the entries are delivered one by one, as from a file without the layout. The scan below
+          // reports a file that cannot be read at all.
+        }
+        taken = view != null && v.onSnapshotEntriesInPlace(view);
+      }
       try {
-        scan(file, v);
+        if (taken) {
+          scan(file, v, entriesEnd, entries); // the check pass verified the entries blocks: seek past them
+        } else {
+          v.onSnapshotEntries(entries);
+          scan(file, v, HEADER, 0);
+        }
       } catch (Damaged e) {
         throw new JournalException("snapshot " + file + " changed while it was read: " + e.getMessage(), null);
       }
@@ -324,8 +365,8 @@ final class SnapshotFile {
     if (h.ownerKey != ownerKey) {
       throw new Damaged("written for window " + h.ownerKey + " ms, the owner's is " + ownerKey + " ms");
     }
-    Scan s = scan(file, null);
-    return new Loaded(file, h.position, h.coveredSinceMs, s.entries, Collections.unmodifiableMap(s.cycleMax));
+    Scan s = scan(file, null, HEADER, 0);
+    return new Loaded(file, h.position, h.coveredSinceMs, s);
   }
 
   private record Header(long position, long cycleMs, long ownerKey, long coveredSinceMs) {
@@ -361,17 +402,31 @@ final class SnapshotFile {
     long claims;
     long offsets;
     final TreeMap<Integer, Long> cycleMax = new TreeMap<>();
+    /** The earliest first seen among the entries (the check pass only). */
+    long minFirstSeenMs = Long.MAX_VALUE;
+    /** Whether every block so far is an entries block, each full but the last (the in-place layout). */
+    boolean inPlace = true;
+    /** The file offset after the last entries block. */
+    long entriesEnd = HEADER;
   }
 
-  /** Reads every block after the header; checks each, delivers to {@code v} if not null. */
-  private static Scan scan(Path file, JournalVisitor v) throws Damaged {
+  /**
+   * Reads every block from file offset {@code from} (the header's end, or the end of the entries blocks when the
+   * visitor took them in place, {@code entriesBefore} being their count); checks each, delivers to {@code v} if not
+   * null, and the check pass ({@code v} null) records the in-place layout.
+   */
+  private static Scan scan(Path file, JournalVisitor v, long from, long entriesBefore) throws Damaged {
     Scan s = new Scan();
+    s.entries = entriesBefore;
     CRC32C crc = new CRC32C();
     ByteBuffer buf = ByteBuffer.allocateDirect(BUFFER + MAX_BLOCK).order(ByteOrder.LITTLE_ENDIAN);
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-      ch.position(HEADER);
+      ch.position(from);
       buf.limit(0);
       boolean ended = false;
+      long offset = from; // the file offset of the block read next
+      boolean leading = true; // every block so far is an entries block
+      int lastEntries = ENTRIES_PER_BLOCK;
       while (true) {
         if (!fill(ch, buf, BLOCK_HEADER)) {
           if (buf.remaining() == 0 && ended) {
@@ -408,6 +463,16 @@ final class SnapshotFile {
           throw new Damaged("a block's items do not fill it");
         }
         buf.position(payloadEnd + 4);
+        offset += BLOCK_HEADER + length + 4;
+        if (type == ENTRIES) {
+          if (!leading || lastEntries != ENTRIES_PER_BLOCK || count == 0 || count > ENTRIES_PER_BLOCK) {
+            s.inPlace = false;
+          }
+          lastEntries = count;
+          s.entriesEnd = offset;
+        } else {
+          leading = false;
+        }
         ended = type == END;
       }
     } catch (IOException e) {
@@ -425,7 +490,13 @@ final class SnapshotFile {
           throw new Damaged("an entries block's length does not match its count");
         }
         if (v == null) {
-          b.position(end); // the check pass: the checksum covered them
+          // The check pass: the checksum covered them; only their earliest first seen is kept.
+          long min = s.minFirstSeenMs;
+          for (int p = b.position() + 16; p < end; p += ENTRY_BYTES) {
+            min = Math.min(min, b.getLong(p));
+          }
+          s.minFirstSeenMs = min;
+          b.position(end);
         } else {
           for (int i = 0; i < count; i++) {
             long fp = b.getLong();

@@ -10,7 +10,8 @@
  * {@code JournalSync} makes appends durable, {@code JournalReader} repairs the tail and replays, and
  * {@code JournalRetention} deletes expired cycle files, and {@code JournalSnapshots} (with {@code SnapshotFile} and
  * {@code SortingOutput}) writes, checks and loads window snapshots: a compaction of the records up to a position, so
- * that a restart replays only the records after it ({@code writeSnapshot}, {@code replayFromSnapshot}). {@link io.github.vertxdedup.journal.JournalContents} reads
+ * that a restart replays only the records after it ({@code writeSnapshot}, {@code replayFromSnapshot}; a replay's
+ * visitor may read a snapshot's entries in place, through {@link io.github.vertxdedup.journal.SnapshotEntries}). {@link io.github.vertxdedup.journal.JournalContents} reads
  * what a journal directory holds at an instant, its live entries handed to a
  * {@link io.github.vertxdedup.journal.LiveEntrySink}, and deletes a directory that holds nothing live any more. What a record means to the service that owns the journal (claims
  * matched to their commits, expiry, the state each cycle carries, the layout files) is decided in

@@ -25,7 +25,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A restart from a window snapshot and the records after it rebuilds what a replay of every record rebuilds
  * (live entries in order, open claims, offsets, start of memory), whether the newest snapshot is intact, torn at any
- * byte, damaged, missing, or older than the oldest cycle a replay reads.
+ * byte, damaged, missing, or older than the oldest cycle a replay reads; and the same again (exactly, in the same
+ * order) when the recovery's sink takes the snapshot's entries in place.
  */
 class SnapshotReplayTest {
 
@@ -164,12 +165,36 @@ class SnapshotReplayTest {
   }
 
   private static Rebuilt rebuild(Path dir, ManualClock clock, boolean fromSnapshot) {
+    return rebuild(dir, clock, fromSnapshot, false);
+  }
+
+  /**
+   * @param inPlace whether the sink takes a snapshot's entries in place, skipping the expired ones as
+   *     {@link LiveEntrySink#takeSnapshotEntries} asks
+   */
+  private static Rebuilt rebuild(Path dir, ManualClock clock, boolean fromSnapshot, boolean inPlace) {
     JournalOptions options = new JournalOptions().setClock(clock).setSyncPolicy(SyncPolicy.NONE)
         .setRollCycle(Duration.ofSeconds(1));
     long now = clock.nowMs();
     List<String> live = new ArrayList<>();
-    Recovery recovery = new Recovery(now, WINDOW_MS, (fp, hash, first, expires) ->
-        live.add(fp + "/" + hash + "/" + first + "/" + expires));
+    Recovery recovery = new Recovery(now, WINDOW_MS, new LiveEntrySink() {
+      @Override
+      public void live(long fp, long hash, long first, long expires) {
+        live.add(fp + "/" + hash + "/" + first + "/" + expires);
+      }
+
+      @Override
+      public boolean takeSnapshotEntries(SnapshotEntries entries) {
+        if (inPlace) {
+          for (long i = 0; i < entries.size(); i++) {
+            if (entries.expiresAtMs(i) > now) {
+              live(entries.fingerprint(i), entries.payloadHash(i), entries.firstSeenMs(i), entries.expiresAtMs(i));
+            }
+          }
+        }
+        return inPlace;
+      }
+    });
     ReplayResult r;
     try (Journal j = Journal.open(dir, options)) {
       r = fromSnapshot ? j.replayFromSnapshot(WINDOW_MS, recovery) : j.replay(recovery);
@@ -220,6 +245,8 @@ class SnapshotReplayTest {
     Rebuilt full = rebuild(dir, w.clock, false);
     Rebuilt intact = rebuild(dir, w.clock, true);
     assertThat(intact.sameStateAs(full)).as("intact snapshot %s vs full %s", intact, full).isTrue();
+    Rebuilt inPlace = rebuild(dir, w.clock, true, true);
+    assertThat(inPlace).as("entries taken in place").isEqualTo(intact);
     Statistics.label("intact snapshot used").collect(intact.snapshotIndex() != Journal.NO_INDEX);
 
     List<Path> files = snapshotFiles(dir);
@@ -242,6 +269,7 @@ class SnapshotReplayTest {
     Rebuilt after = rebuild(dir, w.clock, true);
     Rebuilt fullAfter = rebuild(dir, w.clock, false);
     assertThat(after.sameStateAs(fullAfter)).as("damage %d: %s vs full %s", damage, after, fullAfter).isTrue();
+    assertThat(rebuild(dir, w.clock, true, true)).as("damage %d, entries taken in place", damage).isEqualTo(after);
     if (damage < 3) {
       assertThat(after.snapshotIndex()).as("a damaged or missing snapshot is not used")
           .isNotEqualTo(SnapshotFile.positionOf(newest.getFileName().toString()));

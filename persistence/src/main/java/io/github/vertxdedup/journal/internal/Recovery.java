@@ -5,6 +5,7 @@ import io.github.vertxdedup.journal.Journal;
 import io.github.vertxdedup.journal.JournalVisitor;
 import io.github.vertxdedup.journal.LiveEntrySink;
 import io.github.vertxdedup.journal.SnapshotCompaction;
+import io.github.vertxdedup.journal.SnapshotEntries;
 import io.github.vertxdedup.journal.SnapshotOutput;
 import java.util.function.Consumer;
 import org.agrona.collections.Long2ObjectHashMap;
@@ -16,7 +17,9 @@ import org.agrona.collections.Long2ObjectHashMap;
  *
  * <ul>
  *   <li>An accept whose expiry has passed at {@code nowMs} is skipped; a live one is handed to the
- *   {@link LiveEntrySink} as it is read, for its id and, if it has one, for its key.</li>
+ *   {@link LiveEntrySink} as it is read, for its id and, if it has one, for its key. A window snapshot's entries
+ *   go to the sink in place instead if it takes them ({@link LiveEntrySink#takeSnapshotEntries}); it then skips the
+ *   expired ones itself.</li>
  *   <li>A commit or release settles the latest claim of the same fingerprint (an id has at most one claim open).
  *   A live commit becomes a live entry with its claim's key and payload hash. Its first-seen time is the commit time
  *   when the claim used the owner's default remember-until ({@code expiry - windowMs}: the record has no commit time),
@@ -75,6 +78,26 @@ public final class Recovery implements JournalVisitor {
   @Override
   public void onSnapshotEntries(long entries) {
     sink.expect(entries);
+  }
+
+  /**
+   * Forwards the snapshot's entries in place to the sink ({@link LiveEntrySink#takeSnapshotEntries}). If it takes
+   * them, the only thing this recovery would have drawn from them one by one, their earliest first-seen time (the
+   * start of memory counts expired entries too), is taken from {@link SnapshotEntries#minFirstSeenMs}; what
+   * {@link #onAccept} would have filtered as expired, the sink filters itself.
+   *
+   * @param entries the snapshot's entries
+   * @return whether the sink took them
+   */
+  @Override
+  public boolean onSnapshotEntriesInPlace(SnapshotEntries entries) {
+    if (!sink.takeSnapshotEntries(entries)) {
+      return false;
+    }
+    if (entries.minFirstSeenMs() < earliestMs) {
+      earliestMs = entries.minFirstSeenMs();
+    }
+    return true;
   }
 
   @Override

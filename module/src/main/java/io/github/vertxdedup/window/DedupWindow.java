@@ -158,6 +158,8 @@ public final class DedupWindow {
    * the table look them up until their table, built beside the owner, is installed.
    */
   private PreparedRestore inPlace;
+  /** Whether upkeep has handed {@link #inPlace}'s build to the growth executor. */
+  private boolean inPlaceBuildStarted;
 
   private DedupWindow(Builder b, long windowMs, long bucketMs, long maxIds) {
     this.clock = b.clock;
@@ -170,7 +172,7 @@ public final class DedupWindow {
     this.initialCapacity = slotsFor(b.expectedIds, payloadHashes);
     this.sweepPassBuckets = Math.max(1, bucketCount / SWEEP_PASSES_PER_WINDOW);
     this.growthExecutor = b.growthExecutor;
-    this.table = new FingerprintTable(payloadHashes, initialCapacity);
+    this.table = new FingerprintTable(payloadHashes, b.presizeLater ? FingerprintTable.MIN_CAPACITY : initialCapacity);
     this.expiringAt = new int[bucketCount + 1];
     this.newestFirstSeenAt = new long[bucketCount + 1];
     Arrays.fill(newestFirstSeenAt, Long.MIN_VALUE);
@@ -315,8 +317,8 @@ public final class DedupWindow {
       throw new IllegalArgumentException("maxSlots must be >= 0 but was " + maxSlots);
     }
     advance(clock.nowMs());
-    if (inPlace != null && inPlace.isFinished()) {
-      installRestoreInPlace();
+    if (inPlace != null) {
+      upkeepRestoreInPlace();
     }
     if (table.doublingInFlight()) {
       if (!table.finishDoubling(threshold)) {
@@ -668,9 +670,11 @@ public final class DedupWindow {
    * place at once (a check, {@link #contains}, {@link #lookup} or {@link #restore} that finds nothing in the table
    * looks them up: a binary search among the few entries of an index cell) while their table is built beside the
    * owner by the {@link Builder#growthExecutor growth executor}, allocated and filled in table order, O(entries). The
-   * next {@link #upkeep} after the build installs it: O(table slots) to copy into it the entries accepted meanwhile.
-   * Without a growth executor, or if it refuses the build, the table is built here, O(entries). So a restart answers
-   * after a pass over the entries rather than after a table of them is allocated and filled.
+   * next {@link #upkeep} hands the build to the executor (so that it does not compete with the rest of a restart),
+   * and the first upkeep after the build installs it: O(table slots) to copy into it the entries accepted meanwhile.
+   * Without upkeep calls the window keeps answering from the entries in place. Without a growth executor the table is
+   * built here, O(entries), and installed at once; if the executor refuses the build, that upkeep builds it. So a
+   * restart answers after a pass over the entries rather than after a table of them is allocated and filled.
    *
    * <p>Until the install, held ids and expiries count the entries restored in place as if they were in the table;
    * {@link WindowStats#tableSlots()} and {@link WindowStats#tableBytes()} do not (nor the entries' own memory, the
@@ -716,19 +720,31 @@ public final class DedupWindow {
     }
     held += live;
     inPlace = prepared;
-    if (growthExecutor != null) {
+    inPlaceBuildStarted = false;
+    if (growthExecutor == null) {
+      finishRestoreInPlaceHere();
+    }
+    return true;
+  }
+
+  /**
+   * Upkeep's part in a restore in place: hands the build of the entries' table to the growth executor (the first
+   * upkeep after the restore, so that the build does not compete with the rest of the owner's recovery), then
+   * installs it once built.
+   */
+  private void upkeepRestoreInPlace() {
+    if (!inPlaceBuildStarted) {
+      inPlaceBuildStarted = true;
       try {
-        growthExecutor.execute(prepared);
-        if (prepared.isFinished()) { // an executor that ran it at once
-          installRestoreInPlace();
-        }
-        return true;
+        growthExecutor.execute(inPlace);
       } catch (RuntimeException e) {
-        // Refused (a pool shutting down): built here below.
+        finishRestoreInPlaceHere(); // refused (a pool shutting down): built here
+        return;
       }
     }
-    finishRestoreInPlaceHere();
-    return true;
+    if (inPlace.isFinished()) {
+      installRestoreInPlace();
+    }
   }
 
   /**
@@ -776,6 +792,29 @@ public final class DedupWindow {
       inPlace.cancel();
       inPlace = null;
     }
+  }
+
+  /**
+   * Grows the table to the size {@link Builder#expectedIds expectedIds} gave it, if it is smaller (a window built with
+   * {@link Builder#presizeLater}): O(table slots) when it grows (the table is allocated, zeroed and rebuilt with its
+   * live entries), else O(1); nothing during a {@link #restoreInPlace}, whose table is built that large. Call it off
+   * the event loop before the window serves, as the allocation of a large table is long.
+   */
+  public void presize() {
+    if (table.capacity() < initialCapacity && inPlace == null) {
+      advance(clock.nowMs());
+      settleDoubling();
+      table.growTo(initialCapacity, threshold); // rebuilt with its live entries only: no sweep owed
+      clearSweepDebt();
+    }
+  }
+
+  /**
+   * @return true if the table has the size {@link Builder#expectedIds expectedIds} gave it, or a table at least that
+   *     large is being built beside the owner ({@link #restoreInPlace}); false if {@link #presize()} is still due
+   */
+  public boolean presized() {
+    return table.capacity() >= initialCapacity || inPlace != null;
   }
 
   /** Slots for {@code ids} live ids plus the dead share the sweep leaves behind, within the 3/4 load limit. */
@@ -1088,6 +1127,7 @@ public final class DedupWindow {
     private boolean payloadHashes;
     private int expectedIds;
     private Executor growthExecutor;
+    private boolean presizeLater;
 
     private Builder() {}
 
@@ -1208,6 +1248,22 @@ public final class DedupWindow {
      */
     public Builder growthExecutor(Executor growthExecutor) {
       this.growthExecutor = growthExecutor;
+      return this;
+    }
+
+    /**
+     * Leaves the table {@link #expectedIds(int) presized for} by {@code expectedIds} to be allocated later: the window
+     * starts with the smallest table, and {@link DedupWindow#presize()} (on a thread the owner hands the window to and
+     * takes it back from) or the table a {@link DedupWindow#restoreInPlace} builds beside the owner brings it to that
+     * size. For an owner that restores its window before serving: a restore in place then answers without waiting
+     * for a large table to be allocated and zeroed (its build makes one of at least that size). Default false: the
+     * presized table is allocated by {@link #build()}.
+     *
+     * @param presizeLater whether to allocate the presized table later
+     * @return this builder
+     */
+    public Builder presizeLater(boolean presizeLater) {
+      this.presizeLater = presizeLater;
       return this;
     }
 

@@ -16,8 +16,11 @@ package io.github.vertxdedup.window;
  */
 public final class PreparedRestore implements Runnable {
 
-  /** Entries the build places between two looks at {@link #cancelled}. */
-  private static final int CANCEL_CHECK_ENTRIES = 4_096;
+  /**
+   * Entries the sequential passes copy at once ({@link TableOrderedEntries#copyTo}): a snapshot's block. The build
+   * looks at {@link #cancelled} before each run.
+   */
+  private static final int RUN = 4_096;
   /** Index cells: at most 2^MAX_INDEX_BITS (64 MiB of index at 2^24), about 16 to 32 entries per cell. */
   private static final int MAX_INDEX_BITS = 24;
 
@@ -72,10 +75,15 @@ public final class PreparedRestore implements Runnable {
     long previousFp = 0;
     boolean keptForFp = false;
     int cell = 0;
+    final long[] run = new long[4 * RUN];
     for (int i = 0; i < size; i++) {
-      final long fp = entries.fingerprint(i);
-      final long firstSeen = entries.firstSeenMs(i);
-      final long expiresAt = entries.expiresAtMs(i);
+      final int k4 = 4 * (i & (RUN - 1));
+      if (k4 == 0) {
+        entries.copyTo(i, Math.min(RUN, size - i), run);
+      }
+      final long fp = run[k4];
+      final long firstSeen = run[k4 + 2];
+      final long expiresAt = run[k4 + 3];
       if (fp == 0) {
         throw new IllegalArgumentException("entry " + i + ": fingerprint must be non-zero but was 0");
       }
@@ -114,6 +122,13 @@ public final class PreparedRestore implements Runnable {
     this.ordered = inOrder;
     this.kept = keptCount;
     this.tableSlots = slotsFor.applyAsInt(keptCount);
+  }
+
+  /**
+   * @return the entries the window keeps: per fingerprint, the first that was live at the preparation
+   */
+  public long keptEntries() {
+    return kept;
   }
 
   private int cellOf(long key) {
@@ -174,7 +189,7 @@ public final class PreparedRestore implements Runnable {
   /**
    * Builds the window's table from the kept entries: allocates it (the JVM zeroes it here, not on the owner's thread)
    * and places each entry in table order ({@link FingerprintTable#putAscending}): O(entries), a sequential walk of
-   * both. A build the owner has cancelled does not start, or stops within {@value #CANCEL_CHECK_ENTRIES} entries. A
+   * both. A build the owner has cancelled does not start, or stops within {@value #RUN} entries. A
    * build that runs out of memory builds nothing: the window goes on answering from the entries in place.
    *
    * @throws IllegalStateException if called a second time
@@ -204,11 +219,16 @@ public final class PreparedRestore implements Runnable {
     final FingerprintTable t = new FingerprintTable(payloadHashes, tableSlots);
     long previousFp = 0;
     boolean keptForFp = false;
+    final long[] run = new long[4 * RUN];
     for (int i = 0; i < size; i++) {
-      if (stoppable && (i & (CANCEL_CHECK_ENTRIES - 1)) == 0 && cancelled) {
-        return null;
+      final int k4 = 4 * (i & (RUN - 1));
+      if (k4 == 0) {
+        if (stoppable && cancelled) {
+          return null;
+        }
+        entries.copyTo(i, Math.min(RUN, size - i), run);
       }
-      final long fp = entries.fingerprint(i);
+      final long fp = run[k4];
       if (fp != previousFp) {
         previousFp = fp;
         keptForFp = false;
@@ -216,10 +236,11 @@ public final class PreparedRestore implements Runnable {
       if (keptForFp) {
         continue;
       }
-      final long expiry = expiryBucket(entries.expiresAtMs(i));
+      final long expiry = expiryBucket(run[k4 + 3]);
       if (expiry > loadBucket) {
         keptForFp = true;
-        t.putAscending(fp, FingerprintTable.meta(expiry, lifetime(expiry, entries.firstSeenMs(i))), payloadHash(i));
+        t.putAscending(fp, FingerprintTable.meta(expiry, lifetime(expiry, run[k4 + 2])),
+            payloadHashes ? run[k4 + 1] : DedupWindow.NO_PAYLOAD_HASH);
       }
     }
     return t;

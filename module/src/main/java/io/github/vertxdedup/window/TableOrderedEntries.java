@@ -39,4 +39,25 @@ public interface TableOrderedEntries {
    * @return the entry's remember-until instant, clock milliseconds, {@code >= firstSeenMs(i)}
    */
   long expiresAtMs(long i);
+
+  /**
+   * Copies entries {@code [from, from + count)} into {@code dst}, four {@code long}s per entry: fingerprint, payload
+   * hash, first seen, remember-until. The window's sequential passes read the entries this way; an implementation
+   * that can copy in bulk (a memory-mapped file) overrides it. The default calls the accessors.
+   *
+   * @param from the first entry's index
+   * @param count the entries to copy, {@code >= 0}
+   * @param dst receives them from index 0; at least {@code 4 * count} long
+   * @throws IndexOutOfBoundsException if the range lies outside the entries or {@code dst} is too short
+   */
+  default void copyTo(long from, int count, long[] dst) {
+    java.util.Objects.checkFromIndexSize(from, count, size());
+    java.util.Objects.checkFromIndexSize(0, 4L * count, dst.length);
+    for (int k = 0; k < count; k++) {
+      dst[4 * k] = fingerprint(from + k);
+      dst[4 * k + 1] = payloadHash(from + k);
+      dst[4 * k + 2] = firstSeenMs(from + k);
+      dst[4 * k + 3] = expiresAtMs(from + k);
+    }
+  }
 }

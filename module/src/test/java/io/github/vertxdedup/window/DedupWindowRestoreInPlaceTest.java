@@ -202,12 +202,15 @@ class DedupWindowRestoreInPlaceTest {
       }
       assertSame(p);
     }
-    while (!p.inPlaceTasks.isEmpty() || !p.batchTasks.isEmpty()) {
-      runOne(p.inPlaceTasks);
-      runOne(p.batchTasks);
+    // Upkeep hands the build over, the executor runs it, the next upkeep installs it.
+    for (int round = 0; round < 3; round++) {
+      p.byBatch.upkeep(Long.MAX_VALUE);
+      p.inPlace.upkeep(Long.MAX_VALUE);
+      while (!p.inPlaceTasks.isEmpty() || !p.batchTasks.isEmpty()) {
+        runOne(p.inPlaceTasks);
+        runOne(p.batchTasks);
+      }
     }
-    p.byBatch.upkeep(Long.MAX_VALUE);
-    p.inPlace.upkeep(Long.MAX_VALUE);
     assertThat(p.inPlace.restoringInPlace()).as("installed after its build and an upkeep").isFalse();
     assertSame(p);
     for (long fp = 1; fp <= 2L * idSpace; fp++) {
@@ -282,6 +285,34 @@ class DedupWindowRestoreInPlaceTest {
       assertThat(p.inPlace.table().probe(e.fingerprints[i], FingerprintTable.threshold(1_000))).isNotNegative();
     }
     assertThat(p.inPlace.held()).isEqualTo(p.inPlace.liveEntriesInTable());
+  }
+
+  @Test
+  void shouldPresizeLaterByPresizeOrByTheTableARestoreInPlaceBuilds() {
+    long[] now = {1_000_000};
+    java.util.function.Supplier<DedupWindow> later = () -> DedupWindow.builder().window(Duration.ofSeconds(10))
+        .bucket(Duration.ofSeconds(1)).clock(() -> now[0]).expectedIds(10_000).presizeLater(true)
+        .growthExecutor(Runnable::run).build();
+    long presizedSlots = 1 << 14; // (10,000 + 1/8) x 4/3, rounded up to a power of two
+
+    DedupWindow byPresize = later.get();
+    assertThat(byPresize.stats().tableSlots()).isEqualTo(FingerprintTable.MIN_CAPACITY);
+    assertThat(byPresize.presized()).isFalse();
+    assertThat(byPresize.check(42)).isEqualTo(WindowVerdict.ACCEPTED);
+    byPresize.presize();
+    assertThat(byPresize.presized()).isTrue();
+    assertThat(byPresize.stats().tableSlots()).isEqualTo(presizedSlots);
+    assertThat(byPresize.check(42)).as("kept through the presize").isEqualTo(WindowVerdict.DUPLICATE);
+
+    DedupWindow byRestore = later.get();
+    Entries e = new Entries(new long[][] {{7, 0, 999_000, 1_005_000}});
+    assertThat(byRestore.restoreInPlace(byRestore.prepareRestore(e))).isTrue();
+    assertThat(byRestore.restoringInPlace()).as("the build waits for an upkeep").isTrue();
+    byRestore.upkeep(Long.MAX_VALUE); // hands the build to the executor, which runs it at once, and installs it
+    assertThat(byRestore.restoringInPlace()).isFalse();
+    assertThat(byRestore.stats().tableSlots()).as("the restore's table is at least the presized one")
+        .isEqualTo(presizedSlots);
+    assertThat(byRestore.check(7)).isEqualTo(WindowVerdict.DUPLICATE);
   }
 
   private static void runOne(Deque<Runnable> tasks) {

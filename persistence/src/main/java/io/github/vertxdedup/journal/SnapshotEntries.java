@@ -172,6 +172,33 @@ public final class SnapshotEntries {
   }
 
   /**
+   * Copies the entries {@code [from, from + count)} into {@code dst} as they lie in the file, four {@code long}s per
+   * entry: fingerprint, payload hash, first seen, remember-until. Faster than the single accessors for a sequential
+   * pass: a bulk copy per block (4,096 entries) instead of a checked read per field. Allocates a buffer view per
+   * block; safe for concurrent callers.
+   *
+   * @param from the first entry's index
+   * @param count the entries to copy, {@code >= 0}
+   * @param dst receives them from index 0; at least {@code 4 * count} long
+   * @throws IndexOutOfBoundsException if the range lies outside the entries or {@code dst} is too short
+   */
+  public void copyTo(long from, int count, long[] dst) {
+    Objects.checkFromIndexSize(from, count, size);
+    Objects.checkFromIndexSize(0, 4L * count, dst.length);
+    int done = 0;
+    while (done < count) {
+      final long i = from + done;
+      final int entry = (int) i & (SnapshotFile.ENTRIES_PER_BLOCK - 1);
+      final int n = Math.min(count - done, SnapshotFile.ENTRIES_PER_BLOCK - entry);
+      final ByteBuffer segment = segments[(int) (i >>> segmentShift)];
+      final int block = (int) (i >>> BLOCK_ENTRIES_SHIFT) & blockMask;
+      final int offset = block * BLOCK_BYTES + SnapshotFile.BLOCK_HEADER + (entry << ENTRY_SHIFT);
+      segment.slice(offset, n << ENTRY_SHIFT).order(ByteOrder.LITTLE_ENDIAN).asLongBuffer().get(dst, 4 * done, 4 * n);
+      done += n;
+    }
+  }
+
+  /**
    * Returns the earliest first-seen time among the entries, expired ones included, taken when the file was
    * checked: what a visitor that received them one by one would have seen as their earliest
    * {@code acceptedAtMs}. O(1).

@@ -320,6 +320,21 @@ class SnapshotEntriesTest {
       assertThat(segmented.view.segmentCount()).as("shift %d", shift).isEqualTo((5 + (1 << shift) - 1) >> shift);
       assertThat(segmented.inPlace).as("shift %d", shift).isEqualTo(one.inPlace).hasSize(20_011);
       assertThat(segmented.calls).isEqualTo(one.calls);
+      // The bulk copy, over ranges that cross blocks and segments, gives what the accessors give.
+      SnapshotEntries view = segmented.view;
+      for (long from : new long[] {0, 1, 4_095, 4_096, 8_190, 16_000, 20_000}) {
+        int count = (int) Math.min(9_000, view.size() - from);
+        long[] copied = new long[4 * count];
+        view.copyTo(from, count, copied);
+        for (int k = 0; k < count; k++) {
+          long i = from + k;
+          assertThat(new long[] {copied[4 * k], copied[4 * k + 1], copied[4 * k + 2], copied[4 * k + 3]})
+              .as("shift %d, entry %d", shift, i)
+              .containsExactly(view.fingerprint(i), view.payloadHash(i), view.firstSeenMs(i), view.expiresAtMs(i));
+        }
+      }
+      assertThatThrownBy(() -> view.copyTo(20_000, 12, new long[48])).isInstanceOf(IndexOutOfBoundsException.class);
+      assertThatThrownBy(() -> view.copyTo(0, 12, new long[47])).isInstanceOf(IndexOutOfBoundsException.class);
     }
     Calls delivered = new Calls(false);
     loaded.deliver(delivered, 0);

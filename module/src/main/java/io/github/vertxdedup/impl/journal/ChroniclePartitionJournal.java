@@ -202,8 +202,9 @@ public final class ChroniclePartitionJournal implements PartitionJournal {
       ReplayResult r = ar.result();
       lastReplay = r;
       // DEBUG: the partition logs its readiness (at INFO, or its owner does) with the entries it holds.
-      LOG.debug("journal {}: recovered {} live entries, {} open claims and {} offsets from {} records ({} torn) "
-          + "after a snapshot of {} entries at index {} in {} ms", dir, replayer.restored, replayer.claimsRestored,
+      LOG.debug("journal {}: recovered {} live entries ({} of them read in place from the snapshot), {} open claims "
+          + "and {} offsets from {} records ({} torn) after a snapshot of {} entries at index {} in {} ms", dir,
+          replayer.restored + replayer.restoredInPlace, replayer.restoredInPlace, replayer.claimsRestored,
           carried.offsetCount(), r.recordsRead(), r.tornRecords(), r.snapshotEntries(),
           Long.toHexString(r.snapshotIndex()), r.elapsed().toMillis());
       done.complete();

@@ -1,5 +1,8 @@
 package io.github.vertxdedup.impl.journal;
 
+import io.github.vertxdedup.window.PreparedRestore;
+import io.github.vertxdedup.window.TableOrderedEntries;
+
 import io.vertx.core.Future;
 
 /**
@@ -187,6 +190,38 @@ public interface PartitionJournal {
      * @param entries the number of entries the snapshot holds
      */
     default void reserve(long entries) {
+    }
+
+    /**
+     * Brings the window's table to its presized size if it was left to presize ({@link
+     * io.github.vertxdedup.window.DedupWindow#presize()}): called on the recovery's worker before the first entries
+     * are handed to the partition's context, unless the snapshot's entries were restored in place. The default does
+     * nothing.
+     */
+    default void presize() {
+    }
+
+    /**
+     * Prepares a restore in place of a snapshot's entries ({@link io.github.vertxdedup.window.DedupWindow
+     * #prepareRestore}): called on the recovery's worker, one pass over them. The default returns null: the entries
+     * are then delivered one by one.
+     *
+     * @param entries the snapshot's entries, in table order, read in place
+     * @return the prepared restore, or null to have them delivered one by one
+     */
+    default PreparedRestore prepareRestore(TableOrderedEntries entries) {
+      return null;
+    }
+
+    /**
+     * Restores a snapshot's entries in place, on the partition's context ({@link
+     * io.github.vertxdedup.window.DedupWindow#restoreInPlace}).
+     *
+     * @param prepared what {@link #prepareRestore} returned
+     * @return true if restored; false to have them delivered one by one
+     */
+    default boolean restoreInPlace(PreparedRestore prepared) {
+      return false;
     }
 
     /**

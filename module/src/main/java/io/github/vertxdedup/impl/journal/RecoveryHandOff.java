@@ -6,11 +6,15 @@ import io.github.vertxdedup.journal.Journal;
 import io.github.vertxdedup.journal.LiveEntrySink;
 import io.github.vertxdedup.journal.OffsetCommit;
 import io.github.vertxdedup.journal.ReplayResult;
+import io.github.vertxdedup.journal.SnapshotEntries;
 import io.github.vertxdedup.journal.internal.CarriedState;
 import io.github.vertxdedup.journal.internal.Recovery;
 import io.github.vertxdedup.window.DedupWindow;
+import io.github.vertxdedup.window.PreparedRestore;
+import io.github.vertxdedup.window.TableOrderedEntries;
 import io.vertx.core.Context;
 import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
 import java.util.function.BooleanSupplier;
@@ -20,7 +24,9 @@ import java.util.function.BooleanSupplier;
  * Recovery} (which says what the records mean) and hands the live entries to the partition's context in chunks of
  * {@value #CHUNK} as they come, at most {@value #CHUNKS_IN_FLIGHT} queued, so the replay and the window's rebuild
  * overlap on two cores and memory stays bounded; {@link #finish}, on the partition's context after the last chunk,
- * hands over the open claims, the start of memory and the offsets.
+ * hands over the open claims, the start of memory and the offsets. A snapshot's entries are not handed over one by
+ * one: the partition restores them in place ({@link #takeSnapshotEntries}) and answers from the snapshot file while
+ * their table is built beside it.
  *
  * <p>Threads: {@link #run} on a worker, once; the chunks and {@link #finish} on the partition's context.
  */
@@ -37,6 +43,7 @@ final class RecoveryHandOff implements LiveEntrySink {
   private final BooleanSupplier aborted;
   private final Recovery recovery;
   private final long windowMs;
+  private final long nowMs;
   private final Semaphore permits = new Semaphore(CHUNKS_IN_FLIGHT);
   private final ConcurrentLinkedQueue<Chunk> free = new ConcurrentLinkedQueue<>();
   private Chunk chunk = new Chunk();
@@ -44,6 +51,12 @@ final class RecoveryHandOff implements LiveEntrySink {
   volatile Throwable failure;
   /** Live entries restored, on the partition's context. */
   long restored;
+  /** The snapshot's entries the partition answers from in place (kept: the first live one per fingerprint). */
+  long restoredInPlace;
+  /** Whether the snapshot's entries were restored in place; worker only. */
+  private boolean tookInPlace;
+  /** Whether the first hand-off has presized the table ({@link RecoveryTarget#presize}); worker only. */
+  private boolean presized;
   /** Open claims restored by {@link #finish}. */
   long claimsRestored;
 
@@ -62,6 +75,7 @@ final class RecoveryHandOff implements LiveEntrySink {
     this.aborted = aborted;
     this.recovery = new Recovery(nowMs, windowMs, this);
     this.windowMs = windowMs;
+    this.nowMs = nowMs;
   }
 
   /**
@@ -81,6 +95,50 @@ final class RecoveryHandOff implements LiveEntrySink {
   @Override
   public void expect(long entries) {
     target.reserve(entries);
+  }
+
+  /**
+   * Worker, in place of the snapshot's entries one by one: the target prepares their restore here (one sequential
+   * pass: {@link DedupWindow#prepareRestore}) and restores them in place on the partition's context ({@link
+   * DedupWindow#restoreInPlace}), where the window answers from the snapshot file until their table, built beside it,
+   * is installed. If the target cannot (entries out of table order, more live ones than its cap, a clock that stepped
+   * back), they are handed over one by one after all, as the journal would have delivered them.
+   */
+  @Override
+  public boolean takeSnapshotEntries(SnapshotEntries entries) {
+    if (aborted.getAsBoolean()) {
+      throw new IllegalStateException("journal " + dir + " was closed during recovery");
+    }
+    final PreparedRestore prepared;
+    try {
+      prepared = target.prepareRestore(new InPlace(entries));
+    } catch (IllegalArgumentException e) {
+      return false; // a damaged entry: delivered one by one, the restore then names it
+    }
+    if (prepared == null) {
+      return false;
+    }
+    CompletableFuture<Boolean> restored = new CompletableFuture<>();
+    context.runOnContext(v -> {
+      try {
+        restored.complete(failure == null && target.restoreInPlace(prepared));
+      } catch (RuntimeException e) {
+        failure = e;
+        restored.complete(true);
+      }
+    });
+    if (restored.join()) {
+      tookInPlace = true;
+      restoredInPlace = prepared.keptEntries();
+      return true;
+    }
+    expect(entries.size());
+    for (long i = 0, n = entries.size(); i < n; i++) {
+      if (entries.expiresAtMs(i) > nowMs) {
+        live(entries.fingerprint(i), entries.payloadHash(i), entries.firstSeenMs(i), entries.expiresAtMs(i));
+      }
+    }
+    return true;
   }
 
   @Override
@@ -108,6 +166,14 @@ final class RecoveryHandOff implements LiveEntrySink {
     }
     if (aborted.getAsBoolean()) {
       throw new IllegalStateException("journal " + dir + " was closed during recovery");
+    }
+    if (!presized) {
+      // Before the first entries reach the partition's context: a table left to presize is allocated here, on the
+      // worker, not grown on the event loop by the inserts. Not after a restore in place, which builds its own.
+      presized = true;
+      if (!tookInPlace) {
+        target.presize();
+      }
     }
     permits.acquireUninterruptibly();
     Chunk next = free.poll();
@@ -165,5 +231,44 @@ final class RecoveryHandOff implements LiveEntrySink {
     final long[] firstSeenMs = new long[CHUNK];
     final long[] expiresAtMs = new long[CHUNK];
     int size;
+  }
+
+  /** A snapshot's entries, read in place, as the window reads entries in table order. */
+  private static final class InPlace implements TableOrderedEntries {
+    private final SnapshotEntries entries;
+
+    InPlace(SnapshotEntries entries) {
+      this.entries = entries;
+    }
+
+    @Override
+    public long size() {
+      return entries.size();
+    }
+
+    @Override
+    public long fingerprint(long i) {
+      return entries.fingerprint(i);
+    }
+
+    @Override
+    public long payloadHash(long i) {
+      return entries.payloadHash(i);
+    }
+
+    @Override
+    public long firstSeenMs(long i) {
+      return entries.firstSeenMs(i);
+    }
+
+    @Override
+    public long expiresAtMs(long i) {
+      return entries.expiresAtMs(i);
+    }
+
+    @Override
+    public void copyTo(long from, int count, long[] dst) {
+      entries.copyTo(from, count, dst);
+    }
   }
 }

@@ -1,5 +1,7 @@
 package io.github.vertxdedup.impl.service;
 
+import io.github.vertxdedup.window.PreparedRestore;
+import io.github.vertxdedup.window.TableOrderedEntries;
 import io.github.vertxdedup.DedupBatchResult;
 import io.github.vertxdedup.DedupCommitResult;
 import io.github.vertxdedup.DedupLookup;
@@ -134,7 +136,8 @@ final class PartitionCore {
 
   /**
    * Builds the empty window of a partition: its table presized for {@code expectedIdsPerPartition} (up to 1.5 GiB,
-   * allocated and zeroed here, O(table)). Any thread: it touches nothing shared, and reads {@code clock} once.
+   * allocated and zeroed here, O(table)), or, with a growth executor, left for the recovery to presize ({@link
+   * DedupWindow.Builder#presizeLater}). Any thread: it touches nothing shared, and reads {@code clock} once.
    *
    * @param options validated options
    * @param clock the clock of the window
@@ -153,6 +156,9 @@ final class PartitionCore {
         .payloadHashes(options.isPayloadHashes())
         .expectedIds(options.getExpectedIdsPerPartition())
         .growthExecutor(growthExecutor)
+        // A partition with a growth pool is rebuilt by its recovery before it serves: the recovery presizes the table
+        // on a worker, or a snapshot restored in place has it built on the pool while the partition already answers.
+        .presizeLater(growthExecutor != null)
         .build();
   }
 
@@ -492,6 +498,32 @@ final class PartitionCore {
    */
   void reserve(long entries) {
     window.reserve(entries);
+  }
+
+  /** @return true unless the window's table still needs {@link #presizeWindow()} ({@link DedupWindow#presized()}) */
+  boolean windowPresized() {
+    return window.presized();
+  }
+
+  /**
+   * Presizes the window's table ({@link DedupWindow#presize()}): called on a worker by the recovery, while nothing
+   * else uses the core.
+   */
+  void presizeWindow() {
+    window.presize();
+  }
+
+  /**
+   * Prepares a restore in place of a snapshot's entries ({@link DedupWindow#prepareRestore}): called by the recovery's
+   * worker; reads only the window's configuration and clock.
+   */
+  PreparedRestore prepareRestore(TableOrderedEntries entries) {
+    return window.prepareRestore(entries);
+  }
+
+  /** Restores a snapshot's entries in place ({@link DedupWindow#restoreInPlace}), on the partition's context. */
+  boolean restoreInPlace(PreparedRestore prepared) {
+    return window.restoreInPlace(prepared);
   }
 
   void restoreBatch(long[] fingerprints, long[] payloadHashes, long[] firstSeenMs, long[] expiresAtMs, int length) {

@@ -1,5 +1,7 @@
 package io.github.vertxdedup.impl.service;
 
+import io.github.vertxdedup.window.PreparedRestore;
+import io.github.vertxdedup.window.TableOrderedEntries;
 import io.github.vertxdedup.impl.journal.PartitionJournal;
 import io.github.vertxdedup.journal.JournalLockedException;
 import io.github.vertxdedup.journal.internal.CommittedOffsets;
@@ -115,6 +117,12 @@ final class PartitionRecovery {
           PartitionCore fresh = newCore.apply(window);
           return onContext(journal.recover(new RebuiltState(fresh, freshOffsets))).map(v -> fresh);
         })
+        // A window whose table was left to presize (nothing restored in place built one beside it): on a worker too.
+        .compose(core -> core.windowPresized() ? Future.succeededFuture(core)
+            : onContext(context.executeBlocking(() -> {
+              core.presizeWindow();
+              return core;
+            }, false)))
         .onComplete(ar -> {
           if (owner.stopping()) {
             return; // stop() closes the journal and completes the undeployment
@@ -186,6 +194,21 @@ final class PartitionRecovery {
     @Override
     public void reserve(long entries) {
       core.reserve(entries);
+    }
+
+    @Override
+    public void presize() {
+      core.presizeWindow();
+    }
+
+    @Override
+    public PreparedRestore prepareRestore(TableOrderedEntries entries) {
+      return core.prepareRestore(entries);
+    }
+
+    @Override
+    public boolean restoreInPlace(PreparedRestore prepared) {
+      return core.restoreInPlace(prepared);
     }
 
     @Override

@@ -234,9 +234,12 @@ class ChroniclePartitionJournalTest {
     ChroniclePartitionJournal restarted = new ChroniclePartitionJournal(vertx, files, options.getWindowMs(),
         options.getJournalSync(), clock);
     FailingJournal watched = new FailingJournal(restarted);
-    partition = await(new ManualPartitionTimer().deploy(vertx, options, clock, watched));
-    assertThat(watched.reservations).as("the table sized for the snapshot's entries, off the event loop, before them")
-        .containsExactly("301 on a worker");
+    ManualPartitionTimer restartedTimer = new ManualPartitionTimer();
+    partition = await(restartedTimer.deploy(vertx, options, clock, watched));
+    assertThat(watched.reservations)
+        .as("the snapshot's entries prepared off the event loop, then restored in place on the partition's context")
+        .containsExactly("prepared 301 on a worker", "restored in place on an event loop");
+    long tableBytesInPlace = stats().getLong("tableBytes");
     ReplayResult replay = restarted.lastReplay();
     assertThat(replay.snapshotIndex()).isEqualTo(snapshot.position());
     assertThat(replay.snapshotEntries()).isEqualTo(301);
@@ -252,6 +255,24 @@ class ChroniclePartitionJournalTest {
     assertThat(verdict(request("commit", id("open").put("claimToken", open)))).isEqualTo("COMMITTED");
     assertThat(await(partition.committedOffset("orders", 0))).isEqualTo(10);
     assertThat(check("new")).isEqualTo("ACCEPTED");
+
+    // The table of the snapshot's entries, built on the growth pool, is installed by an upkeep; answers and counts
+    // stay as they were.
+    long heldInPlace = stats().getLong("held");
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+        .pollInterval(java.time.Duration.ofMillis(10)).until(() -> {
+          restartedTimer.tick();
+          return stats().getLong("tableBytes") > tableBytesInPlace;
+        });
+    for (int i = 0; i < 300; i++) {
+      assertThat(check("a" + i)).isEqualTo("DUPLICATE");
+    }
+    assertThat(check("new")).isEqualTo("DUPLICATE");
+    assertThat(stats().getLong("held")).isEqualTo(heldInPlace);
+  }
+
+  private JsonObject stats() {
+    return (JsonObject) await(request("stats", new JsonObject())).body();
   }
 
   private String claimToken(String id) {
@@ -322,7 +343,10 @@ class ChroniclePartitionJournalTest {
     private final ChroniclePartitionJournal delegate;
     volatile boolean failNextAccept;
     volatile int opens;
-    /** Each recovery's reservation: its entries, on which kind of thread, and whether an entry was restored before. */
+    /**
+     * Each recovery's reservation (its entries, on which kind of thread, and whether an entry was restored before),
+     * and its restore in place (prepared with how many entries, and where each step ran).
+     */
     final List<String> reservations = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     FailingJournal(ChroniclePartitionJournal delegate) {
@@ -341,6 +365,15 @@ class ChroniclePartitionJournalTest {
       java.util.concurrent.atomic.AtomicBoolean restored = new java.util.concurrent.atomic.AtomicBoolean();
       return delegate.recover((RecoveryTarget) java.lang.reflect.Proxy.newProxyInstance(
           RecoveryTarget.class.getClassLoader(), new Class<?>[] {RecoveryTarget.class}, (proxy, method, args) -> {
+            String where = io.vertx.core.Context.isOnWorkerThread() ? " on a worker"
+                : io.vertx.core.Context.isOnEventLoopThread() ? " on an event loop" : " on " + Thread.currentThread()
+                    .getName();
+            if (method.getName().equals("prepareRestore")) {
+              reservations.add("prepared " + ((io.github.vertxdedup.window.TableOrderedEntries) args[0]).size()
+                  + where);
+            } else if (method.getName().equals("restoreInPlace")) {
+              reservations.add("restored in place" + where);
+            }
             if (method.getName().equals("reserve")) {
               reservations.add(args[0] + (io.vertx.core.Context.isOnWorkerThread() ? " on a worker" : " on "
                   + Thread.currentThread().getName()) + (restored.get() ? ", after an entry was restored" : ""));

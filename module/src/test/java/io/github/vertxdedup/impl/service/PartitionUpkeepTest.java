@@ -44,6 +44,20 @@ class PartitionUpkeepTest {
   }
 
   /**
+   * A partition's window is built with its presized table left for later (so that a snapshot restored in place need
+   * not wait for it); a recovery that restores nothing in place, here with no journal, presizes it before the
+   * partition is ready.
+   */
+  @Test
+  void shouldHaveItsPresizedTableOnceReadyWhenNothingWasRestoredInPlace(Vertx vertx) {
+    DedupOptions options = new DedupOptions().setWindowMs(60_000).setBucketMs(1_000)
+        .setExpectedIdsPerPartition(100_000).validate();
+    TestFutures.await(timer.deploy(vertx, options, clock, NoJournal.INSTANCE), 10);
+    // (100,000 + 1/8) x 4/3 slots, rounded up to a power of two, of 20 bytes each (payload hashes are on by default).
+    assertThat(request(vertx, "stats", null).getLong("tableBytes")).isEqualTo((1L << 18) * 20);
+  }
+
+  /**
    * An idle partition stops its upkeep timer, so that it does not wake the event loop four times a second (buckets of
    * 1 s) for nothing: the first timed run that finds no id accepted since the previous look and no sweep owed
    * cancels the timer, and the tick sets a new one once ids are accepted again.

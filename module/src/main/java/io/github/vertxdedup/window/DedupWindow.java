@@ -682,9 +682,10 @@ public final class DedupWindow {
    * table here first, O(entries); an idle gap of a whole window drops the entries (all expired).
    *
    * @param prepared what {@link #prepareRestore} of this window returned, handed to the owner's thread
-   * @return true if the entries are restored; false, and nothing changed, if they are not in table order, this
-   *     window's clock reads a bucket before the preparation's, or they would take it past {@code maxIds}: restore
-   *     them with {@link #restoreBatch} then
+   * @return true if the entries are restored; false, and nothing changed, if the window already holds ids (a restore
+   *     in place is for a window that has not served yet), they are not in table order, this window's clock reads a
+   *     bucket before the preparation's, or they would take it past {@code maxIds}: restore them with {@link
+   *     #restoreBatch} then
    * @throws IllegalArgumentException if {@code prepared} was made by another window
    * @throws IllegalStateException if a restore in place is still in progress ({@link #restoringInPlace()})
    */
@@ -697,7 +698,7 @@ public final class DedupWindow {
       throw new IllegalStateException("a restore in place is in progress: its table is not installed yet");
     }
     advance(clock.nowMs());
-    if (!prepared.ordered || prepared.loadBucket > currentBucket) {
+    if (!prepared.ordered || prepared.loadBucket > currentBucket || held != 0) {
       return false;
     }
     final long liveAfter = Math.max(currentBucket, evictedThrough);

@@ -240,6 +240,17 @@ class DedupWindowRestoreInPlaceTest {
   }
 
   @Test
+  void shouldRefuseAWindowThatAlreadyHoldsIds() {
+    // An id held already and again among the entries would be counted twice and could end up twice in the table.
+    Pair p = new Pair(1_000_000, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT, true);
+    assertThat(p.inPlace.check(1)).isEqualTo(WindowVerdict.ACCEPTED);
+    Entries e = new Entries(new long[][] {{1, 0, 999_000, 1_005_000}, {2, 0, 999_000, 1_005_000}});
+    assertThat(p.inPlace.restoreInPlace(p.inPlace.prepareRestore(e))).isFalse();
+    assertThat(p.inPlace.held()).isEqualTo(1);
+    assertThat(p.inPlace.restoringInPlace()).isFalse();
+  }
+
+  @Test
   void shouldRefuseEntriesThatWouldExceedMaxIds() {
     Pair p = new Pair(1_000_000, 10, false, 2, CapacityPolicy.REJECT, true);
     Entries e = new Entries(new long[][] {

@@ -133,6 +133,9 @@ final class FingerprintTable {
     // Load limit 3/4; the largest table may fill further, short of one empty slot that ends every probe.
     resizeAt = newCapacity == maxCapacity ? newCapacity - 1 : newCapacity - (newCapacity >>> 2);
     sweepCursor = 0;
+    fillCursor = 0;
+    fillHome = 0;
+    fillInOrder = true;
   }
 
   static int meta(long expiryBucket, int lifetime) {
@@ -246,6 +249,9 @@ final class FingerprintTable {
    * slots), is put by a probe, and every later one too. O(1) per entry in order.
    */
   void putAscending(long fingerprint, int meta, long payloadHash) {
+    if (occupied >= capacity - 1) {
+      throw new IllegalStateException("table of " + capacity + " slots is full");
+    }
     final int h = home(fingerprint);
     int slot;
     if (fillInOrder && h >= fillHome && fillCursor < capacity) {
@@ -260,9 +266,6 @@ final class FingerprintTable {
       while (keys[slot] != 0) {
         slot = (slot + 1) & mask;
       }
-    }
-    if (occupied >= capacity - 1) {
-      throw new IllegalStateException("table of " + capacity + " slots is full");
     }
     keys[slot] = fingerprint;
     metas[slot] = meta;

@@ -49,6 +49,55 @@ class FingerprintTableTest {
     table.put(-r - 1, fingerprint, FingerprintTable.meta(expiry, 1), 0L);
   }
 
+  /**
+   * {@link FingerprintTable#putAscending}: entries in ascending order of their homes land exactly where probing
+   * inserts in the same order would put them, the last cluster wrapping past the table's end into its first slots
+   * included; an entry out of order falls back to probing and every entry stays findable.
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {1, 2, 3, 4, 5, 6, 7, 8})
+  void shouldPutEntriesInAscendingHomeOrderWhereProbingWouldPutThem(int seed) {
+    SplittableRandom rnd = new SplittableRandom(seed);
+    for (int round = 0; round < 200; round++) {
+      int capacity = 64 << rnd.nextInt(4);
+      int n = 1 + rnd.nextInt(capacity * 3 / 4 - 1);
+      // Homes crowd the end of the table in some rounds, so that the last cluster wraps.
+      boolean crowdTheEnd = rnd.nextBoolean();
+      List<Long> fps = new ArrayList<>();
+      while (fps.size() < n) {
+        long fp = rnd.nextLong() | 1;
+        if (crowdTheEnd && rnd.nextInt(4) != 0 && (fp * FingerprintTable.FIBONACCI) >>> 62 != 3) {
+          continue;
+        }
+        if (!fps.contains(fp)) {
+          fps.add(fp);
+        }
+      }
+      fps.sort((a, b) -> Long.compareUnsigned(a * FingerprintTable.FIBONACCI, b * FingerprintTable.FIBONACCI));
+      boolean outOfOrder = rnd.nextInt(4) == 0 && n > 2;
+      if (outOfOrder) {
+        int j = 1 + rnd.nextInt(n - 1);
+        fps.add(j - 1, fps.remove(j)); // one entry moves before its predecessor
+      }
+      int meta = FingerprintTable.meta(100, 1);
+      FingerprintTable ascending = new FingerprintTable(false, capacity);
+      FingerprintTable probed = new FingerprintTable(false, capacity);
+      for (long fp : fps) {
+        ascending.putAscending(fp, meta, 0);
+        int r = probed.probe(fp, FingerprintTable.threshold(99));
+        probed.put(-r - 1, fp, meta, 0);
+      }
+      assertThat(ascending.occupied()).isEqualTo(n);
+      for (int slot = 0; slot < capacity; slot++) {
+        assertThat(ascending.fingerprintAt(slot)).as("round %d, slot %d", round, slot)
+            .isEqualTo(probed.fingerprintAt(slot));
+      }
+      for (long fp : fps) {
+        assertThat(ascending.probe(fp, FingerprintTable.threshold(99))).isNotNegative();
+      }
+    }
+  }
+
   @Test
   void shouldComputeHomesTheTestRelieson() {
     FingerprintTable table = new FingerprintTable(false, 64);

@@ -61,7 +61,8 @@ import org.slf4j.LoggerFactory;
  *   TAKING_OVER  --epoch not taken--&gt;                                STANDBY      (lock released, polls again)
  *   TAKING_OVER  --clean predecessor, or a lease waited out and the
  *                  epoch confirmed; partition deployed, file written--&gt; OWNER
- *   TAKING_OVER  --deployment failed--&gt;                              STANDBY      (start fails if still starting)
+ *   TAKING_OVER  --deployment failed--&gt;                              STANDBY      (start fails if still starting;
+ *                                                                                  clean release if it may be)
  *   TAKING_OVER, OWNER --check failed or newer epoch--&gt;              STANDBY      (stepDown)
  *   any          --stop()--&gt;                                         STOPPED      (clean release marked if it may be)
  * </pre>
@@ -306,11 +307,7 @@ public final class PartitionOwnership {
       marked = marked.compose(v -> lock.recordDeployed(t));
     }
     if (clean) {
-      marked = marked.compose(v -> lock.markReleased(t.epoch())).otherwise(e -> {
-        LOG.warn("partition {}: could not mark the release of epoch {} as clean: {}; the next owner waits out a"
-            + " lease", name, t.epoch(), e.toString());
-        return null;
-      });
+      marked = marked.compose(v -> markReleased(t));
     }
     boolean answered = role == Role.OWNER;
     marked.onComplete(v -> {
@@ -451,26 +448,19 @@ public final class PartitionOwnership {
       }).compose(written -> lock.recordDeployed(t));
     }).compose(written -> confirmIfLapsed(t)).onComplete(ar -> {
       if (ar.failed()) {
-        busy = false;
         verticle = null;
         checks.cancel();
         t.revoke();
         if (stopping) {
           // The service is being undeployed: Vert.x refuses a child of a deployment that is going away.
+          busy = false;
           LOG.info("partition {}: the partition of epoch {} was not deployed, its service is stopping: {}", name,
               t.epoch(), ar.cause().toString());
           stop();
           return;
         }
         LOG.error("partition " + name + ": the partition of epoch " + t.epoch() + " failed to deploy", ar.cause());
-        term = null;
-        lock.release();
-        role = Role.STANDBY;
-        if (started.tryFail(ar.cause())) {
-          return;
-        }
-        // After the service's start: leave the partition to another deployment, and try again later.
-        schedule(options.getOwnerLockPollMs(), this::attempt);
+        leaveAfterFailedDeployment(t, ar.cause());
         return;
       }
       if (pendingStepDown != null) {
@@ -491,6 +481,51 @@ public final class PartitionOwnership {
       if (stopping) {
         stop();
       }
+    });
+  }
+
+  /**
+   * Ends term {@code t}, whose partition failed to deploy, and stands by again (or stops, if stopping meanwhile):
+   * marks its release clean if its predecessor's was, then releases the lock. Called with {@code busy} set; clears
+   * it.
+   *
+   * <p>The failure need not be the partition's own: Vert.x refuses the child of a deployment whose undeploy has
+   * begun, and that failure can reach this context before the service's {@code stop()} does (the undeploy marks the
+   * service's deployment as going away on the caller's thread, then runs {@code stop()} on this context). Then
+   * {@code stopping} is not set yet, and the term is gone by the time {@link #stop()} runs, so the release must be
+   * marked here, as {@link #stop()} would have marked it. Either way it may be: Vert.x has undeployed (or rolled
+   * back) the partition before it fails the deployment, and the term is revoked, so nothing of this term decides any
+   * more; with a clean predecessor, nobody does.
+   */
+  private void leaveAfterFailedDeployment(OwnerTerm t, Throwable cause) {
+    Future<Void> marked = predecessorClean ? markReleased(t) : Future.succeededFuture();
+    marked.onComplete(v -> {
+      busy = false;
+      term = null;
+      lock.release();
+      role = Role.STANDBY;
+      if (stopping) {
+        stop(); // no term any more: the lock is released already
+        return;
+      }
+      if (started.tryFail(cause)) {
+        return;
+      }
+      // After the service's start: leave the partition to another deployment, and try again later.
+      schedule(options.getOwnerLockPollMs(), this::attempt);
+    });
+  }
+
+  /**
+   * Marks the release of term {@code t} clean in the cluster, so the next owner need not wait out a lease.
+   *
+   * @return completes once marked or failed (logged: the next owner then waits out a lease); never fails
+   */
+  private Future<Void> markReleased(OwnerTerm t) {
+    return lock.markReleased(t.epoch()).otherwise(e -> {
+      LOG.warn("partition {}: could not mark the release of epoch {} as clean: {}; the next owner waits out a"
+          + " lease", name, t.epoch(), e.toString());
+      return null;
     });
   }
 

@@ -7,10 +7,12 @@ import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.TestFutures;
 import io.github.vertxdedup.impl.journal.NoJournal;
+import io.github.vertxdedup.impl.journal.PartitionJournal;
 import io.github.vertxdedup.time.ManualClock;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
+import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;
@@ -229,6 +231,53 @@ class OwnerFenceTest {
     assertThat(TestFutures.<Long>await(counter(address).compose(c -> c.get()), 10)).isEqualTo(2L);
   }
 
+  @Test
+  void shouldReleaseCleanlyATakeoverWhoseServiceIsUndeployedWhileItsPartitionDeploys() {
+    // The owner of epoch 1 releases cleanly; a standby's service takes epoch 2 and deploys its partition, a child of
+    // the service's deployment. The service is undeployed while the partition recovers: Vert.x refuses the partition
+    // as a child of a deployment going away, and that failure reaches the ownership before the service's stop() does
+    // (held here; under load it comes first by chance). The term answered nothing after a clean release, so its
+    // release is clean too, and the next owner need not wait out a lease.
+    TestFutures.await(ownership.stop(), 10);
+    Promise<Void> recovering = Promise.promise();
+    Promise<Void> recovered = Promise.promise();
+    Promise<Void> stopCalled = Promise.promise();
+    Promise<Void> stopHeld = Promise.promise();
+    PartitionOwnership[] taking = new PartitionOwnership[1];
+    String service = TestFutures.await(vertx.deployVerticle(new VerticleBase() {
+      @Override
+      public Future<?> start() {
+        taking[0] = new PartitionOwnership(vertx, context, ownerOptions(), 0, clock, new ManualPartitionTimer(),
+            leaseClock::get, "taking-over", null, () -> new PartitionVerticle(ownerOptions(), 0, clock,
+                new HeldRecoveryJournal(recovering, recovered.future()), null));
+        taking[0].start();
+        return Future.succeededFuture();
+      }
+
+      @Override
+      public Future<?> stop() {
+        stopCalled.complete();
+        Promise<Void> stopped = Promise.promise();
+        stopHeld.future().onComplete(v -> context.runOnContext(x -> taking[0].stop().onComplete(stopped)));
+        return stopped.future();
+      }
+    }), 10);
+    TestFutures.await(recovering.future(), 10);
+    assertThat(taking[0].epoch()).isEqualTo(2);
+
+    Future<Void> undeployed = vertx.undeploy(service);
+    TestFutures.await(stopCalled.future(), 10);
+    recovered.complete(); // the partition starts, but its parent deployment is going away
+    awaitRole(taking[0], PartitionOwnership.Role.STANDBY);
+    stopHeld.complete();
+    TestFutures.await(undeployed, 10);
+
+    assertThat(taking[0].role()).isEqualTo(PartitionOwnership.Role.STOPPED);
+    assertThat(TestFutures.<Long>await(counter(ADDRESS).compose(c -> c.get()), 10)).isEqualTo(2L);
+    assertThat(TestFutures.<Long>await(vertx.sharedData().<String, Long>getAsyncMap(OwnerLock.RELEASES_MAP)
+        .compose(m -> m.get(ADDRESS + ".0")), 10)).as("a clean release of epoch 2").isEqualTo(2L);
+  }
+
   /**
    * Makes an ownership of partition 0 on the test's context, with the lease clock the test moves, and starts it.
    *
@@ -348,5 +397,67 @@ class OwnerFenceTest {
   private io.vertx.core.Future<io.vertx.core.eventbus.Message<Object>> request(String id) {
     return vertx.eventBus().request(ADDRESS + ".0", new JsonObject().put("id", id),
         new DeliveryOptions().addHeader(DedupAction.HEADER, DedupAction.CHECK.wireName()));
+  }
+
+  /** A journal without entries whose recovery completes when the test says so. */
+  private static final class HeldRecoveryJournal implements PartitionJournal {
+
+    private static final Future<Void> DONE = Future.succeededFuture();
+
+    private final Promise<Void> recovering;
+    private final Future<Void> recovered;
+
+    /**
+     * @param recovering completed when the recovery is asked
+     * @param recovered completes the recovery
+     */
+    HeldRecoveryJournal(Promise<Void> recovering, Future<Void> recovered) {
+      this.recovering = recovering;
+      this.recovered = recovered;
+    }
+
+    @Override
+    public Future<Void> open() {
+      return DONE;
+    }
+
+    @Override
+    public Future<Void> recover(RecoveryTarget target) {
+      recovering.tryComplete();
+      return recovered;
+    }
+
+    @Override
+    public Future<Void> accepted(long idFingerprint, long keyFingerprint, long payloadHash, long firstSeenMs,
+        long expiresAtMs) {
+      return DONE;
+    }
+
+    @Override
+    public Future<Void> claimed(long idFingerprint, long keyFingerprint, long payloadHash, String claimToken,
+        long claimedAtMs, long leaseEndMs, long rememberUntilMs, String claimer) {
+      return DONE;
+    }
+
+    @Override
+    public Future<Void> committed(long idFingerprint, long keyFingerprint, long payloadHash, long committedAtMs,
+        long expiresAtMs) {
+      return DONE;
+    }
+
+    @Override
+    public Future<Void> released(long idFingerprint, long keyFingerprint) {
+      return DONE;
+    }
+
+    @Override
+    public Future<Void> offsetsCommitted(String topic, int partition, long offset) {
+      return DONE;
+    }
+
+    @Override
+    public Future<Void> close() {
+      return DONE;
+    }
   }
 }

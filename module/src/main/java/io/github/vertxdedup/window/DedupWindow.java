@@ -684,8 +684,9 @@ public final class DedupWindow {
    * @param prepared what {@link #prepareRestore} of this window returned, handed to the owner's thread
    * @return true if the entries are restored; false, and nothing changed, if the window already holds ids (a restore
    *     in place is for a window that has not served yet), they are not in table order, this window's clock reads a
-   *     bucket before the preparation's, or they would take it past {@code maxIds}: restore them with {@link
-   *     #restoreBatch} then
+   *     bucket before the preparation's, an entry kept at the preparation has expired since while a later entry of
+   *     its fingerprint has not (a restore by batch now keeps the later one), or they would take it past
+   *     {@code maxIds}: restore them with {@link #restoreBatch} then
    * @throws IllegalArgumentException if {@code prepared} was made by another window
    * @throws IllegalStateException if a restore in place is still in progress ({@link #restoringInPlace()})
    */
@@ -702,6 +703,11 @@ public final class DedupWindow {
       return false;
     }
     final long liveAfter = Math.max(currentBucket, evictedThrough);
+    if (prepared.shadowedExpiry <= liveAfter) {
+      // An entry kept at the preparation has expired since, while a later entry of its fingerprint has not: a restore
+      // by batch now keeps that one (the preparation may also have read the clock behind this window's latest reading).
+      return false;
+    }
     long live = 0;
     for (int k = 1; k <= bucketCount; k++) {
       if (prepared.loadBucket + k > liveAfter) {
@@ -720,6 +726,9 @@ public final class DedupWindow {
       }
     }
     held += live;
+    // As restoreBatch at the preparation's instant would have: the entries kept then that have expired since count as
+    // expired.
+    expired += prepared.kept - live;
     inPlace = prepared;
     inPlaceBuildStarted = false;
     if (growthExecutor == null) {

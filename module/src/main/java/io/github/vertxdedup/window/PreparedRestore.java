@@ -36,6 +36,11 @@ public final class PreparedRestore implements Runnable {
   final boolean ordered;
   /** Kept entries. */
   final long kept;
+  /**
+   * The earliest expiry bucket of a kept entry followed by an entry of its fingerprint that expires later, or
+   * {@code Long.MAX_VALUE}: once that bucket has passed, a restore by batch would keep the later entry instead.
+   */
+  final long shadowedExpiry;
   /** {@code expiringIn[k]}: kept entries expiring at bucket {@code loadBucket + k}, {@code 1 <= k <= N}. */
   final int[] expiringIn;
   /** {@code newestFirstSeenIn[k]}: the newest first-seen bucket among them, or {@code Long.MIN_VALUE}. */
@@ -74,6 +79,8 @@ public final class PreparedRestore implements Runnable {
     long previousKey = 0;
     long previousFp = 0;
     boolean keptForFp = false;
+    long keptExpiry = 0;
+    long shadowed = Long.MAX_VALUE;
     int cell = 0;
     final long[] run = new long[4 * RUN];
     for (int i = 0; i < size; i++) {
@@ -104,12 +111,16 @@ public final class PreparedRestore implements Runnable {
         previousFp = fp;
         keptForFp = false;
       }
+      final long expiry = expiryBucket(expiresAt);
       if (keptForFp) {
+        if (expiry > keptExpiry && keptExpiry < shadowed) {
+          shadowed = keptExpiry;
+        }
         continue;
       }
-      final long expiry = expiryBucket(expiresAt);
       if (expiry > loadBucket) {
         keptForFp = true;
+        keptExpiry = expiry;
         keptCount++;
         final int k = (int) (expiry - loadBucket);
         expiringIn[k]++;
@@ -121,6 +132,7 @@ public final class PreparedRestore implements Runnable {
     }
     this.ordered = inOrder;
     this.kept = keptCount;
+    this.shadowedExpiry = shadowed;
     this.tableSlots = slotsFor.applyAsInt(keptCount);
   }
 

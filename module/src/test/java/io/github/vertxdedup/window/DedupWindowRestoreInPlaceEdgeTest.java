@@ -1,0 +1,278 @@
+package io.github.vertxdedup.window;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.Executor;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.ShrinkingMode;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Edge cases of {@link DedupWindow#restoreInPlace} that {@link DedupWindowRestoreInPlaceTest} does not drive: a
+ * preparation read at another instant than the restore (the service prepares on a worker, then restores on the event
+ * loop), clock readings that step backwards, {@link DedupWindow#reserve} and {@link DedupWindow#presize} while the
+ * entries are in place, and windows built with {@link DedupWindow.Builder#presizeLater}.
+ */
+class DedupWindowRestoreInPlaceEdgeTest {
+
+  private static final long BUCKET_MS = 1_000;
+  private static final java.util.concurrent.atomic.AtomicLong COMPARED = new java.util.concurrent.atomic.AtomicLong();
+
+  private static DedupWindow window(long[] now, int buckets, boolean payloadHashes, long maxIds,
+      CapacityPolicy policy, Executor ex, int expectedIds, boolean presizeLater) {
+    return DedupWindow.builder()
+        .window(Duration.ofMillis(buckets * BUCKET_MS))
+        .bucket(Duration.ofMillis(BUCKET_MS))
+        .clock(() -> now[0])
+        .payloadHashes(payloadHashes)
+        .maxIds(maxIds)
+        .capacityPolicy(policy)
+        .growthExecutor(ex)
+        .expectedIds(expectedIds)
+        .presizeLater(presizeLater)
+        .build();
+  }
+
+  /**
+   * The clock moves (forwards, and sometimes backwards) between the preparation and the restore, and again during
+   * the in-place phase; reserve and presize are called meanwhile. The window restored in place must answer every call
+   * as the window that restored the same entries by batch at the instant of the preparation (its javadoc's promise),
+   * counters included, or refuse them.
+   */
+  @Property(tries = 200, shrinking = ShrinkingMode.OFF)
+  void shouldAnswerAsTheBatchWindowWhenTheClockMovesBetweenPreparationAndRestore(@ForAll long seed) {
+    SplittableRandom rnd = new SplittableRandom(seed);
+    int buckets = new int[] {1, 4, 16, 60}[rnd.nextInt(4)];
+    long windowMs = buckets * BUCKET_MS;
+    boolean payloadHashes = rnd.nextBoolean();
+    CapacityPolicy policy = rnd.nextBoolean() ? CapacityPolicy.EVICT_OLDEST : CapacityPolicy.REJECT;
+    int entryCount = rnd.nextInt(3_000);
+    int idSpace = Math.max(4, entryCount * 2);
+    long start = rnd.nextLong(0, 1L << 40);
+    long[] now = {start};
+    Deque<Runnable> tasks = new ArrayDeque<>();
+    Deque<Runnable> batchTasks = new ArrayDeque<>();
+    boolean presizeLater = rnd.nextBoolean();
+    int expected = rnd.nextBoolean() ? 0 : 1 + rnd.nextInt(20_000);
+    long maxIds = rnd.nextInt(3) == 0 ? entryCount / 2 + 1 + rnd.nextInt(entryCount + 1)
+        : DedupWindow.maxIdsLimit(payloadHashes);
+    expected = (int) Math.min(expected, maxIds);
+
+    long[][] rows = new long[entryCount][];
+    for (int i = 0; i < entryCount; i++) {
+      long fp = 1 + rnd.nextInt(idSpace);
+      long firstSeen = start - rnd.nextLong(2 * windowMs + 1);
+      long expires = firstSeen + rnd.nextLong(3 * windowMs + 1);
+      long hash = payloadHashes && rnd.nextBoolean() ? 1 + rnd.nextInt(3) : 0;
+      rows[i] = new long[] {fp, hash, firstSeen, expires};
+    }
+    DedupWindowRestoreInPlaceTest.Entries entries = new DedupWindowRestoreInPlaceTest.Entries(rows);
+
+    DedupWindow inPlace = window(now, buckets, payloadHashes, maxIds, policy, tasks::add, expected, presizeLater);
+    DedupWindow byBatch = window(now, buckets, payloadHashes, maxIds, policy, batchTasks::add, expected, false);
+    PreparedRestore prepared = inPlace.prepareRestore(entries);
+    Object a = call(() -> byBatch.restoreBatch(entries.fingerprints, entries.payloadHashes, entries.firstSeen,
+        entries.expires, entryCount));
+    // The restore happens a little later (the preparation's pass, the hop to the event loop).
+    now[0] += rnd.nextLong(3 * BUCKET_MS);
+    boolean restored = inPlace.restoreInPlace(prepared);
+    if (!restored || a instanceof List) {
+      return; // refused (over maxIds, or a kept entry shadowed), or the batch itself failed: nothing to compare
+    }
+    assertThat(inPlace.held()).as("held right after the restore").isEqualTo(byBatch.held());
+    COMPARED.incrementAndGet();
+
+    for (int op = 0; op < 1_000; op++) {
+      int kind = rnd.nextInt(100);
+      long fp = 1 + rnd.nextInt(2 * idSpace);
+      if (kind < 45) {
+        long hash = payloadHashes && rnd.nextBoolean() ? 1 + rnd.nextInt(3) : DedupWindow.NO_PAYLOAD_HASH;
+        assertThat(call(() -> inPlace.check(fp, hash, DedupWindow.DEFAULT_REMEMBER_UNTIL))).as("check %d", fp)
+            .isEqualTo(call(() -> byBatch.check(fp, hash, DedupWindow.DEFAULT_REMEMBER_UNTIL)));
+      } else if (kind < 55) {
+        assertThat(inPlace.lookup(fp)).isEqualTo(byBatch.lookup(fp));
+      } else if (kind < 62) {
+        long ids = rnd.nextInt(50_000);
+        inPlace.reserve(ids);
+        byBatch.reserve(ids);
+      } else if (kind < 65) {
+        inPlace.presize();
+        byBatch.presize();
+      } else if (kind < 78) {
+        // Mostly forwards; sometimes a reading earlier than one already seen.
+        now[0] += rnd.nextInt(8) == 0 ? -rnd.nextLong(3 * BUCKET_MS) : rnd.nextLong(2 * BUCKET_MS);
+      } else if (kind < 90) {
+        inPlace.upkeep(Long.MAX_VALUE);
+        byBatch.upkeep(Long.MAX_VALUE);
+      } else {
+        Runnable r = tasks.poll();
+        if (r != null) {
+          r.run();
+        }
+        r = batchTasks.poll();
+        if (r != null) {
+          r.run();
+        }
+      }
+      assertThat(inPlace.held()).as("held").isEqualTo(byBatch.held());
+      assertThat(inPlace.stats().accepted()).isEqualTo(byBatch.stats().accepted());
+      assertThat(inPlace.stats().duplicates()).isEqualTo(byBatch.stats().duplicates());
+      assertThat(inPlace.stats().earlyEvictions()).isEqualTo(byBatch.stats().earlyEvictions());
+      assertThat(inPlace.stats().expired()).as("expired").isEqualTo(byBatch.stats().expired());
+      assertThat(inPlace.stats().rejected()).isEqualTo(byBatch.stats().rejected());
+    }
+    for (int round = 0; round < 3; round++) {
+      inPlace.upkeep(Long.MAX_VALUE);
+      while (!tasks.isEmpty()) {
+        tasks.poll().run();
+      }
+    }
+    assertThat(inPlace.restoringInPlace()).isFalse();
+    assertThat(inPlace.presized()).as("a presizeLater window ends up presized").isTrue();
+    for (long fp = 1; fp <= 2L * idSpace; fp++) {
+      assertThat(inPlace.lookup(fp)).isEqualTo(byBatch.lookup(fp));
+    }
+    assertThat(inPlace.liveEntriesInTable()).isEqualTo(inPlace.held());
+  }
+
+  @net.jqwik.api.lifecycle.AfterContainer
+  static void shouldHaveComparedMostTries() {
+    assertThat(COMPARED.get()).as("tries restored in place and compared").isGreaterThan(60);
+  }
+
+  /**
+   * The javadoc of restoreInPlace promises "the same result as restoreBatch of them at the instant of their
+   * preparation". The expired counter of a window restored in place a bucket after its preparation does not count
+   * the entries that expired in between; the batch window does (held agrees).
+   */
+  @Test
+  void expiredCountsTheEntriesThatExpireBetweenPreparationAndRestore() {
+    long[] now = {1_000_000};
+    DedupWindow inPlace = window(now, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT,
+        Runnable::run, 0, false);
+    DedupWindow byBatch = window(now, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT,
+        Runnable::run, 0, false);
+    DedupWindowRestoreInPlaceTest.Entries e = new DedupWindowRestoreInPlaceTest.Entries(new long[][] {
+        {1, 0, 995_000, 1_000_500}, {2, 0, 995_000, 1_005_000}});
+    PreparedRestore prepared = inPlace.prepareRestore(e);
+    byBatch.restoreBatch(e.fingerprints, e.payloadHashes, e.firstSeen, e.expires, 2);
+    now[0] = 1_002_000;
+    assertThat(inPlace.restoreInPlace(prepared)).isTrue();
+    assertThat(inPlace.held()).isEqualTo(byBatch.held()).isEqualTo(1);
+    // Entry 1's expiry bucket (1000) is not after the load bucket: skipped by both. Entry 2 is live.
+    assertThat(inPlace.stats().expired()).isEqualTo(byBatch.stats().expired());
+  }
+
+  /** As above with an entry that is live at the preparation and expired at the restore. */
+  @Test
+  void expiredCountsAnEntryLiveAtThePreparationAndExpiredAtTheRestore() {
+    long[] now = {1_000_000};
+    DedupWindow inPlace = window(now, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT,
+        Runnable::run, 0, false);
+    DedupWindow byBatch = window(now, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT,
+        Runnable::run, 0, false);
+    DedupWindowRestoreInPlaceTest.Entries e = new DedupWindowRestoreInPlaceTest.Entries(new long[][] {
+        {1, 0, 995_000, 1_001_500}, {2, 0, 995_000, 1_005_000}});
+    PreparedRestore prepared = inPlace.prepareRestore(e);
+    byBatch.restoreBatch(e.fingerprints, e.payloadHashes, e.firstSeen, e.expires, 2);
+    now[0] = 1_002_000;
+    assertThat(inPlace.restoreInPlace(prepared)).isTrue();
+    assertThat(inPlace.held()).isEqualTo(byBatch.held()).isEqualTo(1);
+    assertThat(inPlace.stats().expired()).as("expired").isEqualTo(byBatch.stats().expired());
+  }
+
+  /**
+   * A fingerprint with two entries in the snapshot, the first expiring between the preparation's clock reading and
+   * the window's latest reading (a clock that read backwards on the preparing thread). restoreBatch at any instant
+   * the window knows (it treats an earlier reading as the latest seen) skips the expired first entry and keeps the
+   * second; the restore in place kept the first (live at the preparation's reading) and so forgets the id.
+   */
+  @Test
+  void shouldKeepTheEntryLiveAtTheWindowsNowWhenThePreparationReadAnEarlierInstant() {
+    long[] now = {1_010_000};
+    DedupWindow inPlace = window(now, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT,
+        Runnable::run, 0, false);
+    DedupWindow byBatch = window(now, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT,
+        Runnable::run, 0, false);
+    // Journal order: an accept expiring at 1,005,000, then one of the same id expiring at 1,015,000.
+    DedupWindowRestoreInPlaceTest.Entries e = new DedupWindowRestoreInPlaceTest.Entries(new long[][] {
+        {7, 0, 995_000, 1_005_000}, {7, 0, 1_005_000, 1_015_000}});
+    now[0] = 1_000_000; // the preparing thread reads an earlier instant than the window has seen
+    PreparedRestore prepared = inPlace.prepareRestore(e);
+    now[0] = 1_010_000;
+    byBatch.restoreBatch(e.fingerprints, e.payloadHashes, e.firstSeen, e.expires, 2);
+    assertThat(byBatch.contains(7)).isTrue();
+    boolean restored = inPlace.restoreInPlace(prepared);
+    if (restored) {
+      assertThat(inPlace.contains(7)).as("id 7 remembered until 1,015,000").isTrue();
+      assertThat(inPlace.held()).isEqualTo(byBatch.held());
+    } else {
+      assertThat(inPlace.held()).as("refused: nothing changed").isZero();
+    }
+  }
+
+  /** The window restored in place never answers from a table smaller than its presized one once installed. */
+  @Test
+  void shouldBePresizedAfterAnInstallEvenWithFewEntriesAndManyAcceptsMeanwhile() {
+    long[] now = {1_000_000};
+    List<Runnable> tasks = new ArrayList<>();
+    DedupWindow w = window(now, 10, true, DedupWindow.maxIdsLimit(true), CapacityPolicy.REJECT, tasks::add,
+        100_000, true);
+    DedupWindowRestoreInPlaceTest.Entries e = new DedupWindowRestoreInPlaceTest.Entries(new long[][] {
+        {7, 0, 999_000, 1_005_000}});
+    assertThat(w.restoreInPlace(w.prepareRestore(e))).isTrue();
+    for (long fp = 100; fp < 20_100; fp++) {
+      w.check(fp);
+    }
+    w.upkeep(Long.MAX_VALUE);
+    while (!tasks.isEmpty()) {
+      tasks.remove(0).run();
+    }
+    w.upkeep(Long.MAX_VALUE);
+    assertThat(w.restoringInPlace()).isFalse();
+    assertThat(w.presized()).isTrue();
+    assertThat(w.held()).isEqualTo(20_001);
+    assertThat(w.liveEntriesInTable()).isEqualTo(20_001);
+  }
+
+  /**
+   * All the entries restored in place expire before the build is installed (no upkeep for a window): the window
+   * drops them; a presizeLater window is then left with its smallest table, and nothing presizes it any more
+   * (presized() says false on a serving partition).
+   */
+  @org.junit.jupiter.api.Disabled("defect: the drop at loadBucket + N leaves a presizeLater window with its smallest"
+      + " table; nothing presizes it later (only an idle gap of a whole window does)")
+  @Test
+  void aPresizeLaterWindowWhoseEntriesExpireBeforeTheInstallShouldStillBePresized() {
+    long[] now = {1_000_000};
+    List<Runnable> tasks = new ArrayList<>();
+    DedupWindow w = window(now, 10, true, DedupWindow.maxIdsLimit(true), CapacityPolicy.REJECT, tasks::add,
+        100_000, true);
+    DedupWindowRestoreInPlaceTest.Entries e = new DedupWindowRestoreInPlaceTest.Entries(new long[][] {
+        {7, 0, 999_000, 1_005_000}});
+    assertThat(w.restoreInPlace(w.prepareRestore(e))).isTrue();
+    assertThat(w.presized()).isTrue();
+    w.check(1);
+    now[0] += 6_000;
+    w.check(2);
+    now[0] += 5_000; // bucket 1011: past the load bucket plus N, and not a whole idle window since the last reading
+    w.check(3);
+    assertThat(w.restoringInPlace()).as("dropped: every entry restored in place has expired").isFalse();
+    assertThat(w.presized()).as("the partition serves with its presized table").isTrue();
+  }
+
+  private static Object call(java.util.function.Supplier<Object> call) {
+    try {
+      return call.get();
+    } catch (RuntimeException e) {
+      return new ArrayList<>(List.of(e.getClass().getName(), String.valueOf(e.getMessage())));
+    }
+  }
+}

@@ -51,8 +51,9 @@ import java.util.concurrent.Executor;
  * short) first costs one pass over the table, O(capacity), at most once per eviction.
  *
  * <h2>Thread-safety</h2>
- * Not thread-safe, by contract: one owner (a partition verticle on its event loop) calls every method. No locks,
- * no allocation on the {@link #check} path (except when the table grows).
+ * Not thread-safe, by contract: one owner (a partition verticle on its event loop) calls every method, except
+ * {@link #prepareRestore}, which any thread may call (it reads the window's configuration and its clock only). No
+ * locks, no allocation on the {@link #check} path (except when the table grows).
  */
 public final class DedupWindow {
 
@@ -679,7 +680,9 @@ public final class DedupWindow {
    * <p>Until the install, held ids and expiries count the entries restored in place as if they were in the table;
    * {@link WindowStats#tableSlots()} and {@link WindowStats#tableBytes()} do not (nor the entries' own memory, the
    * caller's). An early eviction ({@link CapacityPolicy#EVICT_OLDEST}) that must delete entries at once builds the
-   * table here first, O(entries); an idle gap of a whole window drops the entries (all expired).
+   * table here first, O(entries); an idle gap of a whole window drops the entries (all expired), and so does the
+   * window after the one in which they all expire if their table is not installed by then (at once if it could not
+   * be built): until then it is kept for its install, as the window's presized table.
    *
    * @param prepared what {@link #prepareRestore} of this window returned, handed to the owner's thread
    * @return true if the entries are restored; false, and nothing changed, if the window already holds ids (a restore
@@ -970,8 +973,13 @@ public final class DedupWindow {
         expiringAt[i] = 0;
         newestFirstSeenAt[i] = Long.MIN_VALUE;
       }
-      if (inPlace != null && bucket >= inPlace.loadBucket + bucketCount) {
-        dropRestoreInPlace(); // every entry restored in place has expired
+      if (inPlace != null && bucket >= inPlace.loadBucket + bucketCount
+          && (inPlace.isFinished() && inPlace.built() == null || bucket >= inPlace.loadBucket + 2L * bucketCount)) {
+        // Every entry restored in place has expired. Their table, being built or still to be handed over by upkeep,
+        // is kept for its install even so for another window: it is the window's presized table, which a window built
+        // with presizeLater gets from nothing else. Dropped if it could not be built, or after that window (its dead
+        // entries must stay well within half an expiry epoch of the current bucket when it is installed).
+        dropRestoreInPlace();
       }
       if (table.occupied() == held) {
         // No entry in the table is dead (held counts the live ones exactly): a sweep would find nothing, now or for

@@ -244,13 +244,11 @@ class DedupWindowRestoreInPlaceEdgeTest {
 
   /**
    * All the entries restored in place expire before the build is installed (no upkeep for a window): the window
-   * drops them; a presizeLater window is then left with its smallest table, and nothing presizes it any more
-   * (presized() says false on a serving partition).
+   * used to drop them, and a presizeLater window was then left with its smallest table, which nothing presized any
+   * more. Their table is installed all the same: it is the presized one.
    */
-  @org.junit.jupiter.api.Disabled("defect: the drop at loadBucket + N leaves a presizeLater window with its smallest"
-      + " table; nothing presizes it later (only an idle gap of a whole window does)")
   @Test
-  void aPresizeLaterWindowWhoseEntriesExpireBeforeTheInstallShouldStillBePresized() {
+  void aPresizeLaterWindowWhoseEntriesExpireBeforeTheInstallIsStillPresized() {
     long[] now = {1_000_000};
     List<Runnable> tasks = new ArrayList<>();
     DedupWindow w = window(now, 10, true, DedupWindow.maxIdsLimit(true), CapacityPolicy.REJECT, tasks::add,
@@ -264,8 +262,17 @@ class DedupWindowRestoreInPlaceEdgeTest {
     w.check(2);
     now[0] += 5_000; // bucket 1011: past the load bucket plus N, and not a whole idle window since the last reading
     w.check(3);
-    assertThat(w.restoringInPlace()).as("dropped: every entry restored in place has expired").isFalse();
+    assertThat(w.contains(7)).isFalse();
     assertThat(w.presized()).as("the partition serves with its presized table").isTrue();
+    w.upkeep(Long.MAX_VALUE);
+    while (!tasks.isEmpty()) {
+      tasks.remove(0).run();
+    }
+    w.upkeep(Long.MAX_VALUE);
+    assertThat(w.restoringInPlace()).isFalse();
+    assertThat(w.stats().tableSlots()).isEqualTo(1 << 18);
+    assertThat(w.held()).isEqualTo(2);
+    assertThat(w.liveEntriesInTable()).isEqualTo(2);
   }
 
   private static Object call(java.util.function.Supplier<Object> call) {

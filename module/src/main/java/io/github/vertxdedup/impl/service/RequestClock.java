@@ -8,9 +8,11 @@ import io.github.vertxdedup.time.DedupClock;
  * instant, so no event can pass validation and then fail in the window half-way through a batch. Outside a request
  * (timers, recovery) it reads the source clock.
  *
- * <p>Not thread-safe: used on the partition's event loop, and once by the worker that builds the partition's window
- * during a recovery ({@link PartitionCore#newWindow}): the clock is never pinned then (every request is refused while
- * the partition recovers, before it would pin), so that read sees the source clock.
+ * <p>Not thread-safe: used on the partition's event loop, and by the recovery's workers while no request is decided:
+ * the one that builds the partition's window ({@link PartitionCore#newWindow}), and the ones that prepare a restore
+ * in place of a snapshot ({@code DedupWindow.prepareRestore}) or presize the window's table ({@code
+ * DedupWindow.presize}). The clock is never pinned then (every request is refused while the partition recovers,
+ * before it would pin), so those reads see the source clock.
  */
 final class RequestClock implements DedupClock {
 

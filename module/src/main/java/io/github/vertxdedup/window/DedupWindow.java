@@ -654,7 +654,7 @@ public final class DedupWindow {
    * @param entries the entries, in table order (see {@link TableOrderedEntries}); read now, by the lookups of the
    *     window that restores them and by the build of its table, so they must stay readable and unchanged until
    *     {@link #restoringInPlace()} is false
-   * @return the prepared restore, for this window only; holds an index of about 4 bytes per 16 entries
+   * @return the prepared restore, for this window only; holds an index of 4 bytes per 16 to 32 entries
    * @throws IllegalArgumentException if an entry's fingerprint is 0, its expiry precedes its first-seen time, or
    *     there are more than {@link Integer#MAX_VALUE} entries
    * @throws NullPointerException if {@code entries} is null

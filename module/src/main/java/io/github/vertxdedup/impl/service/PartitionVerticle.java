@@ -284,8 +284,11 @@ public final class PartitionVerticle extends VerticleBase {
       return null;
     }, false).onComplete(ar -> {
       if (ar.failed() && state == PartitionState.READY) {
-        LOG.warn("partition " + partition + ": building the window's doubled table failed; its checks double it on "
-            + "the event loop when they need room", ar.cause());
+        // A doubling's build, or the build of a snapshot restored in place (the window then keeps answering from the
+        // snapshot's entries).
+        LOG.warn("partition " + partition + ": building a table of the window on " + GROWTH_POOL + " failed; a "
+            + "doubling is made by the checks on the event loop when they need room, a restored snapshot is read in "
+            + "place", ar.cause());
       }
       if (upkeep != null) {
         upkeep.run();

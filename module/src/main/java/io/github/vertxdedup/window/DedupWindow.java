@@ -430,15 +430,8 @@ public final class DedupWindow {
     }
     int r = table.probe(fingerprint, threshold);
     if (r >= 0) {
-      if (payloadHash != NO_PAYLOAD_HASH) {
-        long kept = table.payloadHashAt(r);
-        if (kept != NO_PAYLOAD_HASH && kept != payloadHash) {
-          conflicts++;
-          return WindowVerdict.CONFLICT;
-        }
-      }
-      duplicates++;
-      return WindowVerdict.DUPLICATE;
+      // The kept payload hash is read only when the arrival has one: only then can it conflict.
+      return repeat(payloadHash == NO_PAYLOAD_HASH ? NO_PAYLOAD_HASH : table.payloadHashAt(r), payloadHash);
     }
     if (inPlace != null) {
       final int i = liveInPlace(fingerprint);
@@ -457,7 +450,7 @@ public final class DedupWindow {
     return WindowVerdict.ACCEPTED;
   }
 
-  /** The verdict on an arrival of an id remembered in place, whose entry keeps the payload hash {@code kept}. */
+  /** The verdict on an arrival of a remembered id whose entry keeps the payload hash {@code kept}. */
   private WindowVerdict repeat(long kept, long payloadHash) {
     if (payloadHash != NO_PAYLOAD_HASH && kept != NO_PAYLOAD_HASH && kept != payloadHash) {
       conflicts++;
@@ -636,12 +629,17 @@ public final class DedupWindow {
     }
     int slots = slotsFor(Math.min(ids, maxIds), payloadHashes);
     if (slots > table.capacity()) {
-      advance(clock.nowMs());
-      settleDoubling();
-      if (slots > table.capacity()) {
-        table.growTo(slots, threshold); // rebuilt with its live entries only: no sweep owed
-        clearSweepDebt();
-      }
+      growTable(slots);
+    }
+  }
+
+  /** Grows the table to at least {@code slots} slots, after a doubling built beside the owner is settled. */
+  private void growTable(int slots) {
+    advance(clock.nowMs());
+    settleDoubling();
+    if (slots > table.capacity()) {
+      table.growTo(slots, threshold); // rebuilt with its live entries only: no sweep owed
+      clearSweepDebt();
     }
   }
 
@@ -815,10 +813,7 @@ public final class DedupWindow {
    */
   public void presize() {
     if (table.capacity() < initialCapacity && inPlace == null) {
-      advance(clock.nowMs());
-      settleDoubling();
-      table.growTo(initialCapacity, threshold); // rebuilt with its live entries only: no sweep owed
-      clearSweepDebt();
+      growTable(initialCapacity);
     }
   }
 

@@ -686,8 +686,9 @@ public final class DedupWindow {
    * @return true if the entries are restored; false, and nothing changed, if the window already holds ids (a restore
    *     in place is for a window that has not served yet), they are not in table order, this window's clock reads a
    *     bucket before the preparation's, an entry kept at the preparation has expired since while a later entry of
-   *     its fingerprint has not (a restore by batch now keeps the later one), or they would take it past
-   *     {@code maxIds}: restore them with {@link #restoreBatch} then
+   *     its fingerprint has not (a restore by batch now keeps the later one), or more entries were kept at the
+   *     preparation than {@code maxIds} (even if fewer are live now: a restore by batch then would have evicted or
+   *     refused some): restore them with {@link #restoreBatch} then
    * @throws IllegalArgumentException if {@code prepared} was made by another window
    * @throws IllegalStateException if a restore in place is still in progress ({@link #restoringInPlace()})
    */
@@ -709,14 +710,17 @@ public final class DedupWindow {
       // by batch now keeps that one (the preparation may also have read the clock behind this window's latest reading).
       return false;
     }
+    if (prepared.kept > maxIds) {
+      // restoreBatch at the preparation's instant would have gone past maxIds: evicted early (EVICT_OLDEST) or refused
+      // (REJECT). Counted against the entries kept then, not those still live now, so that the counters and the
+      // eviction's memory floor agree with that restore's; the caller restores by batch at its own instant instead.
+      return false;
+    }
     long live = 0;
     for (int k = 1; k <= bucketCount; k++) {
       if (prepared.loadBucket + k > liveAfter) {
         live += prepared.expiringIn[k];
       }
-    }
-    if (held + live > maxIds) {
-      return false;
     }
     for (int k = 1; k <= bucketCount; k++) {
       final long expiry = prepared.loadBucket + k;

@@ -203,6 +203,28 @@ class DedupWindowRestoreInPlaceEdgeTest {
     }
   }
 
+  /**
+   * Three entries live at the preparation under {@code maxIds} 2 with EVICT_OLDEST: restoreBatch at that instant
+   * evicts the oldest bucket early (one early eviction) and holds two. The restore in place a bucket later, when the
+   * first entry has expired anyway, would hold the same two ids but count the third as expired rather than evicted,
+   * and leave the eviction's memory floor unset: it must refuse (more kept entries than maxIds at the preparation).
+   */
+  @Test
+  void shouldRefuseEntriesKeptAtThePreparationBeyondMaxIdsEvenIfFewerAreLiveAtTheRestore() {
+    long[] now = {1_000_000};
+    DedupWindow inPlace = window(now, 10, false, 2, CapacityPolicy.EVICT_OLDEST, Runnable::run, 0, false);
+    DedupWindow byBatch = window(now, 10, false, 2, CapacityPolicy.EVICT_OLDEST, Runnable::run, 0, false);
+    DedupWindowRestoreInPlaceTest.Entries e = new DedupWindowRestoreInPlaceTest.Entries(new long[][] {
+        {1, 0, 999_000, 1_001_000}, {2, 0, 999_000, 1_005_000}, {3, 0, 999_000, 1_005_000}});
+    PreparedRestore prepared = inPlace.prepareRestore(e);
+    byBatch.restoreBatch(e.fingerprints, e.payloadHashes, e.firstSeen, e.expires, 3);
+    assertThat(byBatch.stats().earlyEvictions()).isEqualTo(1);
+    now[0] = 1_001_000;
+    assertThat(inPlace.restoreInPlace(prepared)).as("refused").isFalse();
+    assertThat(inPlace.held()).isZero();
+    assertThat(inPlace.stats().expired()).isZero();
+  }
+
   /** The window restored in place never answers from a table smaller than its presized one once installed. */
   @Test
   void shouldBePresizedAfterAnInstallEvenWithFewEntriesAndManyAcceptsMeanwhile() {

@@ -27,7 +27,7 @@ import java.util.zip.CRC32C;
  *  40  written at 8, epoch ms of the owner's clock
  *  48  covered since 8, epoch ms (Long.MAX_VALUE: nothing)
  *  56  CRC32C of bytes [0, 56) 4
- *  60  zero 4
+ *  60  zero 4, outside the checksum: a reader refuses a file with anything else there
  * Blocks, each: type 1, zero 3, count 4, payload length 4, payload, CRC32C 4 of the block from its type to its
  * payload's end.
  *   1 ENTRIES  count x (fingerprint 8, payload hash 8, first seen 8, expires at 8), in table order over the whole
@@ -390,6 +390,10 @@ final class SnapshotFile {
     }
     if (h.getInt(56) != (int) crc.getValue()) {
       throw new Damaged("header checksum mismatch");
+    }
+    if (h.getInt(60) != 0) {
+      // Outside the header's checksum: the writer puts zero there, so anything else is damage.
+      throw new Damaged("header bytes [60, 64) are " + Integer.toHexString(h.getInt(60)) + ", must be zero");
     }
     if (h.getInt(8) != VERSION) {
       throw new Damaged("format version " + h.getInt(8) + ", this reader knows " + VERSION);

@@ -1,6 +1,7 @@
 package io.github.vertxdedup.journal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.vertxdedup.journal.internal.CarriedState;
 import io.github.vertxdedup.journal.internal.Recovery;
@@ -312,6 +313,33 @@ class SnapshotReplayTest {
       assertThat(r.snapshotIndex()).as("cut at %d of %d", cut, original.length).isEqualTo(previous);
       assertThat(r.sameStateAs(full)).as("cut at %d: %s vs %s", cut, r, full).isTrue();
       Files.write(newest, original);
+    }
+  }
+
+  /**
+   * A snapshot with one bit flipped, in any byte of the file (header, its reserved bytes outside the header's checksum,
+   * block headers, payloads, checksums, the end block), fails its check.
+   */
+  @Test
+  void shouldRefuseASnapshot_withAnySingleBitFlipped() throws IOException, SnapshotFile.Damaged {
+    Workload w = new Workload(tmp, 23);
+    w.run(40, 20);
+    List<Path> files = snapshotFiles(tmp);
+    assertThat(files).isNotEmpty();
+    Path newest = files.get(0);
+    byte[] original = Files.readAllBytes(newest);
+    long cycleMs = Duration.ofSeconds(1).toMillis();
+    assertThat(SnapshotFile.check(newest, cycleMs, WINDOW_MS)).isNotNull();
+    assertThat(original.length).as("a snapshot with entries, claims and offsets").isGreaterThan(1_000);
+    // Every byte, one bit each (its index mod 8): a CRC32C catches any single-bit error of the bytes it covers, so
+    // what this tests is that no byte of the file is left outside a check.
+    for (int at = 0; at < original.length; at++) {
+      byte[] flipped = original.clone();
+      flipped[at] ^= (byte) (1 << (at % 8));
+      Files.write(newest, flipped);
+      int b = at;
+      assertThatThrownBy(() -> SnapshotFile.check(newest, cycleMs, WINDOW_MS))
+          .as("bit %d of byte %d of %d", b % 8, b, original.length).isInstanceOf(SnapshotFile.Damaged.class);
     }
   }
 

@@ -685,7 +685,8 @@ public final class DedupWindow {
    * @param prepared what {@link #prepareRestore} of this window returned, handed to the owner's thread
    * @return true if the entries are restored; false, and nothing changed, if the window already holds ids (a restore
    *     in place is for a window that has not served yet), they are not in table order, this window's clock reads a
-   *     bucket before the preparation's, an entry kept at the preparation has expired since while a later entry of
+   *     bucket before the preparation's, the window had read a later bucket than the preparation's before this call
+   *     (which of the two readings came first is unknown, and restoreBatch's result depends on it), an entry kept at the preparation has expired since while a later entry of
    *     its fingerprint has not (a restore by batch now keeps the later one), or more entries were kept at the
    *     preparation than {@code maxIds} (even if fewer are live now: a restore by batch then would have evicted or
    *     refused some): restore them with {@link #restoreBatch} then
@@ -700,8 +701,12 @@ public final class DedupWindow {
     if (inPlace != null) {
       throw new IllegalStateException("a restore in place is in progress: its table is not installed yet");
     }
+    // A window that had already read a later bucket than the preparation's may have read it before the preparation
+    // (a clock that stepped back on the preparing thread): restoreBatch then would have capped and expired the entries
+    // at that later instant, not at the preparation's.
+    final long seenBucket = currentBucket;
     advance(clock.nowMs());
-    if (!prepared.ordered || prepared.loadBucket > currentBucket || held != 0) {
+    if (!prepared.ordered || prepared.loadBucket > currentBucket || seenBucket > prepared.loadBucket || held != 0) {
       return false;
     }
     final long liveAfter = Math.max(currentBucket, evictedThrough);

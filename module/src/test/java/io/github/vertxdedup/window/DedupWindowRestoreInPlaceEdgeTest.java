@@ -225,6 +225,64 @@ class DedupWindowRestoreInPlaceEdgeTest {
     assertThat(inPlace.stats().expired()).isZero();
   }
 
+  /**
+   * A window that has read 1,010,000 and a preparation that reads 1,000,000 after it (a clock stepped back on the
+   * preparing thread). Entry 7, remembered until 1,014,000: the preparation capped its expiry at its own reading + W
+   * (1,010,000), so restored in place the id would be forgotten at once, where restoreBatch on the window (cap at
+   * 1,020,000) keeps it and answers its redelivery as a duplicate. Refused.
+   */
+  @Test
+  void shouldRefuseAPreparationThatReadAnEarlierBucketThanTheWindowHadSeen_cappedExpiry() {
+    long[] now = {1_010_000};
+    DedupWindow inPlace = window(now, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT,
+        Runnable::run, 0, false);
+    DedupWindow byBatch = window(now, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT,
+        Runnable::run, 0, false);
+    DedupWindowRestoreInPlaceTest.Entries e = new DedupWindowRestoreInPlaceTest.Entries(new long[][] {
+        {7, 0, 1_004_000, 1_014_000}});
+    now[0] = 1_000_000;
+    PreparedRestore prepared = inPlace.prepareRestore(e);
+    now[0] = 1_010_000;
+    byBatch.restoreBatch(e.fingerprints, e.payloadHashes, e.firstSeen, e.expires, 1);
+    assertThat(byBatch.check(7)).isEqualTo(WindowVerdict.DUPLICATE);
+    assertThat(inPlace.restoreInPlace(prepared)).as("refused").isFalse();
+    assertThat(inPlace.held()).isZero();
+    assertThat(inPlace.stats().expired()).isZero();
+  }
+
+  /**
+   * The same order of readings (window 1,010,000, then preparation 1,008,000): entry 8, live at the preparation's
+   * reading and expired at the window's, would count as expired restored in place but is skipped by restoreBatch on
+   * the window. Which reading came first is unknown to the window, so it refuses; the same readings with the window's
+   * taken after the preparation restore in place and count entry 8 as expired, as restoreBatch at the preparation's
+   * instant would.
+   */
+  @Test
+  void shouldRefuseAPreparationThatReadAnEarlierBucketThanTheWindowHadSeen_expiredCount() {
+    long[] now = {1_010_000};
+    DedupWindow refused = window(now, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT,
+        Runnable::run, 0, false);
+    DedupWindowRestoreInPlaceTest.Entries e = new DedupWindowRestoreInPlaceTest.Entries(new long[][] {
+        {8, 0, 1_000_000, 1_009_000}, {9, 0, 1_005_000, 1_015_000}});
+    now[0] = 1_008_000;
+    PreparedRestore prepared = refused.prepareRestore(e);
+    now[0] = 1_010_000;
+    assertThat(refused.restoreInPlace(prepared)).as("refused").isFalse();
+    assertThat(refused.held()).isZero();
+
+    now[0] = 1_008_000;
+    DedupWindow restored = window(now, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT,
+        Runnable::run, 0, false);
+    DedupWindow byBatch = window(now, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT,
+        Runnable::run, 0, false);
+    prepared = restored.prepareRestore(e);
+    byBatch.restoreBatch(e.fingerprints, e.payloadHashes, e.firstSeen, e.expires, 2);
+    now[0] = 1_010_000;
+    assertThat(restored.restoreInPlace(prepared)).isTrue();
+    assertThat(restored.held()).isEqualTo(byBatch.held()).isEqualTo(1);
+    assertThat(restored.stats().expired()).isEqualTo(byBatch.stats().expired()).isEqualTo(1);
+  }
+
   /** The window restored in place never answers from a table smaller than its presized one once installed. */
   @Test
   void shouldBePresizedAfterAnInstallEvenWithFewEntriesAndManyAcceptsMeanwhile() {

@@ -19,17 +19,21 @@ import java.util.zip.CRC32C;
  *
  * Header, 64 bytes:
  *   0  magic 8 ("VDSNAP" 0x00 0x01 read as a long)
- *   8  format version 4 (1)
+ *   8  format version 4 (2; version 1 is still read)
  *  12  zero 4
  *  16  position 8: the journal index of the last record covered
  *  24  roll cycle length 8, ms: indexes mean nothing under another roll cycle
  *  32  owner key 8 (the service's windowMs): what a record means depends on it
  *  40  written at 8, epoch ms of the owner's clock
  *  48  covered since 8, epoch ms (Long.MAX_VALUE: nothing)
- *  56  CRC32C of bytes [0, 56) 4
- *  60  zero 4, outside the checksum: a reader refuses a file with anything else there
- * Blocks, each: type 1, zero 3, count 4, payload length 4, payload, CRC32C 4 of the block from its type to its
- * payload's end.
+ *  56  chain 4: the end block's checksum
+ *  60  CRC32C of bytes [0, 60) 4
+ * Blocks, each: type 1, zero 3, count 4, payload length 4, payload, checksum 4: the CRC32C of the previous block's
+ * checksum (4 bytes, little-endian; zero before the first block) followed by the block from its type to its
+ * payload's end. The checksums chain the blocks in their order, and the header's chain names the last: a block
+ * moved, copied over another, dropped or taken from another file breaks the chain even though each block is whole.
+ * Version 1 differs only there: each block's CRC32C covers the block alone, the header's CRC32C covers [0, 56) and is
+ * at 56, and bytes 60-64 are zero; such a file is still read, with those (weaker) checks.
  *   1 ENTRIES  count x (fingerprint 8, payload hash 8, first seen 8, expires at 8), in table order over the whole
  *              file (SortingOutput)
  *   2 CLAIMS   count x (fingerprint 8, key 8, payload hash 8, token 8, claimed at 8, lease end 8, remember until 8,
@@ -49,7 +53,9 @@ import java.util.zip.CRC32C;
 final class SnapshotFile {
 
   static final long MAGIC = 0x0100_5041_4E53_4456L; // "VDSNAP", 0, 1 in little-endian order
-  static final int VERSION = 1;
+  static final int VERSION = 2;
+  /** The format whose block checksums do not chain (no chain in the header); still read. */
+  static final int VERSION_UNCHAINED = 1;
   static final int HEADER = 64;
   static final String PREFIX = "snapshot-";
   static final String SUFFIX = ".snap";
@@ -103,6 +109,8 @@ final class SnapshotFile {
     private final FileChannel ch;
     private final ByteBuffer buf = ByteBuffer.allocateDirect(BUFFER).order(ByteOrder.LITTLE_ENDIAN);
     private final CRC32C crc = new CRC32C();
+    /** The previous block's checksum (zero before the first): each block's checksum covers it. */
+    private int chain;
     private byte type;
     private int blockStart = -1;
     private int count;
@@ -176,11 +184,10 @@ final class SnapshotFile {
       int end = buf.position();
       buf.putInt(blockStart + 4, count);
       buf.putInt(blockStart + 8, end - blockStart - BLOCK_HEADER);
-      crc.reset();
       ByteBuffer view = buf.duplicate();
       view.position(blockStart).limit(end);
-      crc.update(view);
-      buf.putInt((int) crc.getValue());
+      chain = blockChecksum(crc, chain, view);
+      buf.putInt(chain);
       blockStart = -1;
     }
 
@@ -222,10 +229,10 @@ final class SnapshotFile {
       flush();
       ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
       h.putLong(MAGIC).putInt(VERSION).putInt(0).putLong(position).putLong(cycleMs).putLong(ownerKey)
-          .putLong(writtenAtMs).putLong(coveredSinceMs);
+          .putLong(writtenAtMs).putLong(coveredSinceMs).putInt(chain);
       crc.reset();
-      crc.update(h.array(), 0, 56);
-      h.putInt((int) crc.getValue()).putInt(0);
+      crc.update(h.array(), 0, 60);
+      h.putInt((int) crc.getValue());
       h.flip();
       try {
         while (h.hasRemaining()) {
@@ -281,8 +288,11 @@ final class SnapshotFile {
     /** The file offset right after the last entries block, if {@link #inPlace}. */
     private final long entriesEnd;
     private final long minFirstSeenMs;
+    private final boolean chained;
+    /** The checksum of the last entries block, from which a scan that starts after them chains. */
+    private final int chainAtEntriesEnd;
 
-    private Loaded(Path file, long position, long coveredSinceMs, Scan s) {
+    private Loaded(Path file, long position, long coveredSinceMs, boolean chained, Scan s) {
       this.file = file;
       this.position = position;
       this.coveredSinceMs = coveredSinceMs;
@@ -291,6 +301,8 @@ final class SnapshotFile {
       this.inPlace = s.inPlace;
       this.entriesEnd = s.entriesEnd;
       this.minFirstSeenMs = s.minFirstSeenMs;
+      this.chained = chained;
+      this.chainAtEntriesEnd = s.chainAtEntriesEnd;
     }
 
     Path file() {
@@ -339,10 +351,11 @@ final class SnapshotFile {
       }
       try {
         if (taken) {
-          scan(file, v, entriesEnd, entries); // the check pass verified the entries blocks: seek past them
+          // The check pass verified the entries blocks: seek past them, chaining from the last one's checksum.
+          scan(file, v, entriesEnd, entries, chained, chainAtEntriesEnd);
         } else {
           v.onSnapshotEntries(entries);
-          scan(file, v, HEADER, 0);
+          scan(file, v, HEADER, 0, chained, 0);
         }
       } catch (Damaged e) {
         throw new JournalException("snapshot " + file + " changed while it was read: " + e.getMessage(), null);
@@ -365,11 +378,36 @@ final class SnapshotFile {
     if (h.ownerKey != ownerKey) {
       throw new Damaged("written for window " + h.ownerKey + " ms, the owner's is " + ownerKey + " ms");
     }
-    Scan s = scan(file, null, HEADER, 0);
-    return new Loaded(file, h.position, h.coveredSinceMs, s);
+    boolean chained = h.version != VERSION_UNCHAINED;
+    Scan s = scan(file, null, HEADER, 0, chained, 0);
+    if (chained && s.chain != h.chain) {
+      throw new Damaged("the blocks' checksum chain does not end where the header says (a block is moved, missing or"
+          + " from another file)");
+    }
+    return new Loaded(file, h.position, h.coveredSinceMs, chained, s);
   }
 
-  private record Header(long position, long cycleMs, long ownerKey, long coveredSinceMs) {
+  /**
+   * A block's checksum: the CRC32C of {@code previous} (4 bytes, little-endian) and then the block from its type to its
+   * payload's end ({@code block}'s remaining bytes); with {@code previous} ignored in the unchained version 1.
+   */
+  private static int blockChecksum(CRC32C crc, int previous, ByteBuffer block) {
+    crc.reset();
+    crc.update(previous);
+    crc.update(previous >>> 8);
+    crc.update(previous >>> 16);
+    crc.update(previous >>> 24);
+    crc.update(block);
+    return (int) crc.getValue();
+  }
+
+  private static int unchainedChecksum(CRC32C crc, ByteBuffer block) {
+    crc.reset();
+    crc.update(block);
+    return (int) crc.getValue();
+  }
+
+  private record Header(int version, long position, long cycleMs, long ownerKey, long coveredSinceMs, int chain) {
   }
 
   private static Header header(Path file) throws Damaged {
@@ -383,22 +421,31 @@ final class SnapshotFile {
     } catch (IOException e) {
       throw new Damaged("cannot be read: " + e);
     }
-    CRC32C crc = new CRC32C();
-    crc.update(h.array(), 0, 56);
     if (h.getLong(0) != MAGIC) {
       throw new Damaged("not a snapshot file (magic " + Long.toHexString(h.getLong(0)) + ")");
     }
-    if (h.getInt(56) != (int) crc.getValue()) {
+    int version = h.getInt(8);
+    if (version != VERSION && version != VERSION_UNCHAINED) {
+      // A damaged version field lands here or fails the checksum below under the other version's layout.
+      throw new Damaged("format version " + version + ", this reader knows " + VERSION_UNCHAINED + " and " + VERSION);
+    }
+    CRC32C crc = new CRC32C();
+    if (version == VERSION_UNCHAINED) {
+      crc.update(h.array(), 0, 56);
+      if (h.getInt(56) != (int) crc.getValue()) {
+        throw new Damaged("header checksum mismatch");
+      }
+      if (h.getInt(60) != 0) {
+        // Outside version 1's header checksum: its writer put zero there, so anything else is damage.
+        throw new Damaged("header bytes [60, 64) are " + Integer.toHexString(h.getInt(60)) + ", must be zero");
+      }
+      return new Header(version, h.getLong(16), h.getLong(24), h.getLong(32), h.getLong(48), 0);
+    }
+    crc.update(h.array(), 0, 60);
+    if (h.getInt(60) != (int) crc.getValue()) {
       throw new Damaged("header checksum mismatch");
     }
-    if (h.getInt(60) != 0) {
-      // Outside the header's checksum: the writer puts zero there, so anything else is damage.
-      throw new Damaged("header bytes [60, 64) are " + Integer.toHexString(h.getInt(60)) + ", must be zero");
-    }
-    if (h.getInt(8) != VERSION) {
-      throw new Damaged("format version " + h.getInt(8) + ", this reader knows " + VERSION);
-    }
-    return new Header(h.getLong(16), h.getLong(24), h.getLong(32), h.getLong(48));
+    return new Header(version, h.getLong(16), h.getLong(24), h.getLong(32), h.getLong(48), h.getInt(56));
   }
 
   private static final class Scan {
@@ -412,16 +459,25 @@ final class SnapshotFile {
     boolean inPlace = true;
     /** The file offset after the last entries block. */
     long entriesEnd = HEADER;
+    /** The checksum of the last block read (chained files). */
+    int chain;
+    /** The checksum of the last entries block (zero if none). */
+    int chainAtEntriesEnd;
   }
 
   /**
    * Reads every block from file offset {@code from} (the header's end, or the end of the entries blocks when the
    * visitor took them in place, {@code entriesBefore} being their count); checks each, delivers to {@code v} if not
    * null, and the check pass ({@code v} null) records the in-place layout.
+   *
+   * @param chained whether the block checksums chain (version 2), from {@code chain}: the checksum of the block
+   *     before {@code from}, zero at the header's end
    */
-  private static Scan scan(Path file, JournalVisitor v, long from, long entriesBefore) throws Damaged {
+  private static Scan scan(Path file, JournalVisitor v, long from, long entriesBefore, boolean chained, int chain)
+      throws Damaged {
     Scan s = new Scan();
     s.entries = entriesBefore;
+    s.chain = chain;
     CRC32C crc = new CRC32C();
     ByteBuffer buf = ByteBuffer.allocateDirect(BUFFER + MAX_BLOCK).order(ByteOrder.LITTLE_ENDIAN);
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
@@ -453,13 +509,14 @@ final class SnapshotFile {
           throw new Damaged("cut short inside a block");
         }
         start = buf.position();
-        crc.reset();
         ByteBuffer view = buf.duplicate();
         view.position(start).limit(start + BLOCK_HEADER + length);
-        crc.update(view);
-        if (buf.getInt(start + BLOCK_HEADER + length) != (int) crc.getValue()) {
-          throw new Damaged("block checksum mismatch");
+        int sum = chained ? blockChecksum(crc, s.chain, view) : unchainedChecksum(crc, view);
+        if (buf.getInt(start + BLOCK_HEADER + length) != sum) {
+          throw new Damaged(chained ? "block checksum mismatch (the block, or its place in the chain)"
+              : "block checksum mismatch");
         }
+        s.chain = sum;
         buf.position(start + BLOCK_HEADER);
         int payloadEnd = start + BLOCK_HEADER + length;
         decode(buf, type, count, payloadEnd, s, v);
@@ -474,6 +531,7 @@ final class SnapshotFile {
           }
           lastEntries = count;
           s.entriesEnd = offset;
+          s.chainAtEntriesEnd = sum;
         } else {
           leading = false;
         }

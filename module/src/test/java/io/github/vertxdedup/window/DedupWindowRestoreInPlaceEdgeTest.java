@@ -42,6 +42,11 @@ class DedupWindowRestoreInPlaceEdgeTest {
         .build();
   }
 
+  /** A window of 10 buckets without payload hashes, caps or a growth pool (the build runs at once). */
+  private static DedupWindow plain(long[] now) {
+    return window(now, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT, Runnable::run, 0, false);
+  }
+
   /**
    * The clock moves (forwards, and sometimes backwards) between the preparation and the restore, and again during
    * the in-place phase; reserve and presize are called meanwhile. The window restored in place must answer every call
@@ -159,10 +164,8 @@ class DedupWindowRestoreInPlaceEdgeTest {
   @ValueSource(longs = {1_000_500, 1_001_500})
   void expiredCountsWhatExpiresBetweenPreparationAndRestore(long firstEntryExpiresAtMs) {
     long[] now = {1_000_000};
-    DedupWindow inPlace = window(now, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT,
-        Runnable::run, 0, false);
-    DedupWindow byBatch = window(now, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT,
-        Runnable::run, 0, false);
+    DedupWindow inPlace = plain(now);
+    DedupWindow byBatch = plain(now);
     DedupWindowRestoreInPlaceTest.Entries e = new DedupWindowRestoreInPlaceTest.Entries(new long[][] {
         {1, 0, 995_000, firstEntryExpiresAtMs}, {2, 0, 995_000, 1_005_000}});
     PreparedRestore prepared = inPlace.prepareRestore(e);
@@ -182,10 +185,8 @@ class DedupWindowRestoreInPlaceEdgeTest {
   @Test
   void shouldKeepTheEntryLiveAtTheWindowsNowWhenThePreparationReadAnEarlierInstant() {
     long[] now = {1_010_000};
-    DedupWindow inPlace = window(now, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT,
-        Runnable::run, 0, false);
-    DedupWindow byBatch = window(now, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT,
-        Runnable::run, 0, false);
+    DedupWindow inPlace = plain(now);
+    DedupWindow byBatch = plain(now);
     // Journal order: an accept expiring at 1,005,000, then one of the same id expiring at 1,015,000.
     DedupWindowRestoreInPlaceTest.Entries e = new DedupWindowRestoreInPlaceTest.Entries(new long[][] {
         {7, 0, 995_000, 1_005_000}, {7, 0, 1_005_000, 1_015_000}});
@@ -234,10 +235,8 @@ class DedupWindowRestoreInPlaceEdgeTest {
   @Test
   void shouldRefuseAPreparationThatReadAnEarlierBucketThanTheWindowHadSeen_cappedExpiry() {
     long[] now = {1_010_000};
-    DedupWindow inPlace = window(now, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT,
-        Runnable::run, 0, false);
-    DedupWindow byBatch = window(now, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT,
-        Runnable::run, 0, false);
+    DedupWindow inPlace = plain(now);
+    DedupWindow byBatch = plain(now);
     DedupWindowRestoreInPlaceTest.Entries e = new DedupWindowRestoreInPlaceTest.Entries(new long[][] {
         {7, 0, 1_004_000, 1_014_000}});
     now[0] = 1_000_000;
@@ -260,8 +259,7 @@ class DedupWindowRestoreInPlaceEdgeTest {
   @Test
   void shouldRefuseAPreparationThatReadAnEarlierBucketThanTheWindowHadSeen_expiredCount() {
     long[] now = {1_010_000};
-    DedupWindow refused = window(now, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT,
-        Runnable::run, 0, false);
+    DedupWindow refused = plain(now);
     DedupWindowRestoreInPlaceTest.Entries e = new DedupWindowRestoreInPlaceTest.Entries(new long[][] {
         {8, 0, 1_000_000, 1_009_000}, {9, 0, 1_005_000, 1_015_000}});
     now[0] = 1_008_000;
@@ -271,10 +269,8 @@ class DedupWindowRestoreInPlaceEdgeTest {
     assertThat(refused.held()).isZero();
 
     now[0] = 1_008_000;
-    DedupWindow restored = window(now, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT,
-        Runnable::run, 0, false);
-    DedupWindow byBatch = window(now, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT,
-        Runnable::run, 0, false);
+    DedupWindow restored = plain(now);
+    DedupWindow byBatch = plain(now);
     prepared = restored.prepareRestore(e);
     byBatch.restoreBatch(e.fingerprints, e.payloadHashes, e.firstSeen, e.expires, 2);
     now[0] = 1_010_000;

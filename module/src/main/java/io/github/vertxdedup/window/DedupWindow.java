@@ -965,7 +965,12 @@ public final class DedupWindow {
       held = 0;
       Arrays.fill(expiringAt, 0);
       Arrays.fill(newestFirstSeenAt, Long.MIN_VALUE);
-      table.clear(initialCapacity);
+      if (table.occupied() != 0 || table.capacity() > initialCapacity) {
+        // Back to the presized size, or kept at its smaller one for a presizeLater window that presize() has not
+        // grown yet. An empty table of at most that size is kept as it is: no allocation for nothing (a restore on
+        // the owner's thread after a recovery longer than W would otherwise allocate the presized table there).
+        table.clear(Math.min(table.capacity(), initialCapacity));
+      }
       dropRestoreInPlace();
       clearSweepDebt();
       evictedThrough = bucket;

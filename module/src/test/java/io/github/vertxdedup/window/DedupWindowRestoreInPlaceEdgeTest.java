@@ -279,6 +279,46 @@ class DedupWindowRestoreInPlaceEdgeTest {
     assertThat(restored.stats().expired()).isEqualTo(byBatch.stats().expired()).isEqualTo(1);
   }
 
+  /**
+   * A presizeLater window restored in place more than W after it was built (a long replay before the snapshot's
+   * entries): the idle gap empties the window, and used to allocate the presized table there, on the owner's thread,
+   * beside the one the restore builds. It keeps its small table until the install; one seen once holds ids is
+   * brought back to its smaller size too.
+   */
+  @Test
+  void shouldNotAllocateThePresizedTable_whenAPresizeLaterWindowIsRestoredMoreThanAWindowAfterItsBuild() {
+    long[] now = {1_000_250};
+    List<Runnable> tasks = new ArrayList<>();
+    DedupWindow w = window(now, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT, tasks::add,
+        4_000_000, true);
+    long smallest = w.stats().tableSlots();
+    now[0] += 11 * BUCKET_MS;
+    DedupWindowRestoreInPlaceTest.Entries e = new DedupWindowRestoreInPlaceTest.Entries(new long[][] {
+        {7, 0, now[0] - 1_000, now[0] + 5_000}});
+    assertThat(w.restoreInPlace(w.prepareRestore(e))).isTrue();
+    assertThat(w.stats().tableSlots()).as("no table allocated by the restore").isEqualTo(smallest);
+    w.upkeep(Long.MAX_VALUE);
+    while (!tasks.isEmpty()) {
+      tasks.remove(0).run();
+    }
+    w.upkeep(Long.MAX_VALUE);
+    assertThat(w.stats().tableSlots()).as("the presized table, built beside").isEqualTo(1 << 23);
+    assertThat(w.check(7)).isEqualTo(WindowVerdict.DUPLICATE);
+
+    DedupWindow small = window(now, 10, false, DedupWindow.maxIdsLimit(false), CapacityPolicy.REJECT, tasks::add,
+        4_000_000, true);
+    for (long fp = 1; fp <= 100; fp++) {
+      small.check(fp);
+    }
+    long grown = small.stats().tableSlots();
+    assertThat(grown).isLessThan(1 << 23);
+    now[0] += 11 * BUCKET_MS;
+    assertThat(small.check(1)).as("forgotten after the gap").isEqualTo(WindowVerdict.ACCEPTED);
+    assertThat(small.stats().tableSlots()).as("emptied at its own size, not presized on the owner's thread")
+        .isLessThanOrEqualTo(grown);
+    assertThat(small.presized()).isFalse();
+  }
+
   /** The window restored in place never answers from a table smaller than its presized one once installed. */
   @Test
   void shouldBePresizedAfterAnInstallEvenWithFewEntriesAndManyAcceptsMeanwhile() {

@@ -33,7 +33,7 @@ import java.util.zip.CRC32C;
  * payload's end. The checksums chain the blocks in their order, and the header's chain names the last: a block
  * moved, copied over another, dropped or taken from another file breaks the chain even though each block is whole.
  * Version 1 differs only there: each block's CRC32C covers the block alone, the header's CRC32C covers [0, 56) and is
- * at 56, and bytes 60-64 are zero; such a file is still read, with those (weaker) checks.
+ * at 56, and bytes 60-63 are zero; such a file is still read, with those (weaker) checks.
  *   1 ENTRIES  count x (fingerprint 8, payload hash 8, first seen 8, expires at 8), in table order over the whole
  *              file (SortingOutput)
  *   2 CLAIMS   count x (fingerprint 8, key 8, payload hash 8, token 8, claimed at 8, lease end 8, remember until 8,
@@ -291,8 +291,10 @@ final class SnapshotFile {
     private final boolean chained;
     /** The checksum of the last entries block, from which a scan that starts after them chains. */
     private final int chainAtEntriesEnd;
+    /** The header's chain: the end block's checksum. */
+    private final int chainEnd;
 
-    private Loaded(Path file, long position, long coveredSinceMs, boolean chained, Scan s) {
+    private Loaded(Path file, long position, long coveredSinceMs, boolean chained, int chainEnd, Scan s) {
       this.file = file;
       this.position = position;
       this.coveredSinceMs = coveredSinceMs;
@@ -303,6 +305,7 @@ final class SnapshotFile {
       this.minFirstSeenMs = s.minFirstSeenMs;
       this.chained = chained;
       this.chainAtEntriesEnd = s.chainAtEntriesEnd;
+      this.chainEnd = chainEnd;
     }
 
     Path file() {
@@ -350,12 +353,16 @@ final class SnapshotFile {
         taken = view != null && v.onSnapshotEntriesInPlace(view);
       }
       try {
+        Scan s;
         if (taken) {
           // The check pass verified the entries blocks: seek past them, chaining from the last one's checksum.
-          scan(file, v, entriesEnd, entries, chained, chainAtEntriesEnd);
+          s = scan(file, v, entriesEnd, entries, chained, chainAtEntriesEnd);
         } else {
           v.onSnapshotEntries(entries);
-          scan(file, v, HEADER, 0, chained, 0);
+          s = scan(file, v, HEADER, 0, chained, 0);
+        }
+        if (chained && s.chain != chainEnd) {
+          throw new Damaged("the blocks' checksum chain no longer ends where the header said");
         }
       } catch (Damaged e) {
         throw new JournalException("snapshot " + file + " changed while it was read: " + e.getMessage(), null);
@@ -384,7 +391,7 @@ final class SnapshotFile {
       throw new Damaged("the blocks' checksum chain does not end where the header says (a block is moved, missing or"
           + " from another file)");
     }
-    return new Loaded(file, h.position, h.coveredSinceMs, chained, s);
+    return new Loaded(file, h.position, h.coveredSinceMs, chained, h.chain, s);
   }
 
   /**

@@ -126,6 +126,18 @@ class SnapshotChainTest {
     refused(file, "another snapshot's blocks under this header");
   }
 
+  /** A file replaced by another valid snapshot between its check and its delivery: the delivery fails. */
+  @Test
+  void shouldFailTheDelivery_whenTheFileIsReplacedByAnotherValidSnapshotAfterItsCheck() throws IOException,
+      SnapshotFile.Damaged {
+    Path file = entries("a", 1, 4_096 + 3);
+    Path other = entries("b", 1_000_001, 4_096 + 3);
+    SnapshotFile.Loaded loaded = SnapshotFile.check(file, CYCLE_MS, OWNER_KEY);
+    Files.write(file, Files.readAllBytes(other));
+    assertThatThrownBy(() -> loaded.deliver(new JournalVisitor() {
+    })).isInstanceOf(JournalException.class).hasMessageContaining("changed while it was read");
+  }
+
   /** A version 1 file (block checksums unchained, the header's at 56, zero at 60) is read as before. */
   @Test
   void shouldStillReadAnUnchainedVersion1Snapshot() throws IOException, SnapshotFile.Damaged {

@@ -317,8 +317,8 @@ class SnapshotReplayTest {
   }
 
   /**
-   * A snapshot with one bit flipped, in any byte of the file (header, its reserved bytes outside the header's checksum,
-   * block headers, payloads, checksums, the end block), fails its check.
+   * A snapshot with one bit flipped, in any byte of the file (header, its chain, its checksum, block headers,
+   * payloads, block checksums, the end block), fails its check.
    */
   @Test
   void shouldRefuseASnapshot_withAnySingleBitFlipped() throws IOException, SnapshotFile.Damaged {

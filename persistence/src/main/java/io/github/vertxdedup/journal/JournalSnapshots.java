@@ -139,7 +139,7 @@ final class JournalSnapshots {
     Path temp = q.dir.resolve(tempName + SnapshotFile.TEMP_SUFFIX);
     boolean done = false;
     SortingOutput sorted = null;
-    try (SnapshotFile.Writer w = new SnapshotFile.Writer(temp)) {
+    try (SnapshotFileWriter w = new SnapshotFileWriter(temp)) {
       sorted = new SortingOutput(w, q.dir, tempName, SortingOutput.RUN);
       SnapshotCompaction c = compaction.apply(sorted);
       JournalVisitor v = c.visitor();

@@ -33,7 +33,7 @@ final class SortingOutput implements SnapshotOutput {
   /** Entries sorted in memory at once: 32 MiB of columns plus 20 MiB of sort scratch. */
   static final int RUN = 1 << 20;
 
-  private final SnapshotFile.Writer out;
+  private final SnapshotFileWriter out;
   private final Path dir;
   private final String tempPrefix;
   // Columns grow by doubling up to RUN: a small snapshot allocates little.
@@ -55,7 +55,7 @@ final class SortingOutput implements SnapshotOutput {
    * @param tempPrefix the run files' name prefix; they end in {@link SnapshotFile#TEMP_SUFFIX}
    * @param run entries per run, at most {@link #RUN}
    */
-  SortingOutput(SnapshotFile.Writer out, Path dir, String tempPrefix, int run) {
+  SortingOutput(SnapshotFileWriter out, Path dir, String tempPrefix, int run) {
     this.run = run;
     this.out = out;
     this.dir = dir;

@@ -44,7 +44,7 @@ class SnapshotChainTest {
     } catch (IOException e) {
       throw new java.io.UncheckedIOException(e);
     }
-    try (SnapshotFile.Writer w = new SnapshotFile.Writer(file)) {
+    try (SnapshotFileWriter w = new SnapshotFileWriter(file)) {
       for (long fp : fps) {
         w.entry(fp, 0, 1_000, 5_000);
       }
@@ -96,7 +96,7 @@ class SnapshotChainTest {
   @Test
   void shouldRefuseASnapshot_withAClaimsBlockOverwrittenByACopyOfAnother() throws IOException {
     Path file = tmp.resolve(SnapshotFile.name(1));
-    try (SnapshotFile.Writer w = new SnapshotFile.Writer(file)) {
+    try (SnapshotFileWriter w = new SnapshotFileWriter(file)) {
       for (int i = 1; i <= 3 * 1_024; i++) {
         w.claim(ClaimEntry.of(i, 0, 0, i, 1_000, 31_000, 5_000, "c"));
       }

@@ -435,7 +435,7 @@ class SnapshotEntriesTest {
   @Test
   void shouldOfferNoView_whenTheEntriesAreNotInTheWritersLayout() throws Exception {
     Path file = tmp.resolve(SnapshotFile.name(7));
-    try (SnapshotFile.Writer w = new SnapshotFile.Writer(file)) {
+    try (SnapshotFileWriter w = new SnapshotFileWriter(file)) {
       for (int i = 1; i <= 10; i++) {
         w.entry(i, 0, START_MS, START_MS + WINDOW_MS);
       }
@@ -459,7 +459,7 @@ class SnapshotEntriesTest {
   void recoveryShouldCountTheEarliestFirstSeen_ofEntriesTakenInPlace() throws Exception {
     // A snapshot whose entries go back further than its covered-since instant: the start of memory is the earlier.
     Path file = tmp.resolve(SnapshotFile.name(9));
-    try (SnapshotFile.Writer w = new SnapshotFile.Writer(file)) {
+    try (SnapshotFileWriter w = new SnapshotFileWriter(file)) {
       w.entry(1, 0, START_MS - 5_000, START_MS + 100);
       w.entry(2, 0, START_MS, START_MS + WINDOW_MS);
       w.coveredSince(START_MS - 1_000);

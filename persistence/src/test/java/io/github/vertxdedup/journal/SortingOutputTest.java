@@ -33,7 +33,7 @@ class SortingOutputTest {
       in.add(new long[] {fp, i, rnd.nextLong(), rnd.nextLong()});
     }
     Path file = dir.resolve("s" + SnapshotFile.SUFFIX);
-    try (SnapshotFile.Writer w = new SnapshotFile.Writer(file)) {
+    try (SnapshotFileWriter w = new SnapshotFileWriter(file)) {
       SortingOutput out = new SortingOutput(w, dir, "snapshot-test", run);
       for (long[] e : in) {
         out.entry(e[0], e[1], e[2], e[3]);

@@ -1,14 +1,13 @@
 package io.github.vertxdedup.window;
 
+import static io.github.vertxdedup.window.DedupWindowRestoreInPlaceTest.window;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.Executor;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.ShrinkingMode;
@@ -24,23 +23,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class DedupWindowRestoreInPlaceEdgeTest {
 
-  private static final long BUCKET_MS = 1_000;
+  private static final long BUCKET_MS = DedupWindowRestoreInPlaceTest.BUCKET_MS;
   private static final java.util.concurrent.atomic.AtomicLong COMPARED = new java.util.concurrent.atomic.AtomicLong();
-
-  private static DedupWindow window(long[] now, int buckets, boolean payloadHashes, long maxIds,
-      CapacityPolicy policy, Executor ex, int expectedIds, boolean presizeLater) {
-    return DedupWindow.builder()
-        .window(Duration.ofMillis(buckets * BUCKET_MS))
-        .bucket(Duration.ofMillis(BUCKET_MS))
-        .clock(() -> now[0])
-        .payloadHashes(payloadHashes)
-        .maxIds(maxIds)
-        .capacityPolicy(policy)
-        .growthExecutor(ex)
-        .expectedIds(expectedIds)
-        .presizeLater(presizeLater)
-        .build();
-  }
 
   /** A window of 10 buckets without payload hashes, caps or a growth pool (the build runs at once). */
   private static DedupWindow plain(long[] now) {

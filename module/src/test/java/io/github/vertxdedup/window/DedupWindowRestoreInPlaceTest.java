@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
  */
 class DedupWindowRestoreInPlaceTest {
 
-  private static final long BUCKET_MS = 1_000;
+  static final long BUCKET_MS = 1_000;
   private static final AtomicLong INSTALLED = new AtomicLong();
   private static final AtomicLong ANSWERED_IN_PLACE = new AtomicLong();
 
@@ -43,21 +43,25 @@ class DedupWindowRestoreInPlaceTest {
 
     Pair(long startMs, int buckets, boolean payloadHashes, long maxIds, CapacityPolicy policy, boolean beside) {
       now[0] = startMs;
-      byBatch = window(buckets, payloadHashes, maxIds, policy, beside ? batchTasks::add : null);
-      inPlace = window(buckets, payloadHashes, maxIds, policy, beside ? inPlaceTasks::add : null);
+      byBatch = window(now, buckets, payloadHashes, maxIds, policy, beside ? batchTasks::add : null, 0, false);
+      inPlace = window(now, buckets, payloadHashes, maxIds, policy, beside ? inPlaceTasks::add : null, 0, false);
     }
+  }
 
-    private DedupWindow window(int buckets, boolean payloadHashes, long maxIds, CapacityPolicy policy, Executor ex) {
-      return DedupWindow.builder()
-          .window(Duration.ofMillis(buckets * BUCKET_MS))
-          .bucket(Duration.ofMillis(BUCKET_MS))
-          .clock(() -> now[0])
-          .payloadHashes(payloadHashes)
-          .maxIds(maxIds)
-          .capacityPolicy(policy)
-          .growthExecutor(ex)
-          .build();
-    }
+  /** A window of {@code buckets} buckets of {@link #BUCKET_MS} on the clock {@code now[0]}. */
+  static DedupWindow window(long[] now, int buckets, boolean payloadHashes, long maxIds, CapacityPolicy policy,
+      Executor ex, int expectedIds, boolean presizeLater) {
+    return DedupWindow.builder()
+        .window(Duration.ofMillis(buckets * BUCKET_MS))
+        .bucket(Duration.ofMillis(BUCKET_MS))
+        .clock(() -> now[0])
+        .payloadHashes(payloadHashes)
+        .maxIds(maxIds)
+        .capacityPolicy(policy)
+        .growthExecutor(ex)
+        .expectedIds(expectedIds)
+        .presizeLater(presizeLater)
+        .build();
   }
 
   /** Entries as a snapshot holds them: parallel arrays in table order. */

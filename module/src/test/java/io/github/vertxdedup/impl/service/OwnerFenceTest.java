@@ -7,7 +7,7 @@ import io.github.vertxdedup.DedupFailure;
 import io.github.vertxdedup.DedupOptions;
 import io.github.vertxdedup.TestFutures;
 import io.github.vertxdedup.impl.journal.NoJournal;
-import io.github.vertxdedup.impl.journal.PartitionJournal;
+import io.github.vertxdedup.impl.journal.ForwardingPartitionJournal;
 import io.github.vertxdedup.time.ManualClock;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -400,9 +400,7 @@ class OwnerFenceTest {
   }
 
   /** A journal without entries whose recovery completes when the test says so. */
-  private static final class HeldRecoveryJournal implements PartitionJournal {
-
-    private static final Future<Void> DONE = Future.succeededFuture();
+  private static final class HeldRecoveryJournal extends ForwardingPartitionJournal {
 
     private final Promise<Void> recovering;
     private final Future<Void> recovered;
@@ -412,52 +410,15 @@ class OwnerFenceTest {
      * @param recovered completes the recovery
      */
     HeldRecoveryJournal(Promise<Void> recovering, Future<Void> recovered) {
+      super(NoJournal.INSTANCE);
       this.recovering = recovering;
       this.recovered = recovered;
-    }
-
-    @Override
-    public Future<Void> open() {
-      return DONE;
     }
 
     @Override
     public Future<Void> recover(RecoveryTarget target) {
       recovering.tryComplete();
       return recovered;
-    }
-
-    @Override
-    public Future<Void> accepted(long idFingerprint, long keyFingerprint, long payloadHash, long firstSeenMs,
-        long expiresAtMs) {
-      return DONE;
-    }
-
-    @Override
-    public Future<Void> claimed(long idFingerprint, long keyFingerprint, long payloadHash, String claimToken,
-        long claimedAtMs, long leaseEndMs, long rememberUntilMs, String claimer) {
-      return DONE;
-    }
-
-    @Override
-    public Future<Void> committed(long idFingerprint, long keyFingerprint, long payloadHash, long committedAtMs,
-        long expiresAtMs) {
-      return DONE;
-    }
-
-    @Override
-    public Future<Void> released(long idFingerprint, long keyFingerprint) {
-      return DONE;
-    }
-
-    @Override
-    public Future<Void> offsetsCommitted(String topic, int partition, long offset) {
-      return DONE;
-    }
-
-    @Override
-    public Future<Void> close() {
-      return DONE;
     }
   }
 }

@@ -3,7 +3,7 @@ package io.github.vertxdedup.impl.journal;
 import io.vertx.core.Future;
 
 /**
- * A test journal that forwards every call to another ({@link NoJournal#INSTANCE} for one without entries): a test
+ * A test journal that forwards every call to another, the interface's default methods included ({@link NoJournal#INSTANCE} for one without entries): a test
  * overrides only the calls whose behaviour it changes.
  */
 public abstract class ForwardingPartitionJournal implements PartitionJournal {
@@ -52,6 +52,26 @@ public abstract class ForwardingPartitionJournal implements PartitionJournal {
   @Override
   public Future<Void> offsetsCommitted(String topic, int partition, long offset) {
     return delegate.offsetsCommitted(topic, partition, offset);
+  }
+
+  @Override
+  public Future<Void> memoryBegins(long fromMs) {
+    return delegate.memoryBegins(fromMs);
+  }
+
+  @Override
+  public void beginBatch() {
+    delegate.beginBatch();
+  }
+
+  @Override
+  public void endBatch() {
+    delegate.endBatch();
+  }
+
+  @Override
+  public void retain() {
+    delegate.retain();
   }
 
   @Override
